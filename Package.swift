@@ -1,0 +1,48 @@
+// swift-tools-version:6.0
+// CredentialVault: encrypted credential storage for Linux (Secret Service, sealed file, memory)
+// and an OAuth 2.0 / OpenID Connect client that keeps its session in it.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "CredentialVault",
+    products: [
+        .library(name: "CredentialVault", targets: ["CredentialVault"]),
+        .library(name: "CredentialVaultSecretService", targets: ["CredentialVaultSecretService"]),
+        .library(name: "CredentialVaultAuth", targets: ["CredentialVaultAuth"]),
+        .executable(name: "credvault", targets: ["credvault"]),
+        .executable(name: "credvault-bench", targets: ["credvault-bench"]),
+    ],
+    targets: [
+        // C libraries come from Debian packages through system-library targets.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "CredentialVault", dependencies: ["CSodium"], swiftSettings: strict),
+        .target(
+            name: "CredentialVaultSecretService",
+            dependencies: ["CredentialVault", "CLibSecret"],
+            swiftSettings: strict),
+        .target(
+            name: "CredentialVaultAuth",
+            dependencies: ["CredentialVault", "CSodium", "COpenSSL"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "credvault",
+            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CredentialVaultAuth"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "credvault-bench",
+            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CSodium"],
+            path: "Benchmarks/credvault-bench",
+            swiftSettings: strict),
+
+        .testTarget(
+            name: "CredentialVaultTests",
+            dependencies: ["CredentialVault", "CSodium"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,170 @@
+import CSodium
+import Foundation
+
+extension Data: ContiguousBytesLike {
+    /// Calls `body` with the bytes.
+    public func withBytes<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R { withUnsafeBytes(body) }
+}
+
+/// The only cryptographic primitives the vault uses, all from libsodium:
+/// - XChaCha20-Poly1305 (IETF): 192-bit nonces are safe to pick at random for every message,
+///   so no nonce counter has to survive crashes or be shared between processes;
+/// - Argon2id for passphrases (memory-hard, the recommendation of RFC 9106);
+/// - BLAKE2b (`crypto_generichash`) as keyed hash / MAC, and `crypto_kdf` (BLAKE2b-based) to
+///   derive independent subkeys, so one key is never used for two purposes.
+enum Crypto {
+    static let keyBytes = 32
+    static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_npubbytes())
+    static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_abytes())
+    /// Nonce plus tag: what sealing adds to a plaintext.
+    static let sealOverhead = nonceBytes + tagBytes
+    static let saltBytes = Int(crypto_pwhash_argon2id_saltbytes())
+    static let macBytes = 32
+
+    /// Random bytes from libsodium's CSPRNG (getrandom).
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        Sodium.ensureInitialized()
+        var out = [UInt8](repeating: 0, count: count)
+        if count > 0 { out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) } }
+        return out
+    }
+
+    /// Seals `plaintext` as `nonce || ciphertext || tag`, appended to `output`.
+    static func seal(
+        _ plaintext: UnsafeRawBufferPointer, key: SecureBytes, associatedData: [UInt8], into output: inout [UInt8]
+    ) {
+        Sodium.ensureInitialized()
+        let start = output.count
+        output.append(contentsOf: randomBytes(nonceBytes))
+        output.append(contentsOf: repeatElement(0, count: plaintext.count + tagBytes))
+        output.withUnsafeMutableBytes { out in
+            let nonce = out.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self)
+            let cipher = nonce.advanced(by: nonceBytes)
+            key.withUnsafeBytes { k in
+                associatedData.withUnsafeBytes { ad in
+                    var written: UInt64 = 0
+                    _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                        cipher, &written,
+                        plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                        nil, nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+    }
+
+    /// Seals `plaintext`, returning `nonce || ciphertext || tag`.
+    static func seal(_ plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(plaintext.count + sealOverhead)
+        plaintext.withUnsafeBytes { seal($0, key: key, associatedData: associatedData, into: &out) }
+        return out
+    }
+
+    /// Opens `nonce || ciphertext || tag` into `output` (resized to the plaintext length).
+    /// Returns `false` when authentication fails; `output` then holds only zeros.
+    static func open(
+        _ box: UnsafeRawBufferPointer, key: SecureBytes, associatedData: [UInt8], into output: inout [UInt8]
+    ) -> Bool {
+        Sodium.ensureInitialized()
+        guard box.count >= sealOverhead else { return false }
+        output = [UInt8](repeating: 0, count: box.count - sealOverhead)
+        let ok = output.withUnsafeMutableBytes { out -> Bool in
+            key.withUnsafeBytes { k in
+                associatedData.withUnsafeBytes { ad in
+                    let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                    var written: UInt64 = 0
+                    // The output pointer must be non-null even for an empty plaintext.
+                    var scratch: UInt8 = 0
+                    let outPtr = out.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                    return withUnsafeMutablePointer(to: &scratch) { fallback in
+                        crypto_aead_xchacha20poly1305_ietf_decrypt(
+                            outPtr ?? fallback, &written, nil,
+                            nonce.advanced(by: nonceBytes), UInt64(box.count - nonceBytes),
+                            ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
+                            nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+                    }
+                }
+            }
+        }
+        return ok
+    }
+
+    /// Opens `nonce || ciphertext || tag`; `nil` when authentication fails.
+    static func open(_ box: [UInt8], key: SecureBytes, associatedData: [UInt8]) -> [UInt8]? {
+        var out: [UInt8] = []
+        let ok = box.withUnsafeBytes { open($0, key: key, associatedData: associatedData, into: &out) }
+        return ok ? out : nil
+    }
+
+    /// Argon2id13 over `passphrase` into a 32-byte key in guarded memory. `nil` when libsodium
+    /// refuses (out of memory); the parameters are range-checked by the caller first.
+    static func argon2id(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimitBytes: Int) -> SecureBytes? {
+        Sodium.ensureInitialized()
+        let key = SecureBytes(count: keyBytes)
+        let rc = key.withUnsafeMutableBytes { out in
+            passphrase.withUnsafeBytes { pw in
+                salt.withUnsafeBytes { s in
+                    crypto_pwhash(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(keyBytes),
+                        pw.baseAddress!.assumingMemoryBound(to: CChar.self), UInt64(pw.count),
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        opsLimit, memLimitBytes, crypto_pwhash_ALG_ARGON2ID13)
+                }
+            }
+        }
+        return rc == 0 ? key : nil
+    }
+
+    /// Keyed BLAKE2b-256 of the concatenated `parts` (the key may be `nil` for a plain hash).
+    static func keyedHash(key: SecureBytes?, _ parts: [UnsafeRawBufferPointer]) -> [UInt8] {
+        Sodium.ensureInitialized()
+        // crypto_generichash_state is 64-byte aligned and does not import: allocate it raw.
+        let stateSize = crypto_generichash_statebytes()
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: stateSize, alignment: 64)
+        defer {
+            sodium_memzero(raw, stateSize)
+            raw.deallocate()
+        }
+        let state = OpaquePointer(raw)
+        var out = [UInt8](repeating: 0, count: macBytes)
+        if let key {
+            key.withUnsafeBytes { k in
+                _ = crypto_generichash_init(state, k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count, macBytes)
+            }
+        } else {
+            _ = crypto_generichash_init(state, nil, 0, macBytes)
+        }
+        for part in parts where part.count > 0 {
+            _ = crypto_generichash_update(state, part.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(part.count))
+        }
+        out.withUnsafeMutableBytes { _ = crypto_generichash_final(state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), macBytes) }
+        return out
+    }
+
+    /// Keyed BLAKE2b-256 into guarded memory (for deriving keys from secrets).
+    static func keyedHashKey(key: SecureBytes?, _ parts: [UnsafeRawBufferPointer]) -> SecureBytes {
+        var digest = keyedHash(key: key, parts)
+        defer { wipe(&digest) }
+        return SecureBytes(copying: digest)
+    }
+
+    /// A 32-byte subkey of `master` for the purpose named by the 8-character `context`.
+    static func subkey(of master: SecureBytes, id: UInt64, context: StaticString) -> SecureBytes {
+        precondition(context.utf8CodeUnitCount == 8, "crypto_kdf contexts are 8 bytes")
+        Sodium.ensureInitialized()
+        let sub = SecureBytes(count: keyBytes)
+        sub.withUnsafeMutableBytes { out in
+            master.withUnsafeBytes { m in
+                context.withUTF8Buffer { ctx in
+                    ctx.withMemoryRebound(to: CChar.self) { c in
+                        _ = crypto_kdf_derive_from_key(
+                            out.baseAddress!.assumingMemoryBound(to: UInt8.self), keyBytes, id, c.baseAddress!,
+                            m.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    }
+                }
+            }
+        }
+        return sub
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Synchronization
+
+/// A credential store that lives only in this process's guarded memory: for tests, and for
+/// secrets that must never touch disk.
+///
+/// Thread-safe. Values are kept in libsodium-guarded memory (`SecureArena`) and wiped on
+/// delete, overwrite and deinit. Honours ephemeral TTLs (against an injectable clock) and `take`.
+/// Nothing survives the process; "device-only" holds trivially since nothing leaves it.
+public final class InMemoryStore: TokenStorageAdapter {
+    private struct Entry {
+        var key: CredentialKey
+        var handle: SecureArena.Handle
+        var accessibility: Accessibility
+        var expiresAt: Date?
+    }
+
+    private struct State: ~Copyable {
+        var arena = SecureArena()
+        var entries: [CredentialKey: Entry] = [:]
+
+        mutating func remove(_ key: CredentialKey) -> Entry? {
+            guard let entry = entries.removeValue(forKey: key) else { return nil }
+            arena.release(entry.handle)
+            return entry
+        }
+
+        func copyValue(_ entry: Entry) -> Data {
+            arena.withBytes(entry.handle) { Data($0) }
+        }
+    }
+
+    private let state = Mutex(State())
+    private let clock: any CredentialClock
+
+    /// The service used by the string conveniences.
+    public let defaultService: String
+
+    /// In memory: not persistent, single process; supports every accessibility and lifetime.
+    public var capabilities: BackendCapabilities {
+        BackendCapabilities(
+            isPersistent: false, supportsDeviceOnly: true, supportsPortable: true,
+            supportsEphemeral: true, isCrossProcessSafe: false)
+    }
+
+    /// Creates an empty store. `clock` decides ephemeral expiry (inject a `ManualClock` in tests).
+    public init(defaultService: String = "credential-vault", clock: any CredentialClock = SystemClock()) {
+        self.defaultService = defaultService
+        self.clock = clock
+    }
+
+    /// Stores a copy of `value` in guarded memory, wiping any previous value.
+    public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
+        try key.validate()
+        try capabilities.check(options)
+        let expiresAt: Date? =
+            if case .ephemeral(let ttl) = options.lifetime { clock.now().addingTimeInterval(ttl.timeInterval) } else { nil }
+        state.withLock { state in
+            _ = state.remove(key)
+            let handle = value.withUnsafeBytes { state.arena.store($0) }
+            state.entries[key] = Entry(key: key, handle: handle, accessibility: options.accessibility, expiresAt: expiresAt)
+        }
+    }
+
+    /// Returns a copy of the value; throws `expired` (and purges) past an ephemeral TTL.
+    public func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        let now = clock.now()
+        return try state.withLock { (state) throws(CredentialVaultError) -> Data? in
+            guard let entry = state.entries[key] else { return nil }
+            if let expiry = entry.expiresAt, expiry <= now {
+                _ = state.remove(key)
+                throw .expired
+            }
+            return state.copyValue(entry)
+        }
+    }
+
+    /// Returns the value and deletes it under one lock: concurrent takers never both get it.
+    public func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        let now = clock.now()
+        return try state.withLock { (state) throws(CredentialVaultError) -> Data? in
+            guard let entry = state.entries[key] else { return nil }
+            if let expiry = entry.expiresAt, expiry <= now {
+                _ = state.remove(key)
+                throw .expired
+            }
+            let value = state.copyValue(entry)
+            _ = state.remove(key)
+            return value
+        }
+    }
+
+    /// Wipes and removes the credential.
+    @discardableResult
+    public func delete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool {
+        state.withLock { $0.remove(key) != nil }
+    }
+
+    /// Persistent keys, sorted; expired ephemeral entries are purged on the way.
+    public func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
+        let now = clock.now()
+        return state.withLock { state in
+            for (key, entry) in state.entries where (entry.expiresAt.map { $0 <= now } ?? false) {
+                _ = state.remove(key)
+            }
+            return state.entries.values
+                .filter { $0.expiresAt == nil && (service == nil || $0.key.service == service) }
+                .map(\.key)
+                .sorted(by: CredentialKey.storageOrder)
+        }
+    }
+
+    /// Accessibility and lifetime of a stored credential.
+    public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
+        state.withLock { state in
+            state.entries[key].map {
+                CredentialMetadata(key: $0.key, accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil)
+            }
+        }
+    }
+
+    /// Wipes every credential (of one service when given).
+    @discardableResult
+    public func deleteAll(service: String?) throws(CredentialVaultError) -> Int {
+        state.withLock { state in
+            let doomed = state.entries.keys.filter { service == nil || $0.service == service }
+            for key in doomed { _ = state.remove(key) }
+            return doomed.count
+        }
+    }
+}
+
+extension CredentialKey {
+    /// Sorts by service, then account (byte order, stable across locales).
+    static func storageOrder(_ lhs: CredentialKey, _ rhs: CredentialKey) -> Bool {
+        if lhs.service != rhs.service { return lhs.service.utf8.lexicographicallyPrecedes(rhs.service.utf8) }
+        return lhs.account.utf8.lexicographicallyPrecedes(rhs.account.utf8)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The storage protocol every backend implements: small, synchronous, throwing and `Sendable`.
+///
+/// Values are bytes and round-trip exactly (empty, binary with NUL and 0xFF, up to at least
+/// 1 MiB). A missing credential is `nil`, never an error.
+public protocol TokenStorageAdapter: Sendable {
+    /// What this backend can honour; anything else throws `unsupported`.
+    var capabilities: BackendCapabilities { get }
+
+    /// The service used by the string conveniences `save(key:value:)`, `load(key:)` and
+    /// `delete(key:)`, whose single key becomes the account.
+    var defaultService: String { get }
+
+    /// Stores `value` under `key`, replacing any previous value and options.
+    func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError)
+
+    /// Returns the value stored under `key`, or `nil` when there is none.
+    /// Throws `expired` for an ephemeral credential past its time to live (and purges it).
+    func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data?
+
+    /// Returns the value stored under `key` and deletes it in the same step, so that two
+    /// callers never both get it (single use). `nil` when there is none.
+    func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data?
+
+    /// Deletes the credential; returns whether there was one. Deleting a missing key is not an error.
+    @discardableResult
+    func delete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool
+
+    /// The keys of the stored persistent credentials, optionally of one service, sorted by
+    /// service then account. Ephemeral credentials are never listed.
+    func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey]
+
+    /// What is known about a stored credential without reading its value (`nil` when missing).
+    func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata?
+
+    /// Deletes every credential (of one service when given), ephemeral ones included;
+    /// returns how many were deleted.
+    @discardableResult
+    func deleteAll(service: String?) throws(CredentialVaultError) -> Int
+}
+
+/// What a backend records about a credential besides its value.
+public struct CredentialMetadata: Sendable, Hashable {
+    /// The key, with its label when the backend keeps one.
+    public var key: CredentialKey
+    /// Where the credential may be read.
+    public var accessibility: Accessibility
+    /// Whether it is ephemeral.
+    public var isEphemeral: Bool
+
+    /// Creates metadata.
+    public init(key: CredentialKey, accessibility: Accessibility, isEphemeral: Bool) {
+        self.key = key
+        self.accessibility = accessibility
+        self.isEphemeral = isEphemeral
+    }
+}
+
+extension TokenStorageAdapter {
+    /// The default service of the string conveniences: `"credential-vault"`.
+    public var defaultService: String { "credential-vault" }
+
+    /// Stores a persistent, device-only credential.
+    public func save(_ value: Data, for key: CredentialKey) throws(CredentialVaultError) {
+        try save(value, for: key, options: .default)
+    }
+
+    /// All persistent keys.
+    public func listKeys() throws(CredentialVaultError) -> [CredentialKey] {
+        try listKeys(service: nil)
+    }
+
+    /// Deletes every credential.
+    @discardableResult
+    public func deleteAll() throws(CredentialVaultError) -> Int {
+        try deleteAll(service: nil)
+    }
+
+    /// Stores a UTF-8 string under `key` (account) in `defaultService`, as Swift auth SDKs do.
+    public func save(key: String, value: String) throws(CredentialVaultError) {
+        try save(Data(value.utf8), for: CredentialKey(service: defaultService, account: key), options: .default)
+    }
+
+    /// Loads the string stored under `key` in `defaultService`; throws `invalidArgument` when the
+    /// stored bytes are not UTF-8 (they are left untouched).
+    public func load(key: String) throws(CredentialVaultError) -> String? {
+        guard let data = try load(CredentialKey(service: defaultService, account: key)) else { return nil }
+        guard let string = String(data: data, encoding: .utf8) else {
+            throw .invalidArgument("the stored value is not UTF-8 text; load it as bytes")
+        }
+        return string
+    }
+
+    /// Deletes the string stored under `key` in `defaultService`.
+    public func delete(key: String) throws(CredentialVaultError) {
+        try delete(CredentialKey(service: defaultService, account: key))
+    }
+}
