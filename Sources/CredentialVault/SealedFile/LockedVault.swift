@@ -21,6 +21,9 @@ public struct LockedVault: Sendable {
     /// when it or its directory is accessible by others, `corrupted`/`unsupported` for a file
     /// that is not a vault this library can read.
     public init(url: URL) throws(CredentialVaultError) {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw .notAvailable("no vault at \(url.path); create one first (credvault init or store)")
+        }
         try PrivateFiles.checkPrivate(url.deletingLastPathComponent().path, isDirectory: true)
         guard let (bytes, fingerprint) = try PrivateFiles.readVersion(url.path, limit: VaultFile.maxSize) else {
             throw .notAvailable("no vault at \(url.path); create one first (credvault init)")
