@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultTests",
             dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault"],
-            resources: [.copy("Fixtures")],
+            exclude: ["Fixtures"],
             swiftSettings: strict),
     ]
 )
