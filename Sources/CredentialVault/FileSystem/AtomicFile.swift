@@ -12,7 +12,7 @@ enum AtomicFile {
     static func write(_ bytes: [UInt8], to url: URL) throws(CredentialVaultError) {
         let directory = url.deletingLastPathComponent().path
         let suffix = Crypto.randomBytes(8).map { String(format: "%02x", $0) }.joined()
-        let temp = "\(directory)/.\(url.lastPathComponent).tmp-\(getpid())-\(suffix)"
+        let temp = "\(directory)/\(temporaryPrefix(of: url))\(getpid())-\(suffix)"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write in \(directory)") }
         var closed = false
@@ -28,6 +28,33 @@ enum AtomicFile {
             throw error
         }
         try syncDirectory(directory)
+    }
+
+    /// The prefix of the temp files `write` makes for `url`.
+    static func temporaryPrefix(of url: URL) -> String { ".\(url.lastPathComponent).tmp-" }
+
+    /// Removes temp files that writers of `url` killed mid-write left behind (SIGKILL, power
+    /// loss): they hold only ciphertext, but would pile up. Only call this while holding the
+    /// lock that every writer of `url` holds: then no temp file can belong to a live write.
+    /// Returns how many were removed.
+    @discardableResult
+    static func removeStaleTemporaries(of url: URL) -> Int {
+        let directory = url.deletingLastPathComponent().path
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
+        let prefix = temporaryPrefix(of: url)
+        var removed = 0
+        for name in names where name.hasPrefix(prefix) && isTemporarySuffix(name.dropFirst(prefix.count)) {
+            if unlink("\(directory)/\(name)") == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    /// `PID-HEX16` exactly, so that the temp files of a vault whose name merely starts with
+    /// this one's (`a.cvault.tmp-x`) are never taken for this vault's.
+    private static func isTemporarySuffix(_ suffix: Substring) -> Bool {
+        let parts = suffix.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }), parts[1].count == 16 else { return false }
+        return parts[1].allSatisfy { $0.isASCII && $0.isHexDigit }
     }
 
     /// fsync on the directory makes the rename itself durable.

@@ -53,6 +53,9 @@ extension SealedFileStore {
             }
             draft.contents.header.generation &+= 1
             draft.contents.header.recordCount = UInt32(draft.contents.records.count)
+            // Under the lock no other write is in progress: temp files left now are a dead
+            // writer's, and go before they pile up.
+            AtomicFile.removeStaleTemporaries(of: url)
             try AtomicFile.write(draft.contents.encode(keys: draft.keys), to: url)
             draft.fingerprint = AtomicFile.fingerprint(url.path)
             s = draft

@@ -72,6 +72,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
         if FileManager.default.fileExists(atPath: url.path) {
             throw .invalidArgument("a vault already exists at \(url.path)")
         }
+        AtomicFile.removeStaleTemporaries(of: url)  // of a create killed mid-write
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
         let header = try wrappedHeader(
             for: key, kdf: kdf, vaultID: Crypto.randomBytes(VaultHeader.idSize), dataKey: dataKey, generation: 0,
