@@ -42,7 +42,7 @@ let package = Package(
         // The conformance suite every backend's tests run, and a helper process for
         // multi-process tests (concurrent writers, lock holders, crash victims).
         .target(name: "CredentialVaultConformance", dependencies: ["CredentialVault"], path: "Tests/Conformance", swiftSettings: strict),
-        .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault"], path: "Tests/Helper", swiftSettings: strict),
+        .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultConformance"], path: "Tests/Helper", swiftSettings: strict),
 
         .testTarget(
             name: "CredentialVaultTests",
