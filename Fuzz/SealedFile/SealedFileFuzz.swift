@@ -1,0 +1,149 @@
+// libFuzzer target for the sealed-file parser, compiled into one module with the library's
+// sources by scripts/fuzz/build.sh (so that internal parsers are reachable). Each input is
+// tried three ways:
+//   1. as a whole vault file: header, key unwrap with the golden fixtures' keys (key file,
+//      device key, or the golden passphrase when the KDF parameters are the fixture's cheap
+//      ones), file MAC, record table, every record and value opened;
+//   2. as a record table behind a valid header, with a valid MAC appended (u32 record count,
+//      then the table), so the framing is reached past the MAC;
+//   3. as a record plaintext, sealed with the record key, so the record parser is reached past
+//      the AEAD.
+// Any error is fine; a crash, a trap, a leak or a hang is a finding.
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The golden v1 fixture keys (Tests/CredentialVaultTests/GoldenFixtureTests.swift).
+private final class Fixture: @unchecked Sendable {
+    let directory: URL
+    let keyFile: URL
+    let identity: DeviceIdentity
+    let passphrase = VaultKey.passphrase("golden fixture passphrase v1")
+    let header: VaultHeader
+    let keys: VaultKeys
+
+    init() {
+        var template = Array("/tmp/cv-fuzz-XXXXXX".utf8CString)
+        directory = URL(fileURLWithPath: template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) })
+        keyFile = directory.appendingPathComponent("keyfile")
+        let secret = directory.appendingPathComponent("host-secret")
+        _ = FileManager.default.createFile(
+            atPath: keyFile.path, contents: Data((0..<32).map { UInt8(255 - $0) }), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: secret.path, contents: Data((0..<32).map { UInt8($0) }), attributes: [.posixPermissions: 0o600])
+        identity = DeviceIdentity(hostSecretURL: secret, machineID: "golden-fixture-machine-id")
+        // A fixed data key, so that the seeds written by one run authenticate in the next.
+        let dataKey = SecureBytes(copying: [UInt8](repeating: 0x42, count: Crypto.keyBytes))
+        keys = VaultKeys(dataKey: dataKey)
+        // The header a fresh key-file vault gets (wrapping the data key for real).
+        header = try! SealedFileStore.wrappedHeader(
+            for: .keyFile(keyFile), kdf: .insecureTestingOnly, vaultID: Array(repeating: 7, count: VaultHeader.idSize),
+            dataKey: dataKey, generation: 1, configuration: SealedFileConfiguration(device: identity))
+    }
+
+    func key(for header: VaultHeader) -> VaultKey? {
+        switch header.keySource {
+        case .keyFile: return .keyFile(keyFile)
+        case .device: return .device
+        case .passphrase:
+            // Only the fixture's cheap parameters: a fuzzed 1 GiB Argon2id would be a slow
+            // input, not a finding (the range check itself is exercised by every input).
+            return header.opsLimit == 1 && header.memLimitBytes == 8192 ? passphrase : nil
+        }
+    }
+
+    var deviceRecordKey: SecureBytes { try! VaultKeys.deviceRecordKey(device: identity, vaultID: header.vaultID) }
+}
+
+private let fixture = Fixture()
+
+/// 1. The whole file, as `LockedVault.unlock` and `load` process it.
+private func asVaultFile(_ bytes: [UInt8]) {
+    guard let header = try? VaultFile.header(of: bytes), let key = fixture.key(for: header) else { return }
+    let configuration = SealedFileConfiguration(device: fixture.identity)
+    guard let kek = try? KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice),
+        let dataKey = try? KeyWrapping.unwrap(header: header, kek: kek)
+    else { return }
+    let keys = VaultKeys(dataKey: dataKey)
+    guard let contents = try? VaultContents.decode(bytes: bytes, header: header, keys: keys) else { return }
+    for entry in contents.records.values {
+        if var value = try? RecordCodec.openValue(entry.sealed, vaultID: header.vaultID, keys: keys, deviceKey: {
+            () throws(CredentialVaultError) in try VaultKeys.deviceRecordKey(device: fixture.identity, vaultID: header.vaultID)
+        }) {
+            value.resetBytes(in: 0..<value.count)
+        }
+    }
+}
+
+/// 2. A record table behind a valid header, with a valid MAC.
+private func asRecordTable(_ bytes: [UInt8]) {
+    guard bytes.count >= 4 else { return }
+    var header = fixture.header
+    header.recordCount = UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
+    var w = ByteWriter()
+    header.encode(into: &w)
+    w.raw(Array(bytes[4...]))
+    let mac = w.bytes.withUnsafeBytes { Crypto.keyedHash(key: fixture.keys.macKey, [$0]) }
+    w.raw(mac)
+    _ = try? VaultContents.decode(bytes: w.bytes, header: header, keys: fixture.keys)
+}
+
+/// 3. A record plaintext, sealed for real.
+private func asRecordPlaintext(_ bytes: [UInt8]) {
+    let id = Array(repeating: UInt8(9), count: SealedRecord.idSize)
+    let ad = RecordCodec.outerAD(vaultID: fixture.header.vaultID, recordID: id)
+    let sealed = SealedRecord(id: id, box: Crypto.seal(bytes, key: fixture.keys.recordKey, associatedData: ad))
+    _ = try? RecordCodec.openEntry(sealed, vaultID: fixture.header.vaultID, keys: fixture.keys)
+    let deviceKey = fixture.deviceRecordKey
+    _ = try? RecordCodec.openValue(sealed, vaultID: fixture.header.vaultID, keys: fixture.keys) {
+        () throws(CredentialVaultError) in deviceKey
+    }
+}
+
+/// With CREDVAULT_FUZZ_SEEDS=DIR, writes seeds for shapes 2 and 3 (real record tables and
+/// plaintexts, made with the library's own encoder) and exits.
+private func writeSeeds(to directory: String) {
+    var records: [RecordEntry] = []
+    let samples: [(CredentialKey, Data, Accessibility, UInt64)] = [
+        (CredentialKey(service: "fixture.example", account: "alice"), Data("portable-secret".utf8), .portable, 0),
+        (CredentialKey(service: "fixture.example", account: "bob", label: "Bob's token"), Data([0, 1, 0xFF]), .deviceOnly, 0),
+        (CredentialKey(service: "ünïcødé", account: "日本"), Data(), .deviceOnly, 1_900_000_000_000),
+    ]
+    for (n, (key, value, access, expiry)) in samples.enumerated() {
+        let entry = RecordCodec.seal(
+            key: key, value: value, accessibility: access, expiresAtMillis: expiry, vaultID: fixture.header.vaultID,
+            keys: fixture.keys, deviceKey: access == .deviceOnly ? fixture.deviceRecordKey : nil)
+        records.append(entry)
+        let plain = Crypto.open(
+            entry.sealed.box, key: fixture.keys.recordKey,
+            associatedData: RecordCodec.outerAD(vaultID: fixture.header.vaultID, recordID: entry.sealed.id))!
+        _ = FileManager.default.createFile(atPath: "\(directory)/record-plaintext-\(n)", contents: Data(plain))
+    }
+    var table = ByteWriter()
+    table.u32(UInt32(records.count))
+    for record in records {
+        table.u32(UInt32(record.sealed.id.count + record.sealed.box.count))
+        table.raw(record.sealed.id)
+        table.raw(record.sealed.box)
+    }
+    _ = FileManager.default.createFile(atPath: "\(directory)/record-table", contents: Data(table.bytes))
+    exit(0)
+}
+
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzerInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
+    if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FUZZ_SEEDS"] { writeSeeds(to: directory) }
+    _ = fixture.header
+    return 0
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    asVaultFile(bytes)
+    asRecordTable(bytes)
+    asRecordPlaintext(bytes)
+    return 0
+}
