@@ -78,17 +78,22 @@ extension TokenStorageAdapter {
     }
 
     /// Stores a UTF-8 string under `key` (account) in `defaultService`, as Swift auth SDKs do.
+    /// The bytes it converts the string to are wiped before it returns (the caller's `String`
+    /// is the caller's to manage).
     public func save(key: String, value: String) throws(CredentialVaultError) {
-        try save(Data(value.utf8), for: CredentialKey(service: defaultService, account: key), options: .default)
+        var data = Data(value.utf8)
+        defer { data.resetBytes(in: 0..<data.count) }
+        try save(data, for: CredentialKey(service: defaultService, account: key), options: .default)
     }
 
     /// Loads the string stored under `key` in `defaultService`; throws `invalidArgument` when the
-    /// stored bytes are not UTF-8 (they are left untouched).
+    /// stored bytes are not UTF-8 (they are left untouched). The loaded bytes are wiped once
+    /// the string is made: the returned `String` is the only copy left.
     public func load(key: String) throws(CredentialVaultError) -> String? {
-        guard let data = try load(CredentialKey(service: defaultService, account: key)) else { return nil }
-        guard let string = String(data: data, encoding: .utf8) else {
-            throw .invalidArgument("the stored value is not UTF-8 text; load it as bytes")
-        }
+        guard var data = try load(CredentialKey(service: defaultService, account: key)) else { return nil }
+        defer { data.resetBytes(in: 0..<data.count) }
+        let string = data.withUnsafeBytes { String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) }
+        guard let string else { throw .invalidArgument("the stored value is not UTF-8 text; load it as bytes") }
         return string
     }
 
