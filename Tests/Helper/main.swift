@@ -13,6 +13,8 @@
 //       runs StressPlan(PREFIX, COUNT), incrementing the shared counter under exclusive access.
 //   hold-exclusive VAULT KEYFILE
 //       inside withExclusiveAccess saves one credential, prints "holding", then sleeps.
+//   scan-memory PID
+//       reads a secret on stdin, searches /proc/PID/mem for it (see MemoryScan.swift).
 //   hold-lock VAULT SECONDS
 //       holds the lock file with a raw flock for SECONDS, printing "locked" once it has it.
 //
@@ -32,6 +34,7 @@ do {
     case ("stress", 4): try await stress(rest)
     case ("hold-exclusive", 2): try await holdExclusive(rest)
     case ("hold-lock", 2): holdLock(rest)
+    case ("scan-memory", 1): scanMemory(rest)
     default: fail("unknown helper command or wrong arguments: \(command)")
     }
 } catch {
