@@ -47,7 +47,8 @@ enum ExitCode {
 
 /// Standard streams, raw bytes in and out.
 struct TerminalIO {
-    func readStdin() -> Data { FileHandle.standardInput.readDataToEndOfFile() }
+    /// All of stdin (at most 64 MiB, the largest credential), read without stray copies.
+    func readStdin() throws -> Data { try SecretInput.readAll(0, limit: 64 << 20, what: "stdin") }
     func write(_ data: Data) { FileHandle.standardOutput.write(data) }
     func print(_ line: String) { write(Data((line + "\n").utf8)) }
     func error(_ line: String) { FileHandle.standardError.write(Data(("credvault: " + line + "\n").utf8)) }

@@ -43,14 +43,7 @@ enum VaultOptions {
 
     /// Reads a passphrase file: the bytes as they are, minus one trailing newline.
     static func passphrase(fromFile path: String) throws -> VaultKey {
-        guard var bytes = FileManager.default.contents(atPath: path).map(Array.init) else {
-            throw UsageError("cannot read the passphrase file \(path)")
-        }
-        defer { bytes.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-        if bytes.last == 0x0A { bytes.removeLast() }
-        if bytes.last == 0x0D { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw UsageError("the passphrase file \(path) is empty") }
-        return .passphrase(SecureBytes(copying: bytes))
+        try SecretInput.passphrase(fromFile: path)
     }
 
     /// The Argon2id preset for a new passphrase vault.

@@ -25,7 +25,7 @@ enum StoreCommand: Command {
             guard let seconds = Int(ttl), seconds > 0 else { throw UsageError("--ttl takes a positive number of seconds") }
             options.lifetime = .ephemeral(ttl: .seconds(seconds))
         }
-        var secret = io.readStdin()
+        var secret = try io.readStdin()
         defer { secret.resetBytes(in: 0..<secret.count) }
         guard let store = try VaultOptions.openStore(args, create: true) else { return ExitCode.failure }
         try store.save(secret, for: CredentialKey(service: names[0], account: names[1], label: args.options["label"]), options: options)

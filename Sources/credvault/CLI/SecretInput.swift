@@ -1,0 +1,52 @@
+import CredentialVault
+import Foundation
+
+/// Reads secrets (stdin, passphrase files) without leaving copies behind: the bytes go into a
+/// buffer that is wiped whenever it grows, instead of through Foundation's reads, whose
+/// intermediate buffers are freed unwiped.
+enum SecretInput {
+    /// Everything from `fd` up to `limit` bytes, in one buffer the caller wipes.
+    /// Throws `UsageError` (naming `what`) when it cannot be read or is longer than `limit`.
+    static func readAll(_ fd: Int32, limit: Int, what: String) throws -> Data {
+        var buffer = Data(count: min(limit + 1, 65536))
+        var length = 0
+        while true {
+            if length == buffer.count {
+                guard buffer.count <= limit else { break }
+                var bigger = Data(count: min(buffer.count * 2, limit + 1))
+                bigger.replaceSubrange(0..<length, with: buffer)
+                buffer.resetBytes(in: 0..<buffer.count)
+                buffer = bigger
+            }
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + length, $0.count - length) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                buffer.resetBytes(in: 0..<buffer.count)
+                throw UsageError("cannot read \(what): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            length += n
+        }
+        guard length <= limit else {
+            buffer.resetBytes(in: 0..<buffer.count)
+            throw UsageError("\(what) is larger than \(limit) bytes")
+        }
+        buffer.resetBytes(in: length..<buffer.count)
+        buffer.count = length
+        return buffer
+    }
+
+    /// A passphrase file: its bytes as they are, minus one trailing newline (and a CR before it).
+    static func passphrase(fromFile path: String) throws -> VaultKey {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw UsageError("cannot read the passphrase file \(path)") }
+        defer { close(fd) }
+        var bytes = try readAll(fd, limit: 65536, what: "the passphrase file \(path)")
+        defer { bytes.resetBytes(in: 0..<bytes.count) }
+        var length = bytes.count
+        if length > 0, bytes[length - 1] == 0x0A { length -= 1 }
+        if length > 0, bytes[length - 1] == 0x0D { length -= 1 }
+        guard length > 0 else { throw UsageError("the passphrase file \(path) is empty") }
+        return bytes.withUnsafeBytes { .passphrase(SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<length]))) }
+    }
+}
