@@ -13,7 +13,7 @@ private func glibcMemmem(_ haystack: UnsafeRawPointer, _ haystackCount: Int, _ n
 /// being scanned.
 func scanMemory(_ args: [String]) {
     guard let pid = Int32(args[0]) else { fail("scan-memory: bad pid") }
-    var secret = [UInt8](repeating: 0, count: 65536)
+    var secret = [UInt8](repeating: 0, count: 1 << 24)
     var length = 0
     while length < secret.count {
         let n = read(0, &secret[length], secret.count - length)

@@ -72,6 +72,17 @@ struct MaskedSecret: Sendable {
         }
     }
 
+    /// Whether `text` shows the secret as text or as hex (of its bytes).
+    func leaks(into text: String) -> Bool {
+        if occurs(in: text) { return true }
+        var bytes = Data(count: count)
+        defer { wipe(&bytes) }
+        bytes.withUnsafeMutableBytes { reveal(into: $0) }
+        var hex = bytes.map { String(format: "%02x", $0) }.joined()
+        defer { wipe(&hex) }
+        return text.lowercased().contains(hex)
+    }
+
     func occurs(in data: Data) -> Bool {
         data.withUnsafeBytes { raw in
             guard raw.count >= count else { return false }
@@ -130,7 +141,7 @@ enum MemoryScanner {
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch { return Report(failure: "cannot start the scanner: \(error)") }
-        let page = mmap(nil, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)!
+        let page = mmap(nil, secret.count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)!
         secret.reveal(into: UnsafeMutableRawBufferPointer(start: page, count: secret.count))
         var written = 0
         while written < secret.count {
@@ -139,7 +150,7 @@ enum MemoryScanner {
             written += n
         }
         memset(page, 0, secret.count)
-        munmap(page, 65536)
+        munmap(page, secret.count)
         try? input.fileHandleForWriting.close()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -155,5 +166,10 @@ enum MemoryScanner {
             }
         }
         return report
+    }
+
+    /// The whole of a /proc file (they report size 0: read to end of file, not by size).
+    static func readProcFile(_ path: String) -> String {
+        String(decoding: FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
     }
 }
