@@ -14,13 +14,14 @@ enum AtomicFile {
         let suffix = Crypto.randomBytes(8).map { String(format: "%02x", $0) }.joined()
         let temp = "\(directory)/\(temporaryPrefix(of: url))\(getpid())-\(suffix)"
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write in \(directory)") }
+        // Messages name the file the caller knows, not the temp file.
+        guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write a new version of \(url.path) in \(directory)") }
         var closed = false
         do throws(CredentialVaultError) {
-            try writeAll(fd, bytes, what: "cannot write \(temp)")
-            guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot flush \(temp)") }
+            try writeAll(fd, bytes, what: "cannot write \(url.path)")
+            guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(url.path)") }
             closed = true
-            guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot close \(temp)") }
+            guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(url.path)") }
             guard rename(temp, url.path) == 0 else { throw PrivateFiles.error(errno, "cannot replace \(url.path)") }
         } catch {
             if !closed { close(fd) }

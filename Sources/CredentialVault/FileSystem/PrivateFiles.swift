@@ -89,7 +89,7 @@ enum PrivateFiles {
     static func error(_ code: Int32, _ what: String) -> CredentialVaultError {
         let reason = String(cString: strerror(code))
         switch code {
-        case EACCES, EPERM: return .permissionDenied("\(what): \(reason)")
+        case EACCES, EPERM: return .permissionDenied("\(what): \(reason); nothing was changed")
         case ENOSPC, EDQUOT: return .io("\(what): the disk is full (\(reason)); nothing was changed")
         case EROFS: return .io("\(what): the file system is read-only; nothing was changed")
         default: return .io("\(what): \(reason)")
