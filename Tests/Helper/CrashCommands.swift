@@ -58,3 +58,17 @@ func rotateLoop(_ args: [String]) throws {
         emit("rotated \(count)")
     }
 }
+
+/// `save-as-user UID VAULT KEYFILE`: drops to UID (from root), opens the vault and tries one
+/// save; prints `saved` or `error DESCRIPTION`. For faults root does not see (a directory
+/// without write permission).
+func saveAsUser(_ args: [String]) throws {
+    guard let uid = UInt32(args[0]), setgid(uid) == 0, setuid(uid) == 0 else { fail("save-as-user: cannot become \(args[0])") }
+    let store = try openVault(args[1], keyFile: args[2])
+    do {
+        try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
+        emit("saved")
+    } catch {
+        emit("error \(error)")
+    }
+}

@@ -13,6 +13,8 @@
 //       runs StressPlan(PREFIX, COUNT), incrementing the shared counter under exclusive access.
 //   hold-exclusive VAULT KEYFILE
 //       inside withExclusiveAccess saves one credential, prints "holding", then sleeps.
+//   save-as-user UID VAULT KEYFILE
+//       as UID (from root): one save, prints "saved" or "error DESCRIPTION".
 //   scan-memory PID
 //       reads a secret on stdin, searches /proc/PID/mem for it (see MemoryScan.swift).
 //   hold-lock VAULT SECONDS
@@ -35,6 +37,7 @@ do {
     case ("hold-exclusive", 2): try await holdExclusive(rest)
     case ("hold-lock", 2): holdLock(rest)
     case ("scan-memory", 1): scanMemory(rest)
+    case ("save-as-user", 3): try saveAsUser(rest)
     default: fail("unknown helper command or wrong arguments: \(command)")
     }
 } catch {
