@@ -39,9 +39,14 @@ let package = Package(
             path: "Benchmarks/credvault-bench",
             swiftSettings: strict),
 
+        // The conformance suite every backend's tests run, and a helper process for
+        // multi-process tests (concurrent writers, lock holders, crash victims).
+        .target(name: "CredentialVaultConformance", dependencies: ["CredentialVault"], path: "Tests/Conformance", swiftSettings: strict),
+        .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault"], path: "Tests/Helper", swiftSettings: strict),
+
         .testTarget(
             name: "CredentialVaultTests",
-            dependencies: ["CredentialVault", "CSodium"],
+            dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault"],
             resources: [.copy("Fixtures")],
             swiftSettings: strict),
     ]

@@ -1,5 +1,26 @@
 import CSodium
 import Foundation
+import Synchronization
+
+/// How many password derivations this process has run: the promise "one KDF per unlock"
+/// is checked against it in tests and benchmarks.
+public final class PasswordDerivationCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    @TaskLocal static var current: PasswordDerivationCounter?
+
+    /// A counter that sees nothing until used with `counting(_:)`.
+    public init() {}
+
+    /// The number of Argon2id runs counted so far.
+    public var value: Int { count.load(ordering: .relaxed) }
+
+    /// Runs `body`, counting the Argon2id runs made by this task (not other tasks or tests).
+    public func counting<R>(_ body: () throws -> R) rethrows -> R {
+        try Self.$current.withValue(self) { try body() }
+    }
+
+    static func record() { current?.count.add(1, ordering: .relaxed) }
+}
 
 extension Data: ContiguousBytesLike {
     /// Calls `body` with the bytes.
@@ -101,6 +122,7 @@ enum Crypto {
     /// refuses (out of memory); the parameters are range-checked by the caller first.
     static func argon2id(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimitBytes: Int) -> SecureBytes? {
         Sodium.ensureInitialized()
+        PasswordDerivationCounter.record()
         let key = SecureBytes(count: keyBytes)
         let rc = key.withUnsafeMutableBytes { out in
             passphrase.withUnsafeBytes { pw in
