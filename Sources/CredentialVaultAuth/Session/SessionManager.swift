@@ -114,10 +114,11 @@ public actor SessionManager {
     }
 
     /// Signs out: waits for a refresh in flight (whose result is then discarded), deletes the
-    /// stored session, and revokes it at the provider when configured. Returns the removed
-    /// session (`nil` if there was none), e.g. for an end-session URL's `id_token_hint`.
+    /// stored session, and revokes it at the provider when `revoke` (default: the
+    /// configuration's `revokeOnSignOut`). Returns the removed session (`nil` if there was
+    /// none), e.g. for an end-session URL's `id_token_hint`.
     @discardableResult
-    public func signOut() async throws(AuthError) -> AuthSession? {
+    public func signOut(revoke: Bool? = nil) async throws(AuthError) -> AuthSession? {
         epoch.advance()
         stopAutoRefresh()
         if let running = inFlight?.task { _ = await running.result }
@@ -129,7 +130,7 @@ public actor SessionManager {
         }
         broadcaster.publish(.unauthenticated)
         logger.info("session", "signed out")
-        if configuration.revokeOnSignOut, let removed {
+        if revoke ?? configuration.revokeOnSignOut, let removed {
             do { try await refresher.revoke(removed) } catch {
                 logger.warning("session", "revoking the tokens at the provider failed: \(error)")
             }
