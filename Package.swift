@@ -49,5 +49,10 @@ let package = Package(
             dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault"],
             resources: [.copy("Fixtures")],
             swiftSettings: strict),
+        // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
+        .testTarget(
+            name: "CredentialVaultAuthTests",
+            dependencies: ["CredentialVaultAuth", "CredentialVault", "COpenSSL", "CSodium"],
+            swiftSettings: strict),
     ]
 )

@@ -12,16 +12,23 @@ enum ECDSAP256Verifier {
     private static func withKey<R>(x: Data, y: Data, body: (OpaquePointer) -> R) -> R? {
         guard x.count == 32, y.count == 32 else { return nil }
         let point = [UInt8(0x04)] + Array(x) + Array(y)  // SEC 1 uncompressed point
-        return "prime256v1".withCString { group in
-            point.withUnsafeBytes { encoded in
-                OpenSSLKeys.withPublicKey(
-                    type: "EC",
-                    push: { builder in
-                        OSSL_PARAM_BLD_push_utf8_string(builder, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) == 1
-                            && OSSL_PARAM_BLD_push_octet_string(
-                                builder, OSSL_PKEY_PARAM_PUB_KEY, encoded.baseAddress, encoded.count) == 1
-                    },
-                    body: body)
+        // The builder and the OSSL_PARAM array keep pointers to parameter names and values
+        // (copied only into the key by EVP_PKEY_fromdata), so every C string and buffer
+        // stays alive across the whole construction.
+        return OSSL_PKEY_PARAM_GROUP_NAME.withCString { groupName in
+            OSSL_PKEY_PARAM_PUB_KEY.withCString { publicName in
+                "prime256v1".withCString { group in
+                    point.withUnsafeBytes { encoded in
+                        OpenSSLKeys.withPublicKey(
+                            type: "EC",
+                            push: { builder in
+                                OSSL_PARAM_BLD_push_utf8_string(builder, groupName, group, 0) == 1
+                                    && OSSL_PARAM_BLD_push_octet_string(
+                                        builder, publicName, encoded.baseAddress, encoded.count) == 1
+                            },
+                            body: body)
+                    }
+                }
             }
         }
     }

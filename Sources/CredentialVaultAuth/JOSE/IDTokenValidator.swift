@@ -123,6 +123,22 @@ public struct IDTokenValidator: Sendable {
             nonce: tokenNonce, algorithm: algorithm, keyID: key.keyID, claims: token.claims)
     }
 
+    /// Validates with the "refetch the JWKS once on an unknown `kid`" policy built in.
+    ///
+    /// Calls `keySet(false)` for the current (possibly cached) JWKS; only if validation
+    /// fails with `.unknownKeyID` does it call `keySet(true)` to refetch, and validates once
+    /// more. A token is never the cause of more than one refetch.
+    /// - Throws: `IDTokenError`, or whatever `keySet` throws (e.g. a network error).
+    public func validate(
+        _ idToken: String, nonce: String?, keySet: (_ refresh: Bool) async throws -> JSONWebKeySet
+    ) async throws -> VerifiedIDToken {
+        do {
+            return try validate(idToken, keySet: try await keySet(false), nonce: nonce)
+        } catch IDTokenError.unknownKeyID {
+            return try validate(idToken, keySet: try await keySet(true), nonce: nonce)
+        }
+    }
+
     private static func seconds(_ duration: Duration) -> TimeInterval {
         let parts = duration.components
         return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18

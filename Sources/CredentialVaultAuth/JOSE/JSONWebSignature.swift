@@ -23,6 +23,8 @@ public struct JSONWebSignature: Sendable, Equatable, CustomStringConvertible, Cu
 
     /// Parses a compact JWS from text. See `init(compactSerialization: Data)`.
     public init(compactSerialization text: String) throws(JOSEError) {
+        // Check the size before copying anything out of a possibly enormous string.
+        guard text.utf8.count <= Self.maximumSize else { throw Self.tooLarge }
         try self.init(bytes: Array(text.utf8))
     }
 

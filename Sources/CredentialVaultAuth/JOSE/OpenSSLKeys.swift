@@ -9,10 +9,12 @@ enum OpenSSLKeys {
     /// Runs `body` with a public `EVP_PKEY` of `type` ("RSA" or "EC") built from the
     /// parameters `push` adds to an `OSSL_PARAM_BLD`.
     ///
-    /// The builder keeps pointers to what is pushed until `OSSL_PARAM_BLD_to_param` copies
-    /// it, which happens inside this call; callers therefore push only buffers and BIGNUMs
-    /// that are alive for the whole call (they call this from inside their own
-    /// `withUnsafeBytes` / `defer BN_free` scopes).
+    /// The builder keeps pointers to what is pushed (BIGNUMs, buffers, and the parameter
+    /// *names*, which even the resulting OSSL_PARAM array references) until the key is
+    /// built, which happens inside this call. Callers therefore push only names, buffers and
+    /// BIGNUMs that are alive for the whole call: they call this from inside their own
+    /// `withCString` / `withUnsafeBytes` / `defer BN_free` scopes. (A Swift String passed
+    /// directly as `const char *` would be a temporary freed when the push call returns.)
     /// - Returns: `body`'s result, or `nil` if OpenSSL could not build the key.
     static func withPublicKey<R>(
         type: String, push: (OpaquePointer) -> Bool, body: (OpaquePointer) -> R

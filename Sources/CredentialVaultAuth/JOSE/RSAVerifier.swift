@@ -16,18 +16,24 @@ enum RSAVerifier {
         defer { BN_free(n) }
         guard let e = OpenSSLKeys.bignum(exponent) else { return false }
         defer { BN_free(e) }
-        let result = OpenSSLKeys.withPublicKey(
-            type: "RSA",
-            push: { builder in
-                OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, n) == 1
-                    && OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) == 1
-            },
-            body: { key -> Bool in
-                // Re-check the size OpenSSL sees: the JWK parser already refused short keys,
-                // this keeps the rule true for any future caller of this function.
-                guard EVP_PKEY_get_bits(key) >= JSONWebKey.minimumRSAModulusBits else { return false }
-                return OpenSSLKeys.digestVerify(key: key, rsaPKCS1: true, signature: Array(signature), message: message)
-            })
+        // The builder and the OSSL_PARAM array it produces keep pointers to the parameter
+        // names (not copies), so the C strings must outlive the whole key construction.
+        let result = OSSL_PKEY_PARAM_RSA_N.withCString { nName in
+            OSSL_PKEY_PARAM_RSA_E.withCString { eName in
+                OpenSSLKeys.withPublicKey(
+                    type: "RSA",
+                    push: { builder in
+                        OSSL_PARAM_BLD_push_BN(builder, nName, n) == 1 && OSSL_PARAM_BLD_push_BN(builder, eName, e) == 1
+                    },
+                    body: { key -> Bool in
+                        // Re-check the size OpenSSL sees: the JWK parser already refused short
+                        // keys; this keeps the rule true for any future caller.
+                        guard EVP_PKEY_get_bits(key) >= JSONWebKey.minimumRSAModulusBits else { return false }
+                        return OpenSSLKeys.digestVerify(
+                            key: key, rsaPKCS1: true, signature: Array(signature), message: message)
+                    })
+            }
+        }
         return result ?? false
     }
 }
