@@ -165,7 +165,12 @@ class Handler(BaseHTTPRequestHandler):
         # Path only: query strings carry link tokens and PKCE values.
         sys.stderr.write(f"{self.command} {urlsplit(self.path).path} {resp.status}\n")
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
+    def __getattr__(self, name):
+        # Every method (TRACE, PROPFIND, ...) goes to the router, which answers 404 to the
+        # ones no route has, as express does, instead of http.server's HTML 501.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
 
     def _read_body(self):
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
