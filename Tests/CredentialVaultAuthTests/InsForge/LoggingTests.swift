@@ -76,3 +76,14 @@ extension InsForgeEndToEnd {
         }
     }
 }
+
+/// Redaction of InsForge's wire names (needs no server).
+@Suite("InsForge redaction") struct InsForgeRedaction {
+    @Test("InsForge's camelCase JSON members are redacted like the OAuth ones")
+    func camelCaseMembersAreRedacted() {
+        let body = #"{"email":"a@example.com","newPassword":"pw-one-1","refreshToken":"rt-2","accessToken":"at-3","csrfToken":"c-4","otp":"123456"}"#
+        let redacted = Redactor.redact(body)
+        for secret in ["pw-one-1", "rt-2", "at-3", "c-4", "123456"] { #expect(!redacted.contains(secret)) }
+        #expect(redacted.contains("a@example.com"))
+    }
+}
