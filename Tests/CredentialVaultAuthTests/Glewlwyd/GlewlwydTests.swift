@@ -42,6 +42,9 @@ enum GlewlwydTests {
 }
 
 extension AuthError {
-    /// For `#expect(throws:)` checks on a family of cases.
-    var caseName: String { String(describing: self).components(separatedBy: "(").first ?? "" }
+    /// `true` for `.invalidGrant` whatever its reason.
+    var isInvalidGrant: Bool {
+        if case .invalidGrant = self { return true }
+        return false
+    }
 }
