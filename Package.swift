@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultTests",
             dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault"],
-            resources: [.copy("Fixtures")],
+            exclude: ["Fixtures"],
             swiftSettings: strict),
         // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
         .testTarget(
