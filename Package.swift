@@ -52,7 +52,7 @@ let package = Package(
         // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
         .testTarget(
             name: "CredentialVaultAuthTests",
-            dependencies: ["CredentialVaultAuth", "CredentialVault", "COpenSSL", "CSodium"],
+            dependencies: ["CredentialVaultAuth", "CredentialVault", "COpenSSL", "CSodium", "credvault"],
             swiftSettings: strict),
     ]
 )
