@@ -83,3 +83,24 @@ struct StaticTransport: HTTPTransport {
         HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
     }
 }
+
+@Suite("configuration")
+struct ConfigurationTests {
+    @Test("plain http is refused for a remote issuer, accepted on loopback or when allowed")
+    func insecureHTTP() throws {
+        #expect(throws: AuthError.self) {
+            _ = try OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://idp.example")!, clientID: "c"), store: InMemoryStore())
+        }
+        _ = try OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://127.0.0.1:1")!, clientID: "c"), store: InMemoryStore())
+        _ = try OIDCClient(
+            configuration: OIDCConfiguration(issuer: URL(string: "http://idp.example")!, clientID: "c", allowsInsecureHTTP: true),
+            store: InMemoryStore())
+        #expect(throws: AuthError.self) {
+            _ = try OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "https://idp.example")!, clientID: ""), store: InMemoryStore())
+        }
+        #expect(throws: AuthError.invalidConfiguration("the client credentials grant needs a client secret")) {
+            _ = try ClientCredentialsClient(
+                configuration: OIDCConfiguration(issuer: URL(string: "https://idp.example")!, clientID: "c"), store: InMemoryStore())
+        }
+    }
+}
