@@ -29,7 +29,9 @@ public final class URLSessionTransport: HTTPTransport {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
-        urlRequest.timeoutInterval = max(request.timeout.secondsValue, 0.001)
+        // swift-corelibs-foundation truncates timeoutInterval to whole seconds (0.3 s times out
+        // at once): give URLSession the deadline rounded up, the watchdog below enforces it exactly.
+        urlRequest.timeoutInterval = max(request.timeout.secondsValue.rounded(.up), 1)
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let session = self.session
         let timeout = request.timeout

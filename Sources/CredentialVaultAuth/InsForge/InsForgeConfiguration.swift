@@ -21,13 +21,17 @@ public struct InsForgeConfiguration: Sendable {
     public var sessionAccessibility: Accessibility
     /// The session manager's tuning (refresh margin, retries, background refresh).
     public var session: SessionManager.Configuration
+    /// Accept a plain-http backend that is not on this machine (default `false`: passwords and
+    /// tokens would cross the network in clear; http is accepted only for 127.0.0.1, ::1 and
+    /// localhost).
+    public var allowsInsecureHTTP: Bool
 
     /// Creates a configuration with the defaults above.
     public init(
         baseURL: URL, clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
         requestTimeout: Duration = .seconds(30), pendingOAuthTTL: Duration = .seconds(600),
         storageService: String = "credential-vault.insforge", sessionAccessibility: Accessibility = .deviceOnly,
-        session: SessionManager.Configuration = .init()
+        session: SessionManager.Configuration = .init(), allowsInsecureHTTP: Bool = false
     ) {
         self.baseURL = baseURL
         self.clientType = clientType
@@ -37,6 +41,7 @@ public struct InsForgeConfiguration: Sendable {
         self.storageService = storageService
         self.sessionAccessibility = sessionAccessibility
         self.session = session
+        self.allowsInsecureHTTP = allowsInsecureHTTP
     }
 
     /// The base URL without a trailing slash, as sessions and pending sign-ins record it.
@@ -63,6 +68,10 @@ public struct InsForgeConfiguration: Sendable {
             baseURL.query == nil, baseURL.fragment == nil
         else {
             throw .invalidInput("the base URL must be an http(s) URL without query or fragment")
+        }
+        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(baseURL.host?.lowercased() ?? "")
+        if scheme == "http" && !loopback && !allowsInsecureHTTP {
+            throw .invalidInput("the base URL must use https (plain http is accepted only on this machine)")
         }
         guard !storageService.isEmpty else { throw .invalidInput("the storage service is empty") }
         guard requestTimeout > .zero, pendingOAuthTTL > .zero else { throw .invalidInput("timeouts must be positive") }

@@ -29,6 +29,9 @@ public struct OIDCConfiguration: Sendable {
     /// (default `true`: RFC 6749 §5.2 answers every token error with 400, and glewlwyd sends
     /// rejected refresh tokens that way). Set `false` to keep the session on such answers.
     public var bareBadRequestIsInvalidGrant: Bool
+    /// Accept a plain-http issuer that is not on this machine (default `false`: tokens would
+    /// cross the network in clear; http is accepted only for 127.0.0.1, ::1 and localhost).
+    public var allowsInsecureHTTP: Bool
 
     /// Creates a configuration with the defaults above.
     public init(
@@ -37,7 +40,7 @@ public struct OIDCConfiguration: Sendable {
         clockSkew: Duration = .seconds(60), requestTimeout: Duration = .seconds(30),
         pendingAuthorizationTTL: Duration = .seconds(600), storageService: String = "credential-vault.auth",
         sessionAccessibility: Accessibility = .deviceOnly, session: SessionManager.Configuration = .init(),
-        bareBadRequestIsInvalidGrant: Bool = true
+        bareBadRequestIsInvalidGrant: Bool = true, allowsInsecureHTTP: Bool = false
     ) {
         self.issuer = issuer
         self.clientID = clientID
@@ -51,6 +54,7 @@ public struct OIDCConfiguration: Sendable {
         self.sessionAccessibility = sessionAccessibility
         self.session = session
         self.bareBadRequestIsInvalidGrant = bareBadRequestIsInvalidGrant
+        self.allowsInsecureHTTP = allowsInsecureHTTP
     }
 
     /// Where the session of this issuer and client is stored.
@@ -68,6 +72,10 @@ public struct OIDCConfiguration: Sendable {
     func validate() throws(AuthError) {
         guard let scheme = issuer.scheme?.lowercased(), scheme == "https" || scheme == "http", issuer.host != nil else {
             throw .invalidConfiguration("the issuer must be an http(s) URL")
+        }
+        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(issuer.host?.lowercased() ?? "")
+        if scheme == "http" && !loopback && !allowsInsecureHTTP {
+            throw .invalidConfiguration("the issuer must use https (plain http is accepted only on this machine)")
         }
         guard !clientID.isEmpty else { throw .invalidConfiguration("the client id is empty") }
         guard !storageService.isEmpty else { throw .invalidConfiguration("the storage service is empty") }

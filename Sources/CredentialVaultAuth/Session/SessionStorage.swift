@@ -50,7 +50,8 @@ struct SessionStorage: Sendable {
 extension JSONEncoder {
     static var session: JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
+        // Dates as Foundation's own reference-date seconds: they round-trip exactly.
+        encoder.dateEncodingStrategy = .deferredToDate
         encoder.outputFormatting = .sortedKeys
         return encoder
     }
@@ -59,7 +60,7 @@ extension JSONEncoder {
 extension JSONDecoder {
     static var session: JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
+        decoder.dateDecodingStrategy = .deferredToDate
         return decoder
     }
 }

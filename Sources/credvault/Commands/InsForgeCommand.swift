@@ -1,8 +1,6 @@
 import CredentialVault
 import CredentialVaultAuth
-import Dispatch
 import Foundation
-import Synchronization
 
 /// `credvault insforge signup|signin|verify|reset|whoami|signout --url URL`: an InsForge
 /// backend's e-mail and password sign-in, with the session kept in the chosen vault.
@@ -32,13 +30,17 @@ enum InsForgeCommand: Command {
           --client-type desktop|server
                                   how the client identifies itself (default desktop)
           --anon-key-file PATH    the project's anon key, sent on sign-up when the backend wants one
+          --log-level LEVEL       trace, debug, info, warning (default), error, critical
 
-        Exit codes as below; 1 also means "not signed in".
+        Exit codes besides the common ones: 1 not signed in, 11 the backend refused (wrong
+        password or code, e-mail not verified, refresh token refused: sign in again), 12 the
+        backend could not be reached, timed out or is rate limiting.
 
         """ + VaultOptions.help
     static let flags: Set<String> = ["resend", "send"]
     static let options: Set<String> = [
         "url", "email", "name", "password-file", "code-file", "redirect-to", "client-type", "anon-key-file",
+        "log-level",
     ]
 
     static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
@@ -79,7 +81,7 @@ enum InsForgeCommand: Command {
             let email = try required(args, "email")
             let password = try input.secret(file: args.options["password-file"], what: "password")
             let name = args.options["name"]
-            let response = try wait { try await client.signUp(email: email, password: password, name: name, redirectTo: redirectTo) }
+            let response = try runBlocking { try await client.signUp(email: email, password: password, name: name, redirectTo: redirectTo) }
             if response.hasSession {
                 io.print("signed up and signed in as \(response.user?.description ?? email)")
             } else {
@@ -88,34 +90,34 @@ enum InsForgeCommand: Command {
         case "signin":
             let email = try required(args, "email")
             let password = try input.secret(file: args.options["password-file"], what: "password")
-            let response = try wait { try await client.signIn(email: email, password: password) }
+            let response = try runBlocking { try await client.signIn(email: email, password: password) }
             io.print("signed in as \(response.user?.description ?? email)")
         case "verify":
             let email = try required(args, "email")
             if args.flags.contains("resend") {
-                try wait { try await client.resendVerificationEmail(email: email, redirectTo: redirectTo) }
+                try runBlocking { try await client.resendVerificationEmail(email: email, redirectTo: redirectTo) }
                 io.print("verification e-mail requested for \(email)")
             } else {
                 let code = try input.secret(file: args.options["code-file"], what: "code")
-                let response = try wait { try await client.verifyEmail(email: email, code: code) }
+                let response = try runBlocking { try await client.verifyEmail(email: email, code: code) }
                 io.print("e-mail address verified; signed in as \(response.user?.description ?? email)")
             }
         case "reset":
             let email = try required(args, "email")
             if args.flags.contains("send") {
-                try wait { try await client.sendPasswordReset(email: email, redirectTo: redirectTo) }
+                try runBlocking { try await client.sendPasswordReset(email: email, redirectTo: redirectTo) }
                 io.print("password reset e-mail requested for \(email)")
             } else {
                 let code = try input.secret(file: args.options["code-file"], what: "code")
                 let password = try input.secret(file: args.options["password-file"], what: "new password")
-                try wait {
+                try runBlocking {
                     let token = try await client.exchangeResetPasswordToken(email: email, code: code)
                     try await client.resetPassword(otp: token.token, newPassword: password)
                 }
                 io.print("password reset for \(email): sign in with the new password")
             }
         case "whoami":
-            let user = try wait { try await client.getCurrentUser() }
+            let user = try runBlocking { try await client.getCurrentUser() }
             if args.flags.contains("json") {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
@@ -124,8 +126,8 @@ enum InsForgeCommand: Command {
                 io.print([user.id, user.email, user.name ?? "", user.emailVerified ? "verified" : "unverified"].joined(separator: "\t"))
             }
         default:  // signout
-            let hadSession = try wait { try await client.storedSession() != nil }
-            try wait { try await client.signOut() }
+            let hadSession = try runBlocking { try await client.storedSession() != nil }
+            try runBlocking { try await client.signOut() }
             io.print(hadSession ? "signed out" : "not signed in")
         }
         return ExitCode.success
@@ -136,11 +138,14 @@ enum InsForgeCommand: Command {
             throw UsageError("--client-type is desktop or server")
         }
         let anonKey = try args.options["anon-key-file"].map { try SecretInput.read(file: $0, what: "anon key") }
+        guard let level = LogLevel(name: args.options["log-level"] ?? "warning") else {
+            throw UsageError("--log-level is trace, debug, info, warning, error or critical")
+        }
         let configuration = InsForgeConfiguration(
             baseURL: url, clientType: clientType, anonKey: anonKey,
             session: SessionManager.Configuration(proactiveRefresh: false))
         do {
-            return try InsForgeClient(configuration: configuration, store: store, logger: AuthLogger(level: .warning))
+            return try InsForgeClient(configuration: configuration, store: store, logger: AuthLogger(level: level))
         } catch {
             throw UsageError(error.description)
         }
@@ -151,36 +156,17 @@ enum InsForgeCommand: Command {
         return value
     }
 
-    /// Exit codes: not signed in 1, bad input 2, rate limited 7, unreachable 8, the vault's own
-    /// codes for storage failures, 3 for everything else.
+    /// Exit codes: not signed in 1, bad input 2, refused 11, unreachable or rate limited 12,
+    /// the vault's own codes for storage failures, 3 for everything else.
     private static func exitCode(_ error: InsForgeError) -> Int32 {
         switch error {
         case .auth(.notSignedIn): ExitCode.notFound
         case .invalidInput: ExitCode.usage
-        case .rateLimited, .auth(.storage(.busy)): ExitCode.busy
-        case .networkError: ExitCode.notAvailable
-        case .auth(.storage(let storage)): ExitCode.of(storage)
-        default: ExitCode.failure
+        case .invalidCredentials, .emailNotVerified, .userNotFound, .emailAlreadyExists, .invalidCode: ExitCode.authFailed
+        case .networkError, .rateLimited: ExitCode.unreachable
+        case .auth(let auth): AuthCommand.exitCode(for: auth)
+        case .backend: ExitCode.failure
         }
-    }
-
-    /// Runs async client work from the synchronous command, waiting for it on this thread.
-    @discardableResult
-    private static func wait<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let outcome = Outcome<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            let result: Result<T, any Error>
-            do { result = .success(try await body()) } catch { result = .failure(error) }
-            outcome.value.withLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return try outcome.value.withLock { $0 }!.get()
-    }
-
-    private final class Outcome<T: Sendable>: Sendable {
-        let value = Mutex<Result<T, any Error>?>(nil)
     }
 }
 

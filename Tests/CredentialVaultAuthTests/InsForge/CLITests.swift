@@ -117,13 +117,13 @@ extension InsForgeEndToEnd {
             #expect(try await storedSession(server) == nil)
 
             let refused = try insforge(server, ["signin", "--email", email], stdin: Server.password)
-            #expect(refused.status == 3 && refused.stderr.contains("not verified"))
+            #expect(refused.status == 11 && refused.stderr.contains("not verified"))
 
             let codeFile = dir.url.appendingPathComponent("code")
             let first = try await server.code(sentTo: email, type: "verify-email-code")
             try Data((first == "000000" ? "111111" : "000000").utf8).write(to: codeFile)
             let wrong = try insforge(server, ["verify", "--email", email, "--code-file", codeFile.path])
-            #expect(wrong.status == 3 && wrong.stderr.contains("wrong, expired or already used"))
+            #expect(wrong.status == 11 && wrong.stderr.contains("wrong, expired or already used"))
 
             let resend = try insforge(server, ["verify", "--email", email, "--resend"])
             #expect(resend.status == 0)
@@ -149,7 +149,7 @@ extension InsForgeEndToEnd {
             #expect(missing.status == 2 && missing.stderr.contains("no new password on stdin"))
             let reset = try insforge(server, ["reset", "--email", email], stdin: "\(code)\n\(newPassword)\n")
             #expect(reset.status == 0, "\(reset.stderr)")
-            #expect(try insforge(server, ["signin", "--email", email], stdin: Server.password).status == 3)
+            #expect(try insforge(server, ["signin", "--email", email], stdin: Server.password).status == 11)
             #expect(try insforge(server, ["signin", "--email", email], stdin: newPassword).status == 0)
         }
 
@@ -157,7 +157,7 @@ extension InsForgeEndToEnd {
         func whoamiRefreshes() async throws {
             let server = try await Server.fresh()
             let email = Server.email("cli")
-            #expect(try insforge(server, ["signin", "--email", email], stdin: Server.password).status == 3, "no such user yet")
+            #expect(try insforge(server, ["signin", "--email", email], stdin: Server.password).status == 11, "no such user yet")
             #expect(try insforge(server, ["signup", "--email", email], stdin: Server.password).status == 0)
             let before = try #require(try await storedSession(server))
             try await server.expireAccessTokens()
@@ -170,7 +170,7 @@ extension InsForgeEndToEnd {
             try await server.revokeRefreshTokens()
             try await server.expireAccessTokens()
             let ended = try insforge(server, ["whoami"])
-            #expect(ended.status == 3 && ended.stderr.contains("sign in again"))
+            #expect(ended.status == 11 && ended.stderr.contains("sign in again"))
             #expect(try await storedSession(server) == nil, "a refused refresh token ends the stored session")
         }
 
@@ -186,7 +186,7 @@ extension InsForgeEndToEnd {
             #expect(try insforge(server, ["frobnicate"]).status == 2)
             #expect(try insforge(server, ["signup", "--email", "not-an-address"], stdin: Server.password).status == 2)
             let offline = try insforge(Server(base: URL(string: "http://127.0.0.1:9")!), ["signin", "--email", email], stdin: "pw-123456")
-            #expect(offline.status == 8 && offline.stderr.contains("could not be reached"))
+            #expect(offline.status == 12 && offline.stderr.contains("could not be reached"))
             let help = try insforge(server, ["--help"])
             #expect(help.status == 0 && help.stdout.contains("usage: credvault insforge"))
         }
