@@ -2,20 +2,6 @@ import CredentialVaultAuth
 import Foundation
 import Synchronization
 
-/// Sends through `URLSessionTransport`, but holds every `/refresh` request back for `delay`
-/// first: concurrent callers then surely overlap one refresh.
-struct SlowRefreshTransport: HTTPTransport {
-    let inner = URLSessionTransport()
-    let delay: Duration
-
-    func send(_ request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
-        if request.url.path.hasSuffix("/api/auth/refresh") {
-            do { try await Task.sleep(for: delay) } catch { throw .cancelled }
-        }
-        return try await inner.send(request)
-    }
-}
-
 /// A browser for OAuth tests: "opens" a URL by following its redirects in the background
 /// (the fake provider's consent page, the backend's callback) until they reach the app's
 /// redirect URI, like a real browser would; `rewrite` may alter the URL first.

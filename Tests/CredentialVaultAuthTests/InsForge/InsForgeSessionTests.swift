@@ -1,7 +1,6 @@
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
-import Synchronization
 import Testing
 
 extension InsForgeEndToEnd {
@@ -102,8 +101,8 @@ extension InsForgeEndToEnd {
         @Test("transient refresh failures are retried with backoff, then reported; the session stays")
         func transientRefreshFailuresAreRetried() async throws {
             let server = try await Server.fresh()
-            let waits = WaitRecorder()
-            let retry = RetryPolicy(maxRetries: 2, initialDelay: .milliseconds(10), sleep: { waits.record($0) })
+            let waits = Recorder<Duration>()
+            let retry = RetryPolicy(maxRetries: 2, initialDelay: .milliseconds(10), sleep: { waits.append($0) })
             let (client, _) = try await signedIn(server, session: .init(retryPolicy: retry, proactiveRefresh: false))
             try await server.configure(["forceRateLimit": ["refresh"]])
             do {
@@ -149,52 +148,27 @@ extension InsForgeEndToEnd {
         @Test("the session persists in a sealed-file vault and a new client reloads it")
         func sealedFileVault() async throws {
             let server = try await Server.fresh()
-            let dir = try ScratchDirectory()
-            let vault = dir.url.appendingPathComponent("vault/insforge.cvault")
-            let device = DeviceIdentity(hostSecretURL: dir.url.appendingPathComponent("host-secret"), machineID: "insforge-test")
-            let configuration = SealedFileConfiguration(device: device)
-            let key = VaultKey.passphrase("insforge test passphrase")
+            let vault = try TemporaryVault()
             let email = Server.email()
             let signedIn: AuthSession
             do {
-                let store = try SealedFileStore.create(at: vault, key: key, kdf: .insecureTestingOnly, configuration: configuration)
-                let client = try server.client(store: store)
+                let client = try server.client(store: try vault.open())
                 try await client.signUp(email: email, password: Server.password)
                 signedIn = try #require(try await client.storedSession())
             }
-            let raw = try Data(contentsOf: vault)
+            let raw = try Data(contentsOf: vault.url)
             #expect(raw.range(of: Data(signedIn.accessToken.utf8)) == nil, "sealed, not plaintext")
             #expect(raw.range(of: Data(try #require(signedIn.refreshToken).utf8)) == nil)
 
-            let reopened = try SealedFileStore.open(at: vault, key: key, configuration: configuration)
-            let client = try server.client(store: reopened)
+            let client = try server.client(store: try vault.open())
             #expect(client.state == .authenticated(signedIn.user))
             #expect(try await client.storedSession() == signedIn)
             #expect(try await client.getCurrentUser().email == email)
             _ = try await client.getAccessToken(forceRefresh: true)
-            let third = try server.client(store: try SealedFileStore.open(at: vault, key: key, configuration: configuration))
+            let third = try server.client(store: try vault.open())
             #expect(try await third.storedSession()?.accessToken == (try await client.storedSession()?.accessToken))
             try await third.signOut()
-            #expect(try SealedFileStore.open(at: vault, key: key, configuration: configuration).listKeys().isEmpty)
+            #expect(try vault.open().listKeys().isEmpty)
         }
     }
-}
-
-/// Records the waits a `RetryPolicy` asks for instead of sleeping.
-final class WaitRecorder: Sendable {
-    private let waits = Mutex<[Duration]>([])
-    func record(_ duration: Duration) { waits.withLock { $0.append(duration) } }
-    var count: Int { waits.withLock { $0.count } }
-}
-
-/// A private temporary directory, removed when released.
-final class ScratchDirectory: Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("cv-insforge-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
 }
