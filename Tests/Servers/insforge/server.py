@@ -147,6 +147,7 @@ def _too_many(message, retry_after):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as URLSession expects
+    timeout = 120  # seconds an idle keep-alive connection (and its thread) may linger
     server_version = "InsForgeTestServer/1.0"
 
     def _serve(self):
@@ -176,7 +177,10 @@ class Handler(BaseHTTPRequestHandler):
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             chunks = []
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                try:
+                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                except ValueError:
+                    raise ApiError(400, "INVALID_INPUT", "Invalid chunked body")
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass  # trailers
@@ -224,6 +228,7 @@ def main(argv=None):
     store = Store(config)
     httpd = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     httpd.daemon_threads = True
+    httpd.block_on_close = False  # exit at once, even with keep-alive connections open
     httpd.app = App(store)
     port = httpd.server_address[1]
     store.base_url = f"http://127.0.0.1:{port}"

@@ -56,7 +56,12 @@ def get_config(store, req):
 def set_config(store, req):
     """POST /__test__/config {key: value, ...} -> the whole configuration after the change;
     400 on an unknown key or a bad value."""
-    store.config = merge_config(store.config, _body(req))
+    config = merge_config(store.config, _body(req))
+    unknown = set(config["forceRateLimit"]) - set(OPERATIONS)
+    if unknown:
+        raise invalid_input(f"forceRateLimit: unknown operations {sorted(unknown)}; "
+                            f"known: {', '.join(OPERATIONS)}")
+    store.config = config
     return Response(200, store.config)
 
 
