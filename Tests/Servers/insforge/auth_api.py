@@ -83,7 +83,8 @@ def session_response(store, user, ctype, extra=None):
     headers = []
     if ctype == "web":
         body["csrfToken"] = store.csrf_token(refresh)
-        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}={refresh}; Path=/api/auth; HttpOnly; "
+        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}={refresh}; Path={store.base_path}/api/auth; "
+                        "HttpOnly; "
                         f"SameSite=Lax; Max-Age={store.config['refreshTokenTtlSeconds']}"))
     else:
         body["refreshToken"] = refresh
@@ -263,7 +264,8 @@ def logout(store, req):
         if token and store.verify_token(token, "refresh") and \
                 req.header("X-CSRF-Token") != store.csrf_token(token):
             raise ApiError(403, "FORBIDDEN", "Invalid CSRF token")
-        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}=; Path=/api/auth; HttpOnly; Max-Age=0"))
+        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}=; Path={store.base_path}/api/auth; "
+                        "HttpOnly; Max-Age=0"))
     return Response(200, {"success": True, "message": "Logged out successfully"}, headers)
 
 
