@@ -83,9 +83,9 @@ def session_response(store, user, ctype, extra=None):
     headers = []
     if ctype == "web":
         body["csrfToken"] = store.csrf_token(refresh)
-        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}={refresh}; Path={store.base_path}/api/auth; "
-                        "HttpOnly; "
-                        f"SameSite=Lax; Max-Age={store.config['refreshTokenTtlSeconds']}"))
+        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}={refresh}; "
+                        f"Path={store.base_path}/api/auth; HttpOnly; SameSite=Lax; "
+                        f"Max-Age={store.config['refreshTokenTtlSeconds']}"))
     else:
         body["refreshToken"] = refresh
     body.update(extra or {})

@@ -176,11 +176,12 @@ class Store:
         """A new 6-digit code (kind "code") or 64-hex token (kind "token"); it replaces the
         previous one for this email and purpose. Only its hash is kept here."""
         secret = f"{secrets.randbelow(10 ** 6):06d}" if kind == "code" else secrets.token_hex(32)
+        expires_at = self.now() + ttl
         self.otps[(email, purpose)] = {
-            "kind": kind, "hash": sha256_hex(secret), "expiresAt": self.now() + ttl,
+            "kind": kind, "hash": sha256_hex(secret), "expiresAt": expires_at,
             "redirectTo": redirect_to, "consumed": False, "email": email,
         }
-        return secret, self.now() + ttl
+        return secret, expires_at
 
     def find_otp(self, purpose, kind, secret, email=None):
         """The record matching secret (by email for codes, by hash for tokens), or None.
