@@ -19,6 +19,7 @@ venv="${INSFORGE_CONTRACT_VENV:-$root/.build/insforge-contract-venv}"
 seed="${INSFORGE_CONTRACT_SEED:-20260101}"
 
 # 1. A venv with schemathesis (reused while the pinned version matches).
+"$root/scripts/install-deps.sh" insforge
 if [[ "$("$venv/bin/schemathesis" --version 2>/dev/null)" != *" $schemathesis_version" ]]; then
     echo "insforge-contract-check: installing schemathesis $schemathesis_version in $venv" >&2
     python3 -m venv "$venv"

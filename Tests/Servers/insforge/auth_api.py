@@ -83,8 +83,9 @@ def session_response(store, user, ctype, extra=None):
     headers = []
     if ctype == "web":
         body["csrfToken"] = store.csrf_token(refresh)
-        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}={refresh}; Path=/api/auth; HttpOnly; "
-                        f"SameSite=Lax; Max-Age={store.config['refreshTokenTtlSeconds']}"))
+        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}={refresh}; "
+                        f"Path={store.base_path}/api/auth; HttpOnly; SameSite=Lax; "
+                        f"Max-Age={store.config['refreshTokenTtlSeconds']}"))
     else:
         body["refreshToken"] = refresh
     body.update(extra or {})
@@ -263,7 +264,8 @@ def logout(store, req):
         if token and store.verify_token(token, "refresh") and \
                 req.header("X-CSRF-Token") != store.csrf_token(token):
             raise ApiError(403, "FORBIDDEN", "Invalid CSRF token")
-        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}=; Path=/api/auth; HttpOnly; Max-Age=0"))
+        headers.append(("Set-Cookie", f"{REFRESH_COOKIE}=; Path={store.base_path}/api/auth; "
+                        "HttpOnly; Max-Age=0"))
     return Response(200, {"success": True, "message": "Logged out successfully"}, headers)
 
 

@@ -2,7 +2,9 @@
 """A local stand-in for the InsForge auth backend, for end-to-end tests of the
 InsForge-compatible client. It implements the client-facing part of the contract in
 openapi.yaml (base path /api/auth) plus TEST-ONLY endpoints under /__test__/
-(see test_api.py). Python 3 standard library only; in-memory state; binds 127.0.0.1.
+(see test_api.py and README.md). Python 3 standard library only; in-memory state; binds
+127.0.0.1 only. POST /__test__/instances gives each test its own isolated instance at
+/i/<id> (own users, config, counters, clock), so tests may run in parallel.
 
     python3 server.py --port 0 [--config '{"requireEmailVerification": true}']
 
@@ -47,16 +49,19 @@ email resend cooldown, verify attempts) are not applied: the spec documents no 4
 
 import argparse
 import json
+import re
+import secrets
 import signal
 import sys
+import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from auth_api import ROUTES
 from core import ApiError, Request, Response
-from state import Store, default_config, merge_config
-from test_api import TEST_ROUTES
+from state import Store, default_config
+from test_api import TEST_ROUTES, checked_config
 
 MAX_BODY = 1 << 20
 
@@ -88,9 +93,14 @@ class Router:
         return None, None, None
 
 
+INSTANCE_RE = re.compile(r"/i/([0-9a-f]{16})(/.*)")
+
+
 class App:
     def __init__(self, store):
-        self.store = store
+        self.store = store  # the root instance
+        self.instances = {}  # id -> Store
+        self.instances_lock = threading.Lock()
         self.router = Router()
         for method, path, name, handler in ROUTES:
             self.router.add(method, "/api/auth" + path, name, handler)
@@ -98,25 +108,48 @@ class App:
             self.router.add(method, "/__test__" + path, None, handler)
 
     def handle(self, req):
-        with self.store.lock:
+        if (req.method, req.path) == ("POST", "/__test__/instances"):
+            return self._new_instance(req)
+        store = self.store
+        match = INSTANCE_RE.fullmatch(req.path)
+        if match:
+            store = self.instances.get(match[1])
+            if store is None:
+                return self._error(ApiError(404, "NOT_FOUND", "No such test server instance"))
+            req.path = match[2]
+        with store.lock:
             name, handler, params = self.router.match(req.method, req.path)
             if handler is None:
                 resp = self._error(ApiError(404, "NOT_FOUND", f"Cannot {req.method} {req.path}"))
             elif name is None:  # a /__test__/ endpoint: not counted, not logged
                 req.params = params
-                resp = self._call(handler, req)
+                resp = self._call(store, handler, req)
             else:
                 req.params = params
-                resp = self._contract_call(name, handler, req)
-                self.store.requests.append({
+                resp = self._contract_call(store, name, handler, req)
+                store.requests.append({
                     "method": req.method, "path": req.path, "operation": name,
                     "query": {k: v[0] for k, v in req.query.items()},
                     "status": resp.status, "hasAuthorization": bool(req.header("Authorization")),
                 })
             return resp
 
-    def _contract_call(self, name, handler, req):
-        store = self.store
+    def _new_instance(self, req):
+        """TEST-ONLY. POST /__test__/instances [{config changes}] -> {"url", "id"}: a new
+        isolated instance (startup config plus the changes) at <url> = origin/i/<id>."""
+        try:
+            config = checked_config(self.store.startup_config, json.loads(req.raw_body or b"{}"))
+        except ValueError:
+            return self._error(ApiError(400, "INVALID_INPUT", "Invalid JSON in request body"))
+        except ApiError as err:
+            return self._error(err)
+        instance_id = secrets.token_hex(8)
+        origin = self.store.base_url
+        with self.instances_lock:
+            self.instances[instance_id] = Store(config, origin, f"/i/{instance_id}")
+        return Response(200, {"id": instance_id, "url": f"{origin}/i/{instance_id}"})
+
+    def _contract_call(self, store, name, handler, req):
         store.stats[name] += 1
         if name in store.config["forceRateLimit"]:
             return self._error(_too_many("Too many requests (forced by the test server).", 60))
@@ -125,16 +158,17 @@ class App:
             if retry_after:
                 return self._error(_too_many("Too many sign-in attempts from this IP. Please "
                                              "try again in 15 minutes.", retry_after))
-        resp = self._call(handler, req)
+        resp = self._call(store, handler, req)
         if name == "sessions" and resp.status >= 400:
             store.sign_in_failures.append(store.now())
         return resp
 
-    def _call(self, handler, req):
+    @staticmethod
+    def _call(store, handler, req):
         try:
-            return handler(self.store, req)
+            return handler(store, req)
         except ApiError as err:
-            return self._error(err)
+            return App._error(err)
 
     @staticmethod
     def _error(err):
@@ -147,6 +181,7 @@ def _too_many(message, retry_after):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as URLSession expects
+    timeout = 120  # seconds an idle keep-alive connection (and its thread) may linger
     server_version = "InsForgeTestServer/1.0"
 
     def _serve(self):
@@ -176,7 +211,10 @@ class Handler(BaseHTTPRequestHandler):
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             chunks = []
             while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                try:
+                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                except ValueError:
+                    raise ApiError(400, "INVALID_INPUT", "Invalid chunked body")
                 if size == 0:
                     while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                         pass  # trailers
@@ -217,16 +255,15 @@ def main(argv=None):
                         help="JSON object of startup config (keys: see state.CONFIG_SCHEMA)")
     args = parser.parse_args(argv)
     try:
-        config = merge_config(default_config(), json.loads(args.config))
+        config = checked_config(default_config(), json.loads(args.config))
     except (ValueError, ApiError) as err:
         parser.error(f"--config: {err}")
 
-    store = Store(config)
     httpd = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     httpd.daemon_threads = True
-    httpd.app = App(store)
+    httpd.block_on_close = False  # exit at once, even with keep-alive connections open
     port = httpd.server_address[1]
-    store.base_url = f"http://127.0.0.1:{port}"
+    httpd.app = App(Store(config, f"http://127.0.0.1:{port}"))
     print(f"PORT={port}", flush=True)
 
     def stop(*_):

@@ -88,11 +88,16 @@ def _hash_password(password, salt):
 
 
 class Store:
-    def __init__(self, startup_config):
+    """The state of one server instance: the root one at "/", or an isolated one at
+    "/i/<id>" (POST /__test__/instances) so that tests running in parallel do not share
+    users, configuration, counters or clock."""
+
+    def __init__(self, startup_config, origin, base_path=""):
         self.lock = threading.RLock()
         self.secret = secrets.token_bytes(32)  # per run: signs JWTs, OAuth state, CSRF
         self.startup_config = startup_config
-        self.base_url = ""  # http://127.0.0.1:<port>, set once the socket is bound
+        self.base_path = base_path  # "" or "/i/<id>"
+        self.base_url = origin + base_path  # links and URLs handed out point here
         self.reset()
 
     def reset(self):
@@ -171,11 +176,12 @@ class Store:
         """A new 6-digit code (kind "code") or 64-hex token (kind "token"); it replaces the
         previous one for this email and purpose. Only its hash is kept here."""
         secret = f"{secrets.randbelow(10 ** 6):06d}" if kind == "code" else secrets.token_hex(32)
+        expires_at = self.now() + ttl
         self.otps[(email, purpose)] = {
-            "kind": kind, "hash": sha256_hex(secret), "expiresAt": self.now() + ttl,
+            "kind": kind, "hash": sha256_hex(secret), "expiresAt": expires_at,
             "redirectTo": redirect_to, "consumed": False, "email": email,
         }
-        return secret, self.now() + ttl
+        return secret, expires_at
 
     def find_otp(self, purpose, kind, secret, email=None):
         """The record matching secret (by email for codes, by hash for tokens), or None.

@@ -1,6 +1,8 @@
 """TEST-ONLY endpoints under /__test__/ (no InsForge backend has them): read the "emails"
 the server sent, configure it, count requests, move its clock, expire or revoke tokens,
-and play the OAuth provider. Shapes are listed in README-style comments per handler."""
+and play the OAuth provider. Each docstring gives the request and answer shapes.
+POST /__test__/instances (an isolated instance per test) is in server.py's App.
+An instance at /i/<id> has all of these under /i/<id>/__test__/."""
 
 import json
 import secrets
@@ -10,6 +12,16 @@ from core import ApiError, Response, add_query, invalid_input, iso, redirect, st
 from state import merge_config
 
 OPERATIONS = list(dict.fromkeys(name for _, _, name, _ in ROUTES))
+
+
+def checked_config(config, changes):
+    """config with changes applied (see state.CONFIG_SCHEMA); ApiError(400) when invalid."""
+    merged = merge_config(config, changes)
+    unknown = set(merged["forceRateLimit"]) - set(OPERATIONS)
+    if unknown:
+        raise invalid_input(f"forceRateLimit: unknown operations {sorted(unknown)}; "
+                            f"known: {', '.join(OPERATIONS)}")
+    return merged
 
 
 def _body(req):
@@ -56,7 +68,7 @@ def get_config(store, req):
 def set_config(store, req):
     """POST /__test__/config {key: value, ...} -> the whole configuration after the change;
     400 on an unknown key or a bad value."""
-    store.config = merge_config(store.config, _body(req))
+    store.config = checked_config(store.config, _body(req))
     return Response(200, store.config)
 
 

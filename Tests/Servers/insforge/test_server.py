@@ -355,6 +355,34 @@ class ServerTest(unittest.TestCase):
         self.assertEqual(body["user"]["providers"], ["github"])
         self.assertTrue(body["user"]["emailVerified"])
 
+    # ---- isolated instances ----
+
+    def test_instances_are_isolated(self):
+        status, _, one = self.client.call("POST", "/__test__/instances",
+                                          {"requireEmailVerification": True})
+        self.assertEqual(status, 200, one)
+        two = self.client.call("POST", "/__test__/instances")[2]
+        base = urlsplit(one["url"]).path
+        self.assertTrue(base.startswith("/i/"))
+        self.sign_up()  # root instance: no verification needed
+        status, _, body = self.client.call("POST", base + "/api/auth/users",
+                                           {"email": "ann@example.com", "password": PASSWORD},
+                                           {"client_type": "desktop"})
+        self.assertEqual((status, body["requireEmailVerification"]), (200, True))
+        self.assertEqual(self.client.call("GET", base + "/__test__/last-email",
+                                          query={"email": "ann@example.com"})[0], 200)
+        status, _, stats = self.client.call("GET", urlsplit(two["url"]).path + "/__test__/stats")
+        self.assertEqual((status, stats["users"]), (200, 0))
+        self.assertEqual(self.client.call("GET", "/i/0000000000000000/api/auth/public-config")[0],
+                         404)
+        self.client.call("POST", base + "/__test__/config", {"resetPasswordMethod": "link"})
+        self.client.call("POST", base + "/api/auth/email/send-reset-password",
+                         {"email": "ann@example.com", "redirectTo": "myapp://reset"})
+        link = self.client.call("GET", base + "/__test__/last-email",
+                                query={"email": "ann@example.com"})[2]["link"]
+        self.assertTrue(link.startswith(one["url"] + "/api/auth/"))
+        self.assertEqual(self.client.get_url(link)[0], 302)
+
     def test_oauth_denied_and_bad_state(self):
         _, challenge = pkce_pair()
         self.configure(oauthError="access_denied")
