@@ -4,9 +4,9 @@ import Foundation
 import Testing
 
 /// The local InsForge test server (`Tests/Servers/insforge/server.py`) at `$INSFORGE_TEST_URL`
-/// (`scripts/services/insforge.sh start` prints the line; `scripts/test.sh` exports it), driven
-/// through its `/__test__/` endpoints: reset, configuration, the e-mails it "sent", counters,
-/// expiring and revoking tokens, deleting users.
+/// (`scripts/services/insforge.sh start` prints the line; `scripts/test.sh` exports it): one
+/// isolated instance per test, driven through its `/__test__/` endpoints: configuration, the
+/// e-mails it "sent", counters, expiring and revoking tokens, deleting users.
 struct InsForgeTestServer: Sendable {
     /// The server's base URL, when the environment names one.
     static let configuredURL: URL? = ProcessInfo.processInfo.environment["INSFORGE_TEST_URL"].flatMap(URL.init(string:))
@@ -14,12 +14,12 @@ struct InsForgeTestServer: Sendable {
     let base: URL
     let http = URLSessionTransport()
 
-    /// The server, reset to its startup state and then configured with `config`.
+    /// A new isolated instance of the server (its own users, configuration, counters and
+    /// clock, at `<server>/i/<id>`), configured with `config`: tests run in parallel.
     static func fresh(_ config: JSONValue = [:]) async throws -> InsForgeTestServer {
-        let server = InsForgeTestServer(base: try #require(configuredURL, "INSFORGE_TEST_URL is not set"))
-        _ = try await server.post("/__test__/reset")
-        if config != [:] { try await server.configure(config) }
-        return server
+        let root = InsForgeTestServer(base: try #require(configuredURL, "INSFORGE_TEST_URL is not set"))
+        let instance = try await root.post("/__test__/instances", config)
+        return InsForgeTestServer(base: try #require(instance["url"]?.stringValue.flatMap(URL.init(string:))))
     }
 
     /// Changes the server's configuration (keys of `state.CONFIG_SCHEMA`).
@@ -104,9 +104,9 @@ struct InsForgeTestServer: Sendable {
     static let password = "correct-horse-battery-1"
 }
 
-/// Every end-to-end suite of the InsForge client hangs under this one: they share the one
-/// server (its configuration and counters), so they run one at a time.
+/// Every end-to-end suite of the InsForge client hangs under this one (each test has its own
+/// server instance, so they run in parallel).
 @Suite(
-    "InsForge client against the local test server", .serialized,
+    "InsForge client against the local test server",
     .enabled(if: InsForgeTestServer.configuredURL != nil, "INSFORGE_TEST_URL is not set (scripts/services/insforge.sh start)"))
 struct InsForgeEndToEnd {}

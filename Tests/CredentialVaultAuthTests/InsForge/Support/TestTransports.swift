@@ -38,7 +38,7 @@ final class FollowingBrowser: BrowserOpener {
         let http = URLSessionTransport()
         var current = url
         for _ in 0..<10 {
-            let isServer = current.path.hasPrefix("/api/") || current.path.hasPrefix("/__test__/")
+            let isServer = current.path.contains("/api/auth/") || current.path.contains("/__test__/")
             if !isServer || current.scheme != "http" {
                 if deliver, current.scheme == "http" {
                     _ = try await http.send(HTTPRequest(url: current, timeout: .seconds(30)))
