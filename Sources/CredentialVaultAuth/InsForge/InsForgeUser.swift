@@ -62,8 +62,8 @@ public struct InsForgeUser: Sendable, Equatable, Codable, CustomStringConvertibl
         metadata = try container.decodeIfPresent([String: JSONValue].self, forKey: .metadata)
         emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified) ?? false
         providers = try container.decodeIfPresent([String].self, forKey: .providers) ?? []
-        createdAt = try container.decodeIfPresent(String.self, forKey: .createdAt).flatMap(Timestamp.parse)
-        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt).flatMap(Timestamp.parse)
+        createdAt = try container.decodeIfPresent(String.self, forKey: .createdAt).flatMap(InsForgeTimestamp.parse)
+        updatedAt = try container.decodeIfPresent(String.self, forKey: .updatedAt).flatMap(InsForgeTimestamp.parse)
     }
 
     /// Encodes as a `UserResponse` (timestamps in RFC 3339).
@@ -75,13 +75,13 @@ public struct InsForgeUser: Sendable, Equatable, Codable, CustomStringConvertibl
         try container.encodeIfPresent(metadata, forKey: .metadata)
         try container.encode(emailVerified, forKey: .emailVerified)
         try container.encode(providers, forKey: .providers)
-        try container.encodeIfPresent(createdAt.map(Timestamp.format), forKey: .createdAt)
-        try container.encodeIfPresent(updatedAt.map(Timestamp.format), forKey: .updatedAt)
+        try container.encodeIfPresent(createdAt.map(InsForgeTimestamp.format), forKey: .createdAt)
+        try container.encodeIfPresent(updatedAt.map(InsForgeTimestamp.format), forKey: .updatedAt)
     }
 }
 
 /// RFC 3339 timestamps as the backend writes them (JavaScript's `toISOString()`).
-enum Timestamp {
+enum InsForgeTimestamp {
     static func parse(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

@@ -22,7 +22,7 @@ public struct ResetPasswordTokenResponse: Sendable, Equatable, Decodable, Custom
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         token = try container.decode(String.self, forKey: .token)
-        expiresAt = try container.decodeIfPresent(String.self, forKey: .expiresAt).flatMap(Timestamp.parse)
+        expiresAt = try container.decodeIfPresent(String.self, forKey: .expiresAt).flatMap(InsForgeTimestamp.parse)
     }
 
     /// The expiry; the token is redacted.
