@@ -29,6 +29,7 @@ extension InsForgeClient {
         guard let url = URL(string: answer.authUrl), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
             throw .auth(.invalidResponse("the backend's authUrl is not an http(s) URL"))
         }
+        // The OIDC client's pending sign-in record: InsForge has no nonce, the "client" is the provider.
         let pending = PendingAuthorization(
             verifier: pkce.verifier, nonce: "", redirectURI: redirectURI, issuer: configuration.backendIdentifier,
             clientID: Self.pendingClient(provider), createdAt: clock.now())

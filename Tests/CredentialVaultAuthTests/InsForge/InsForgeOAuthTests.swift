@@ -101,6 +101,19 @@ extension InsForgeEndToEnd {
             #expect(try await server.stats()["oauthExchange"] == 0)
         }
 
+        @Test("a pending sign-in expires with its time to live")
+        func pendingSignInExpires() async throws {
+            let server = try await Server.fresh()
+            let clock = ManualClock()
+            let client = try server.client(store: InMemoryStore(clock: clock))
+            let request = try await client.beginOAuth(provider: .github, redirectTo: Self.appRedirect)
+            #expect(abs(request.expiresAt.timeIntervalSince(clock.now()) - 600) < 1)
+            let redirect = try await FollowingBrowser(deliver: false).run(request.url)
+            clock.advance(by: .seconds(601))
+            await #expect(throws: InsForgeError.auth(.authorizationExpired)) { try await client.handleRedirect(url: redirect) }
+            #expect(try await server.stats()["oauthExchange"] == 0)
+        }
+
         @Test("a denied consent ends as accessDenied; no session")
         func deniedConsent() async throws {
             let server = try await Server.fresh()
