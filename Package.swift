@@ -39,10 +39,15 @@ let package = Package(
             path: "Benchmarks/credvault-bench",
             swiftSettings: strict),
 
+        // The conformance suite every backend's tests run, and a helper process for
+        // multi-process tests (concurrent writers, lock holders, crash victims).
+        .target(name: "CredentialVaultConformance", dependencies: ["CredentialVault"], path: "Tests/Conformance", swiftSettings: strict),
+        .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault"], path: "Tests/Helper", swiftSettings: strict),
+
         .testTarget(
             name: "CredentialVaultTests",
-            dependencies: ["CredentialVault", "CSodium"],
-            resources: [.copy("Fixtures")],
+            dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault"],
+            exclude: ["Fixtures"],
             swiftSettings: strict),
         // Runs Secret Service operations in a process of its own, on another D-Bus bus than the
         // test process's (locked keyring, no provider, no bus, stopped daemon). Tests only.

@@ -1,5 +1,26 @@
 import CSodium
 import Foundation
+import Synchronization
+
+/// How many password derivations this process has run: the promise "one KDF per unlock"
+/// is checked against it in tests and benchmarks.
+public final class PasswordDerivationCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    @TaskLocal static var current: PasswordDerivationCounter?
+
+    /// A counter that sees nothing until used with `counting(_:)`.
+    public init() {}
+
+    /// The number of Argon2id runs counted so far.
+    public var value: Int { count.load(ordering: .relaxed) }
+
+    /// Runs `body`, counting the Argon2id runs made by this task (not other tasks or tests).
+    public func counting<R>(_ body: () throws -> R) rethrows -> R {
+        try Self.$current.withValue(self) { try body() }
+    }
+
+    static func record() { current?.count.add(1, ordering: .relaxed) }
+}
 
 extension Data: ContiguousBytesLike {
     /// Calls `body` with the bytes.
@@ -29,26 +50,58 @@ enum Crypto {
         return out
     }
 
+    /// Seals `plaintext` into `out` (exactly `plaintext.count + sealOverhead` bytes) as
+    /// `nonce || ciphertext || tag`, with a fresh random nonce.
+    static func sealRaw(
+        _ plaintext: UnsafeRawBufferPointer, key: SecureBytes, associatedData: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer
+    ) {
+        Sodium.ensureInitialized()
+        precondition(out.count == plaintext.count + sealOverhead)
+        let nonce = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        randombytes_buf(nonce, nonceBytes)
+        key.withUnsafeBytes { k in
+            var written: UInt64 = 0
+            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                nonce.advanced(by: nonceBytes), &written,
+                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+                nil, nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+    }
+
+    /// Opens `box` (`nonce || ciphertext || tag`) into `out` (exactly `box.count - sealOverhead`
+    /// bytes). Returns `false` when authentication fails (then `out` holds nothing useful).
+    static func openRaw(
+        _ box: UnsafeRawBufferPointer, key: SecureBytes, associatedData: UnsafeRawBufferPointer,
+        into out: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        Sodium.ensureInitialized()
+        guard box.count >= sealOverhead, out.count == box.count - sealOverhead else { return false }
+        let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        // libsodium wants a non-null output pointer even for an empty plaintext.
+        var scratch: UInt8 = 0
+        return withUnsafeMutablePointer(to: &scratch) { fallback in
+            key.withUnsafeBytes { k in
+                var written: UInt64 = 0
+                return crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    out.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? fallback, &written, nil,
+                    nonce.advanced(by: nonceBytes), UInt64(box.count - nonceBytes),
+                    associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+                    nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+            }
+        }
+    }
+
     /// Seals `plaintext` as `nonce || ciphertext || tag`, appended to `output`.
     static func seal(
         _ plaintext: UnsafeRawBufferPointer, key: SecureBytes, associatedData: [UInt8], into output: inout [UInt8]
     ) {
-        Sodium.ensureInitialized()
         let start = output.count
-        output.append(contentsOf: randomBytes(nonceBytes))
-        output.append(contentsOf: repeatElement(0, count: plaintext.count + tagBytes))
+        output.append(contentsOf: repeatElement(0, count: plaintext.count + sealOverhead))
         output.withUnsafeMutableBytes { out in
-            let nonce = out.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self)
-            let cipher = nonce.advanced(by: nonceBytes)
-            key.withUnsafeBytes { k in
-                associatedData.withUnsafeBytes { ad in
-                    var written: UInt64 = 0
-                    _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                        cipher, &written,
-                        plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
-                        ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
-                        nil, nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                }
+            associatedData.withUnsafeBytes { ad in
+                sealRaw(plaintext, key: key, associatedData: ad, into: UnsafeMutableRawBufferPointer(rebasing: out[start...]))
             }
         }
     }
@@ -56,7 +109,6 @@ enum Crypto {
     /// Seals `plaintext`, returning `nonce || ciphertext || tag`.
     static func seal(_ plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(plaintext.count + sealOverhead)
         plaintext.withUnsafeBytes { seal($0, key: key, associatedData: associatedData, into: &out) }
         return out
     }
@@ -66,27 +118,12 @@ enum Crypto {
     static func open(
         _ box: UnsafeRawBufferPointer, key: SecureBytes, associatedData: [UInt8], into output: inout [UInt8]
     ) -> Bool {
-        Sodium.ensureInitialized()
         guard box.count >= sealOverhead else { return false }
         output = [UInt8](repeating: 0, count: box.count - sealOverhead)
-        let ok = output.withUnsafeMutableBytes { out -> Bool in
-            key.withUnsafeBytes { k in
-                associatedData.withUnsafeBytes { ad in
-                    let nonce = box.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    var written: UInt64 = 0
-                    // The output pointer must be non-null even for an empty plaintext.
-                    var scratch: UInt8 = 0
-                    let outPtr = out.baseAddress?.assumingMemoryBound(to: UInt8.self)
-                    return withUnsafeMutablePointer(to: &scratch) { fallback in
-                        crypto_aead_xchacha20poly1305_ietf_decrypt(
-                            outPtr ?? fallback, &written, nil,
-                            nonce.advanced(by: nonceBytes), UInt64(box.count - nonceBytes),
-                            ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count),
-                            nonce, k.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
-                    }
-                }
-            }
+        let ok = output.withUnsafeMutableBytes { out in
+            associatedData.withUnsafeBytes { ad in openRaw(box, key: key, associatedData: ad, into: out) }
         }
+        if !ok { wipe(&output) }
         return ok
     }
 
@@ -101,6 +138,7 @@ enum Crypto {
     /// refuses (out of memory); the parameters are range-checked by the caller first.
     static func argon2id(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimitBytes: Int) -> SecureBytes? {
         Sodium.ensureInitialized()
+        PasswordDerivationCounter.record()
         let key = SecureBytes(count: keyBytes)
         let rc = key.withUnsafeMutableBytes { out in
             passphrase.withUnsafeBytes { pw in

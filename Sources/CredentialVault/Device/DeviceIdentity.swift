@@ -1,0 +1,64 @@
+import Foundation
+
+/// What makes this machine this machine, for device-only credentials: a random host secret kept
+/// in a 0600 file outside any vault, and the systemd machine id.
+///
+/// The device key is derived from both (keyed BLAKE2b), so a vault file copied to another host
+/// lacks the host secret and fails to open its device-only records, and a copied host secret
+/// alone does not help on a machine with another machine id. Tests inject an identity to play
+/// "another machine".
+public struct DeviceIdentity: Sendable, Hashable {
+    /// The file holding the 32-byte host secret; created (0600, in a 0700 directory) on first use.
+    public var hostSecretURL: URL
+    /// The machine id (`/etc/machine-id`).
+    public var machineID: String
+
+    /// An explicit identity (tests, containers with their own machine id).
+    public init(hostSecretURL: URL, machineID: String) {
+        self.hostSecretURL = hostSecretURL
+        self.machineID = machineID
+    }
+
+    /// This machine: the host secret under `$XDG_STATE_HOME/credential-vault/host-secret`
+    /// (default `~/.local/state/...`), or `/var/lib/credential-vault/host-secret` with
+    /// `systemService: true`; the machine id from `/etc/machine-id` (or `/var/lib/dbus/machine-id`).
+    /// Throws `notAvailable` when no machine id exists: device binding is never silently weakened.
+    public static func current(systemService: Bool = false) throws(CredentialVaultError) -> DeviceIdentity {
+        let secret: URL
+        if systemService {
+            secret = URL(fileURLWithPath: "/var/lib/credential-vault/host-secret")
+        } else {
+            secret = XDGDirectories.state.appendingPathComponent("credential-vault/host-secret")
+        }
+        for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
+            if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+                let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                if !id.isEmpty { return DeviceIdentity(hostSecretURL: secret, machineID: id) }
+            }
+        }
+        throw .notAvailable("no /etc/machine-id: device-only credentials need a machine id")
+    }
+
+    /// The device master key: BLAKE2b keyed with the host secret over a label and the machine id.
+    /// Creates the host secret on first use.
+    func masterKey() throws(CredentialVaultError) -> SecureBytes {
+        let secret = try HostSecret.loadOrCreate(at: hostSecretURL)
+        var message = Array("CredentialVault device key v1\u{0}".utf8)
+        message.append(contentsOf: machineID.utf8)
+        return message.withUnsafeBytes { Crypto.keyedHashKey(key: secret, [$0]) }
+    }
+}
+
+/// The XDG base directories, with their documented defaults.
+enum XDGDirectories {
+    static var data: URL { directory("XDG_DATA_HOME", default: ".local/share") }
+    static var state: URL { directory("XDG_STATE_HOME", default: ".local/state") }
+
+    private static func directory(_ variable: String, default relative: String) -> URL {
+        if let value = ProcessInfo.processInfo.environment[variable], value.hasPrefix("/") {
+            return URL(fileURLWithPath: value)
+        }
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appendingPathComponent(relative)
+    }
+}

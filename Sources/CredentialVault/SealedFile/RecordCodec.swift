@@ -1,0 +1,157 @@
+import Foundation
+
+/// One record as stored: a random id and the sealed record (nonce, ciphertext, tag).
+struct SealedRecord: Sendable, Equatable {
+    static let idSize = 16
+    var id: [UInt8]
+    var box: [UInt8]
+}
+
+/// What the vault keeps in memory about a record: its names and flags in clear (decrypted once
+/// when the file is read), the value still sealed until someone loads it.
+struct RecordEntry: Sendable {
+    var key: CredentialKey
+    var accessibility: Accessibility
+    /// Unix time in milliseconds after which an ephemeral record is gone; 0 for persistent.
+    var expiresAtMillis: UInt64
+    var sealed: SealedRecord
+
+    var isEphemeral: Bool { expiresAtMillis != 0 }
+
+    func isExpired(at now: Date) -> Bool {
+        isEphemeral && Double(expiresAtMillis) <= now.timeIntervalSince1970 * 1000
+    }
+}
+
+/// Sealing and opening records (format 1.x; see docs/FORMAT.md).
+///
+/// Record plaintext: flags u8 (1 device-only, 2 ephemeral, 4 has label), expiry u64 (Unix ms,
+/// 0 = persistent), service, account, label (u16 length + UTF-8 each; label only with flag 4),
+/// value (u32 length + bytes). For a device-only record the value bytes are themselves sealed
+/// with the device record key. The associated data binds the format major, the vault id and
+/// the record id, so a record cannot be moved to another vault or pass for another record.
+enum RecordCodec {
+    private static let flagDeviceOnly: UInt8 = 1
+    private static let flagEphemeral: UInt8 = 2
+    private static let flagLabel: UInt8 = 4
+
+    static func outerAD(vaultID: [UInt8], recordID: [UInt8]) -> [UInt8] {
+        var w = ByteWriter(capacity: 40)
+        w.raw(Array("CVREC".utf8))
+        w.u16(VaultHeader.currentMajor)
+        w.raw(vaultID)
+        w.raw(recordID)
+        return w.bytes
+    }
+
+    static func deviceAD(vaultID: [UInt8], recordID: [UInt8]) -> [UInt8] {
+        Array("CVDEV".utf8) + vaultID + recordID
+    }
+
+    /// Seals a new record with a fresh random id.
+    static func seal(
+        key: CredentialKey, value: Data, accessibility: Accessibility, expiresAtMillis: UInt64,
+        vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?
+    ) -> RecordEntry {
+        let id = Crypto.randomBytes(SealedRecord.idSize)
+        var plain = ByteWriter(capacity: value.count + 64 + key.service.utf8.count + key.account.utf8.count)
+        var flags: UInt8 = 0
+        if accessibility == .deviceOnly { flags |= flagDeviceOnly }
+        if expiresAtMillis != 0 { flags |= flagEphemeral }
+        if key.label != nil { flags |= flagLabel }
+        plain.u8(flags)
+        plain.u64(expiresAtMillis)
+        plain.string16(key.service)
+        plain.string16(key.account)
+        if let label = key.label { plain.string16(label) }
+        if let deviceKey {
+            var inner: [UInt8] = []
+            value.withUnsafeBytes { Crypto.seal($0, key: deviceKey, associatedData: deviceAD(vaultID: vaultID, recordID: id), into: &inner) }
+            plain.u32(UInt32(inner.count))
+            plain.raw(inner)
+        } else {
+            plain.u32(UInt32(value.count))
+            value.withUnsafeBytes { plain.raw($0) }
+        }
+        defer { wipe(&plain.bytes) }
+        let box = Crypto.seal(plain.bytes, key: keys.recordKey, associatedData: outerAD(vaultID: vaultID, recordID: id))
+        return RecordEntry(
+            key: key, accessibility: accessibility, expiresAtMillis: expiresAtMillis, sealed: SealedRecord(id: id, box: box))
+    }
+
+    /// Opens a record and returns its names and flags (the value is wiped). `tampered` when it
+    /// does not authenticate, `corrupted` when it authenticates but does not parse.
+    static func openEntry(_ sealed: SealedRecord, vaultID: [UInt8], keys: VaultKeys) throws(CredentialVaultError) -> RecordEntry {
+        try withPlaintext(sealed, vaultID: vaultID, keys: keys) { (fields) throws(CredentialVaultError) in
+            RecordEntry(key: fields.key, accessibility: fields.accessibility, expiresAtMillis: fields.expiry, sealed: sealed)
+        }
+    }
+
+    /// Opens a record's value. `deviceMismatch` when a device-only value was sealed on another
+    /// machine (`deviceKey` is this machine's key for this vault).
+    static func openValue(
+        _ sealed: SealedRecord, vaultID: [UInt8], keys: VaultKeys, deviceKey: () throws(CredentialVaultError) -> SecureBytes
+    ) throws(CredentialVaultError) -> Data {
+        try withPlaintext(sealed, vaultID: vaultID, keys: keys) { (fields) throws(CredentialVaultError) -> Data in
+            guard fields.accessibility == .deviceOnly else { return Data(fields.value) }
+            var inner: [UInt8] = []
+            defer { wipe(&inner) }
+            let ok = Crypto.open(
+                fields.value, key: try deviceKey(), associatedData: deviceAD(vaultID: vaultID, recordID: sealed.id), into: &inner)
+            guard ok else { throw .deviceMismatch }
+            return Data(inner)
+        }
+    }
+
+    /// Re-seals a record under new keys (rotation). The id stays, so a device-only value,
+    /// bound to the id and the vault id, stays valid without the device key being needed.
+    static func reseal(_ sealed: SealedRecord, vaultID: [UInt8], from old: VaultKeys, to new: VaultKeys) throws(CredentialVaultError) -> SealedRecord {
+        var plain: [UInt8] = []
+        defer { wipe(&plain) }
+        let ad = outerAD(vaultID: vaultID, recordID: sealed.id)
+        guard sealed.box.withUnsafeBytes({ Crypto.open($0, key: old.recordKey, associatedData: ad, into: &plain) }) else {
+            throw .tampered
+        }
+        return SealedRecord(id: sealed.id, box: Crypto.seal(plain, key: new.recordKey, associatedData: ad))
+    }
+
+    private struct Fields {
+        var key: CredentialKey
+        var accessibility: Accessibility
+        var expiry: UInt64
+        var value: UnsafeRawBufferPointer
+    }
+
+    private static func withPlaintext<R>(
+        _ sealed: SealedRecord, vaultID: [UInt8], keys: VaultKeys, _ body: (Fields) throws(CredentialVaultError) -> R
+    ) throws(CredentialVaultError) -> R {
+        var plain: [UInt8] = []
+        defer { wipe(&plain) }
+        let ad = outerAD(vaultID: vaultID, recordID: sealed.id)
+        guard sealed.box.withUnsafeBytes({ Crypto.open($0, key: keys.recordKey, associatedData: ad, into: &plain) }) else {
+            throw .tampered
+        }
+        // Array.withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+        return try plain.withUnsafeBytes { raw in
+            Result { () throws(CredentialVaultError) -> R in
+                var r = ByteReader(raw)
+                guard let flags = r.u8(), let expiry = r.u64(), let service = r.string16(), let account = r.string16() else {
+                    throw .corrupted("malformed record")
+                }
+                var label: String?
+                if flags & flagLabel != 0 {
+                    guard let l = r.string16() else { throw .corrupted("malformed record label") }
+                    label = l
+                }
+                guard flags & ~(flagDeviceOnly | flagEphemeral | flagLabel) == 0,
+                    (flags & flagEphemeral != 0) == (expiry != 0),
+                    let length = r.u32(), let value = r.take(Int(length)), r.remaining == 0
+                else { throw .corrupted("malformed record") }
+                let fields = Fields(
+                    key: CredentialKey(service: service, account: account, label: label),
+                    accessibility: flags & flagDeviceOnly != 0 ? .deviceOnly : .portable, expiry: expiry, value: value)
+                return try body(fields)
+            }
+        }.get()
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// `TokenStorageAdapter` conformance.
+extension SealedFileStore {
+    /// Seals `value` into a new record (device-only values a second time with the device key)
+    /// and writes the vault durably before returning.
+    public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
+        try key.validate()
+        try capabilities.check(options)
+        guard value.count <= 64 << 20 else { throw .invalidArgument("a credential is limited to 64 MiB") }
+        let expiry: UInt64 =
+            if case .ephemeral(let ttl) = options.lifetime {
+                UInt64(((configuration.clock.now().timeIntervalSince1970 + ttl.timeInterval) * 1000).rounded(.up))
+            } else { 0 }
+        try mutate { (s) throws(CredentialVaultError) in
+            let deviceKey = options.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
+            s.contents.records[key] = RecordCodec.seal(
+                key: key, value: value, accessibility: options.accessibility, expiresAtMillis: expiry,
+                vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: deviceKey)
+        }
+    }
+
+    /// The value, opened from memory (the file is re-read only if it changed).
+    public func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        let found = try read { (s) throws(CredentialVaultError) -> (RecordEntry, VaultKeys, [UInt8])? in
+            s.contents.records[key].map { ($0, s.keys, s.contents.header.vaultID) }
+        }
+        guard let (entry, keys, vaultID) = found else { return nil }
+        if entry.isExpired(at: configuration.clock.now()) {
+            // Purge it, unless it was replaced in the meantime.
+            _ = try? mutate { s in
+                if s.contents.records[key]?.sealed.id == entry.sealed.id { s.contents.records[key] = nil }
+            }
+            throw .expired
+        }
+        return try RecordCodec.openValue(entry.sealed, vaultID: vaultID, keys: keys) { () throws(CredentialVaultError) in
+            try state.withLock { (s) throws(CredentialVaultError) in try self.deviceKey(&s) }
+        }
+    }
+
+    private enum Taken {
+        case value(Data)
+        case missing
+        case expired
+    }
+
+    /// Opens and deletes the record in one locked write: concurrent takers, in this process or
+    /// others, never both get it. Nothing is deleted when the value cannot be opened.
+    public func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        let now = configuration.clock.now()
+        let outcome = try mutate({ (s) throws(CredentialVaultError) -> Taken in
+            guard let entry = s.contents.records[key] else { return .missing }
+            if entry.isExpired(at: now) { return .expired }  // purged by the write
+            let deviceKey = entry.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
+            let value = try RecordCodec.openValue(entry.sealed, vaultID: s.contents.header.vaultID, keys: s.keys) {
+                () throws(CredentialVaultError) in deviceKey!
+            }
+            s.contents.records[key] = nil
+            return .value(value)
+        }, changed: { if case .missing = $0 { false } else { true } })
+        switch outcome {
+        case .value(let data): return data
+        case .missing: return nil
+        case .expired: throw .expired
+        }
+    }
+
+    /// Deletes the record (nothing is written when there is none).
+    @discardableResult
+    public func delete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool {
+        try mutate({ $0.contents.records.removeValue(forKey: key) != nil }, changed: { $0 })
+    }
+
+    /// Persistent keys, sorted; names are decrypted in memory, no value is opened.
+    public func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
+        try read { s in
+            s.contents.records.values
+                .filter { !$0.isEphemeral && (service == nil || $0.key.service == service) }
+                .map(\.key)
+                .sorted(by: CredentialKey.storageOrder)
+        }
+    }
+
+    /// Accessibility and lifetime of a record (expired ones are reported missing).
+    public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
+        let now = configuration.clock.now()
+        return try read { s in
+            guard let entry = s.contents.records[key], !entry.isExpired(at: now) else { return nil }
+            return CredentialMetadata(key: entry.key, accessibility: entry.accessibility, isEphemeral: entry.isEphemeral)
+        }
+    }
+
+    /// Deletes every record (of one service when given) in one write.
+    @discardableResult
+    public func deleteAll(service: String?) throws(CredentialVaultError) -> Int {
+        try mutate({ s in
+            let doomed = s.contents.records.keys.filter { service == nil || $0.service == service }
+            for key in doomed { s.contents.records[key] = nil }
+            return doomed.count
+        }, changed: { $0 > 0 })
+    }
+}

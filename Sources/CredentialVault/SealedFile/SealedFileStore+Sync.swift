@@ -1,0 +1,70 @@
+import Foundation
+
+/// Keeping the in-memory state in step with the file, and the locked write path.
+extension SealedFileStore {
+    /// Re-reads the file when its fingerprint changed (another process wrote it).
+    static func refresh(_ state: inout State, url: URL) throws(CredentialVaultError) {
+        let current = AtomicFile.fingerprint(url.path)
+        if current != nil && current == state.fingerprint { return }
+        guard let (bytes, fingerprint) = try PrivateFiles.readVersion(url.path, limit: VaultFile.maxSize) else {
+            throw .io("the vault file \(url.path) was removed; restore it from a backup")
+        }
+        let header = try VaultFile.header(of: bytes)
+        guard header.vaultID == state.contents.header.vaultID else {
+            throw .corrupted("\(url.path) was replaced by a different vault; open it again")
+        }
+        do {
+            state.contents = try VaultContents.decode(bytes: bytes, header: header, keys: state.keys)
+        } catch .tampered where header.wrappedKey != state.contents.header.wrappedKey {
+            // Another process rotated the data key: our key no longer opens the file.
+            throw .locked
+        }
+        state.fingerprint = fingerprint
+    }
+
+    /// Reads the current state (re-reading the file if it changed).
+    func read<R>(_ body: (inout State) throws(CredentialVaultError) -> R) throws(CredentialVaultError) -> R {
+        try state.withLock { (s) throws(CredentialVaultError) -> R in
+            try Self.refresh(&s, url: url)
+            return try body(&s)
+        }
+    }
+
+    /// The write path: take the lock file (unless this task holds it through
+    /// `withExclusiveAccess`), re-read the file under it, apply `change` to a draft of the state
+    /// (contents and keys), purge expired records, write atomically and durably, and only then
+    /// adopt the draft. `changed` says from the result whether anything changed; with nothing to
+    /// change or purge nothing is written. A failure leaves file and memory as they were.
+    func mutate<R>(
+        _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
+    ) throws(CredentialVaultError) -> R {
+        let lock: VaultLock? =
+            HeldVaultLocks.paths.contains(lockPath) ? nil : try VaultLock.acquire(lockPath, timeout: configuration.lockTimeout)
+        defer { lock?.release() }
+        let now = configuration.clock.now()
+        return try state.withLock { (s) throws(CredentialVaultError) -> R in
+            try Self.refresh(&s, url: url)
+            var draft = s
+            let result = try change(&draft)
+            let purged = draft.contents.purgeExpired(now: now)
+            guard changed(result) || purged > 0 else {
+                s.deviceKey = draft.deviceKey
+                return result
+            }
+            draft.contents.header.generation &+= 1
+            draft.contents.header.recordCount = UInt32(draft.contents.records.count)
+            try AtomicFile.write(draft.contents.encode(keys: draft.keys), to: url)
+            draft.fingerprint = AtomicFile.fingerprint(url.path)
+            s = draft
+            return result
+        }
+    }
+
+    /// This machine's device record key for this vault, derived once and cached.
+    func deviceKey(_ s: inout State) throws(CredentialVaultError) -> SecureBytes {
+        if let key = s.deviceKey { return key }
+        let key = try VaultKeys.deviceRecordKey(device: configuration.resolvedDevice(), vaultID: s.contents.header.vaultID)
+        s.deviceKey = key
+        return key
+    }
+}

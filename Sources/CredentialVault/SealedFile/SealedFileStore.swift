@@ -1,0 +1,124 @@
+import Foundation
+import Synchronization
+
+/// A vault in one file, sealed with libsodium (XChaCha20-Poly1305 records, Argon2id or key file
+/// or device key unlock), for servers and headless machines. See docs/FORMAT.md.
+///
+/// Persistent, cross-process safe (a lock file with a bounded wait; every write re-reads the
+/// file under the lock), device-only records sealed a second time with the device key,
+/// ephemeral records with TTL. Reads are served from memory and re-read only when the file
+/// changed on disk. Every write is atomic and durable; a failed write leaves the file and this
+/// object as they were.
+public final class SealedFileStore: ExclusiveAccessStore {
+    struct State: Sendable {
+        var keys: VaultKeys
+        var contents: VaultContents
+        var fingerprint: AtomicFile.Fingerprint?
+        var deviceKey: SecureBytes?
+    }
+
+    /// The vault file.
+    public let url: URL
+    let lockPath: String
+    let configuration: SealedFileConfiguration
+    let state: Mutex<State>
+
+    /// The service used by the string conveniences.
+    public var defaultService: String { configuration.defaultService }
+
+    /// Persistent, device-only and portable, ephemeral, cross-process safe.
+    public var capabilities: BackendCapabilities {
+        BackendCapabilities(
+            isPersistent: true, supportsDeviceOnly: true, supportsPortable: true, supportsEphemeral: true,
+            isCrossProcessSafe: true)
+    }
+
+    /// `$XDG_DATA_HOME/credential-vault/default.cvault` (default `~/.local/share/...`).
+    public static var defaultURL: URL {
+        XDGDirectories.data.appendingPathComponent("credential-vault/default.cvault")
+    }
+
+    init(
+        url: URL, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,
+        configuration: SealedFileConfiguration
+    ) throws(CredentialVaultError) {
+        self.url = url
+        lockPath = url.path + ".lock"
+        self.configuration = configuration
+        state = Mutex(State(keys: keys, contents: contents, fingerprint: fingerprint, deviceKey: nil))
+        // Expired ephemeral records are purged on open. Best effort: if the vault is busy or
+        // read-only they stay on disk, but they are never served.
+        if contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {
+            _ = try? mutate { _ in false }
+        }
+    }
+
+    /// Opens and unlocks an existing vault (see `LockedVault`).
+    public static func open(
+        at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+    ) throws(CredentialVaultError) -> SealedFileStore {
+        try LockedVault(url: url).unlock(with: key, configuration: configuration)
+    }
+
+    /// Creates a new, empty vault (its directory 0700, the file 0600) with a random data key
+    /// wrapped by `key`. Throws `invalidArgument` when a vault already exists there.
+    public static func create(
+        at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
+        configuration: SealedFileConfiguration = SealedFileConfiguration()
+    ) throws(CredentialVaultError) -> SealedFileStore {
+        try PrivateFiles.ensurePrivateDirectory(url.deletingLastPathComponent())
+        let lock = try VaultLock.acquire(url.path + ".lock", timeout: configuration.lockTimeout)
+        defer { lock.release() }
+        if FileManager.default.fileExists(atPath: url.path) {
+            throw .invalidArgument("a vault already exists at \(url.path)")
+        }
+        let dataKey = SecureBytes.random(count: Crypto.keyBytes)
+        let header = try wrappedHeader(
+            for: key, kdf: kdf, vaultID: Crypto.randomBytes(VaultHeader.idSize), dataKey: dataKey, generation: 0,
+            configuration: configuration)
+        let keys = VaultKeys(dataKey: dataKey)
+        let contents = VaultContents(header: header, records: [:])
+        try AtomicFile.write(contents.encode(keys: keys), to: url)
+        return try SealedFileStore(
+            url: url, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(url.path),
+            configuration: configuration)
+    }
+
+    /// Opens the vault at `url`, creating it first when there is none.
+    public static func openOrCreate(
+        at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
+        configuration: SealedFileConfiguration = SealedFileConfiguration()
+    ) throws(CredentialVaultError) -> SealedFileStore {
+        do {
+            return try open(at: url, key: key, configuration: configuration)
+        } catch .notAvailable {
+            do {
+                return try create(at: url, key: key, kdf: kdf, configuration: configuration)
+            } catch .invalidArgument {
+                // Another process created it in between: open theirs.
+                return try open(at: url, key: key, configuration: configuration)
+            }
+        }
+    }
+
+    /// A header for `key` with fresh salt, wrapping `dataKey`: one key derivation.
+    static func wrappedHeader(
+        for key: VaultKey, kdf: KDFParameters, vaultID: [UInt8], dataKey: SecureBytes, generation: UInt64,
+        configuration: SealedFileConfiguration
+    ) throws(CredentialVaultError) -> VaultHeader {
+        let isPassphrase = if case .passphrase = key { true } else { false }
+        let source: KeySource =
+            switch key {
+            case .passphrase: .passphrase
+            case .keyFile: .keyFile
+            case .device: .device
+            }
+        var header = VaultHeader(
+            vaultID: vaultID, keySource: source, kdf: isPassphrase ? .argon2id13 : .none,
+            opsLimit: isPassphrase ? kdf.opsLimit : 0, memLimitBytes: isPassphrase ? kdf.memLimitBytes : 0,
+            salt: Crypto.randomBytes(Crypto.saltBytes), wrappedKey: [], generation: generation, recordCount: 0)
+        let kek = try KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice)
+        header.wrappedKey = KeyWrapping.wrap(dataKey, kek: kek, header: header)
+        return header
+    }
+}

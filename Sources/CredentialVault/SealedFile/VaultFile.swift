@@ -1,0 +1,66 @@
+/// The whole file: header, records, and a trailing MAC (format 1.x; see docs/FORMAT.md).
+///
+///     header (148 bytes) | record* | MAC (32 bytes)
+///     record = length u32 | id (16) | nonce (24) | ciphertext | tag (16)
+///     MAC    = BLAKE2b-256 keyed with the file-MAC subkey over every byte before it
+///
+/// The MAC is what makes dropping, reordering, duplicating or truncating records, and editing
+/// the generation or count, detectable: each record only authenticates itself.
+enum VaultFile {
+    /// The largest vault file read (a hostile file must not make us allocate without bound).
+    static let maxSize = 1 << 30
+    static let minRecordSize = SealedRecord.idSize + Crypto.sealOverhead
+
+    /// Serialises header and records and appends the MAC.
+    static func serialize(header: VaultHeader, records: some Sequence<SealedRecord>, macKey: SecureBytes) -> [UInt8] {
+        var w = ByteWriter(capacity: 4096)
+        header.encode(into: &w)
+        for record in records {
+            w.u32(UInt32(record.id.count + record.box.count))
+            w.raw(record.id)
+            w.raw(record.box)
+        }
+        let mac = w.bytes.withUnsafeBytes { Crypto.keyedHash(key: macKey, [$0]) }
+        w.raw(mac)
+        return w.bytes
+    }
+
+    /// Parses the header only (the file is still locked).
+    static func header(of bytes: [UInt8]) throws(CredentialVaultError) -> VaultHeader {
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(CredentialVaultError) -> VaultHeader in
+                var reader = ByteReader(raw)
+                return try VaultHeader.decode(&reader)
+            }
+        }.get()
+    }
+
+    /// Checks the MAC, then splits the records. `tampered` when the MAC fails, `corrupted` when
+    /// the authenticated content does not parse.
+    static func records(of bytes: [UInt8], header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> [SealedRecord] {
+        guard bytes.count >= VaultHeader.size + Crypto.macBytes else { throw .corrupted("truncated file") }
+        let bodyEnd = bytes.count - Crypto.macBytes
+        return try bytes.withUnsafeBytes { raw in
+            Result { () throws(CredentialVaultError) -> [SealedRecord] in
+                let body = UnsafeRawBufferPointer(rebasing: raw[..<bodyEnd])
+                let expected = Crypto.keyedHash(key: macKey, [body])
+                let stored = Array(raw[bodyEnd...])
+                guard constantTimeEquals(expected, stored) else { throw .tampered }
+                var reader = ByteReader(body, offset: VaultHeader.size)
+                guard Int(header.recordCount) <= reader.remaining / (minRecordSize + 4) else {
+                    throw .corrupted("record count exceeds the file size")
+                }
+                var records: [SealedRecord] = []
+                records.reserveCapacity(Int(header.recordCount))
+                for _ in 0..<header.recordCount {
+                    guard let length = reader.u32(), Int(length) >= minRecordSize,
+                        let id = reader.bytes(SealedRecord.idSize), let box = reader.bytes(Int(length) - SealedRecord.idSize)
+                    else { throw .corrupted("malformed record table") }
+                    records.append(SealedRecord(id: id, box: box))
+                }
+                guard reader.remaining == 0 else { throw .corrupted("trailing bytes after the records") }
+                return records
+            }
+        }.get()
+    }
+}

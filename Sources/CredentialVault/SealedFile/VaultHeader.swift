@@ -1,0 +1,99 @@
+/// The fixed-size header of a sealed-file vault (format 1.x); see docs/FORMAT.md.
+///
+///     offset size field
+///          0    8 magic "CRDVAULT"
+///          8    2 format major (1)        little-endian, like every integer here
+///         10    2 format minor (0)
+///         12   16 vault id (random)
+///         28    1 key source (1 passphrase, 2 key file, 3 device key)
+///         29    1 KDF (0 none, 1 Argon2id v1.3)
+///         30    2 reserved, zero
+///         32    8 KDF ops limit
+///         40    8 KDF memory limit in bytes
+///         48   16 salt
+///         64   72 wrapped data key: nonce(24) ciphertext(32) tag(16); associated data = bytes 0..<64
+///        136    8 generation (incremented by every write)
+///        144    4 record count
+///
+/// Bytes 0..<64 are authenticated by the data-key wrapping, and the whole file (header
+/// included) by the trailing MAC, so no header field can be changed undetected.
+struct VaultHeader: Equatable {
+    static let magic: [UInt8] = Array("CRDVAULT".utf8)
+    static let currentMajor: UInt16 = 1
+    static let currentMinor: UInt16 = 0
+    static let keyParametersSize = 64
+    static let wrappedKeySize = Crypto.keyBytes + Crypto.sealOverhead
+    static let size = keyParametersSize + wrappedKeySize + 8 + 4
+    static let idSize = 16
+
+    enum KDF: UInt8 {
+        case none = 0
+        case argon2id13 = 1
+    }
+
+    var major: UInt16 = currentMajor
+    var minor: UInt16 = currentMinor
+    var vaultID: [UInt8]
+    var keySource: KeySource
+    var kdf: KDF
+    var opsLimit: UInt64
+    var memLimitBytes: UInt64
+    var salt: [UInt8]
+    var wrappedKey: [UInt8]
+    var generation: UInt64
+    var recordCount: UInt32
+
+    /// The first 64 bytes: what the wrapped data key is bound to.
+    func keyParameterBytes() -> [UInt8] {
+        var w = ByteWriter(capacity: Self.keyParametersSize)
+        w.raw(Self.magic)
+        w.u16(major)
+        w.u16(minor)
+        w.raw(vaultID)
+        w.u8(keySource.rawValue)
+        w.u8(kdf.rawValue)
+        w.u16(0)
+        w.u64(opsLimit)
+        w.u64(memLimitBytes)
+        w.raw(salt)
+        return w.bytes
+    }
+
+    func encode(into w: inout ByteWriter) {
+        w.raw(keyParameterBytes())
+        w.raw(wrappedKey)
+        w.u64(generation)
+        w.u32(recordCount)
+    }
+
+    /// Parses and validates the header. Errors: `corrupted` (not a vault, truncated, bad field),
+    /// `unsupported` (a future major version). Minor versions are forward compatible by promise.
+    static func decode(_ reader: inout ByteReader) throws(CredentialVaultError) -> VaultHeader {
+        guard let magic = reader.bytes(8) else { throw .corrupted("file too short to be a vault") }
+        guard magic == Self.magic else { throw .corrupted("not a CredentialVault file") }
+        guard let major = reader.u16(), let minor = reader.u16() else { throw .corrupted("truncated header") }
+        guard major == currentMajor else {
+            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads \(currentMajor).x); upgrade CredentialVault")
+        }
+        guard let id = reader.bytes(idSize), let sourceByte = reader.u8(), let kdfByte = reader.u8(),
+            let reserved = reader.u16(), let ops = reader.u64(), let mem = reader.u64(),
+            let salt = reader.bytes(Crypto.saltBytes), let wrapped = reader.bytes(wrappedKeySize),
+            let generation = reader.u64(), let count = reader.u32()
+        else { throw .corrupted("truncated header") }
+        guard let source = KeySource(rawValue: sourceByte) else { throw .corrupted("unknown key source \(sourceByte)") }
+        guard let kdf = KDF(rawValue: kdfByte), reserved == 0 else { throw .corrupted("unknown KDF or reserved bits set") }
+        switch (source, kdf) {
+        case (.passphrase, .argon2id13):
+            guard KDFParameters.isInRange(opsLimit: ops, memLimitBytes: mem) else {
+                throw .corrupted("KDF parameters out of range (ops \(ops), memory \(mem) bytes); refusing to run them")
+            }
+        case (.keyFile, .none), (.device, .none):
+            guard ops == 0, mem == 0 else { throw .corrupted("KDF parameters set for a key that takes none") }
+        default:
+            throw .corrupted("KDF does not match the key source")
+        }
+        return VaultHeader(
+            major: major, minor: minor, vaultID: id, keySource: source, kdf: kdf, opsLimit: ops,
+            memLimitBytes: mem, salt: salt, wrappedKey: wrapped, generation: generation, recordCount: count)
+    }
+}

@@ -1,0 +1,122 @@
+import CredentialVault
+import Foundation
+
+/// `credvault store SERVICE ACCOUNT`: the secret comes from stdin, byte for byte.
+enum StoreCommand: Command {
+    static let name = "store"
+    static let summary = "store a credential read from stdin"
+    static let help = """
+        usage: credvault store SERVICE ACCOUNT [--label TEXT] [--portable] [--ttl SECONDS] [common options]
+
+        Reads the secret from stdin (raw bytes, nothing stripped) and stores it under SERVICE and
+        ACCOUNT, replacing any previous value. Creates the vault when there is none.
+          --portable      may leave this machine (default: device-only)
+          --ttl SECONDS   ephemeral: expires after SECONDS, never listed
+          --label TEXT    a human-readable label
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = ["portable"]
+    static let options: Set<String> = ["label", "ttl"]
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        let names = try args.positionals("service", "account")
+        var options = StorageOptions(accessibility: args.flags.contains("portable") ? .portable : .deviceOnly)
+        if let ttl = args.options["ttl"] {
+            guard let seconds = Int(ttl), seconds > 0 else { throw UsageError("--ttl takes a positive number of seconds") }
+            options.lifetime = .ephemeral(ttl: .seconds(seconds))
+        }
+        var secret = io.readStdin()
+        defer { secret.resetBytes(in: 0..<secret.count) }
+        guard let store = try VaultOptions.openStore(args, create: true) else { return ExitCode.failure }
+        try store.save(secret, for: CredentialKey(service: names[0], account: names[1], label: args.options["label"]), options: options)
+        return ExitCode.success
+    }
+}
+
+/// `credvault lookup SERVICE ACCOUNT`: exactly the stored bytes on stdout.
+enum LookupCommand: Command {
+    static let name = "lookup"
+    static let summary = "write a credential's exact bytes to stdout"
+    static let help = """
+        usage: credvault lookup SERVICE ACCOUNT [--take] [common options]
+
+        Writes exactly the stored bytes to stdout (no newline added). Exit code 1 when there is
+        no such credential.
+          --take   delete it in the same step (single use)
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = ["take"]
+    static let options: Set<String> = []
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        let names = try args.positionals("service", "account")
+        guard let store = try VaultOptions.openStore(args, create: false) else { return ExitCode.notFound }
+        let key = CredentialKey(service: names[0], account: names[1])
+        guard var value = args.flags.contains("take") ? try store.take(key) : try store.load(key) else {
+            io.error("no credential \(names[0]) / \(names[1])")
+            return ExitCode.notFound
+        }
+        defer { value.resetBytes(in: 0..<value.count) }
+        io.write(value)
+        return ExitCode.success
+    }
+}
+
+/// `credvault delete SERVICE ACCOUNT`.
+enum DeleteCommand: Command {
+    static let name = "delete"
+    static let summary = "delete a credential"
+    static let help = """
+        usage: credvault delete SERVICE ACCOUNT [common options]
+
+        Deletes the credential. Exit code 1 when there was none.
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = []
+    static let options: Set<String> = []
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        let names = try args.positionals("service", "account")
+        guard let store = try VaultOptions.openStore(args, create: false),
+            try store.delete(CredentialKey(service: names[0], account: names[1]))
+        else {
+            io.error("no credential \(names[0]) / \(names[1])")
+            return ExitCode.notFound
+        }
+        return ExitCode.success
+    }
+}
+
+/// `credvault list`: one `SERVICE<TAB>ACCOUNT` line per credential, or JSON.
+enum ListCommand: Command {
+    static let name = "list"
+    static let summary = "list stored credentials (names only)"
+    static let help = """
+        usage: credvault list [--service SERVICE] [--json] [common options]
+
+        Prints one SERVICE<TAB>ACCOUNT line per persistent credential (ephemeral ones are never
+        listed); --json prints an array of {service, account, label, accessibility}.
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = []
+    static let options: Set<String> = ["service"]
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        let store = try VaultOptions.openStore(args, create: false)
+        let keys = try store?.listKeys(service: args.options["service"]) ?? []
+        if args.flags.contains("json") {
+            var items: [[String: String]] = []
+            for key in keys {
+                var item = ["service": key.service, "account": key.account]
+                if let label = key.label { item["label"] = label }
+                if let meta = try store?.metadata(for: key) { item["accessibility"] = meta.accessibility.rawValue }
+                items.append(item)
+            }
+            io.write(try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys]) + Data("\n".utf8))
+        } else {
+            for key in keys { io.print("\(key.service)\t\(key.account)") }
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,154 @@
+import CredentialVault
+import Foundation
+
+/// `credvault init`: create a vault explicitly.
+enum InitCommand: Command {
+    static let name = "init"
+    static let summary = "create a sealed-file vault"
+    static let help = """
+        usage: credvault init [--vault PATH] [--passphrase-file PATH | --key-file PATH | --ask-passphrase | --device] [--kdf PRESET]
+
+        Creates an empty vault (directory 0700, file 0600) unlocked by the given key (default:
+        this machine's device key). Fails when a vault exists.
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = []
+    static let options: Set<String> = []
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        let url = VaultOptions.vaultURL(args)
+        let key = try VaultOptions.explicitKey(args, confirmNew: true) ?? .device
+        let store = try SealedFileStore.create(at: url, key: key, kdf: VaultOptions.kdf(args))
+        io.print("created \(store.url.path) (unlocked with its \(store.keySource))")
+        return ExitCode.success
+    }
+}
+
+/// `credvault keygen PATH`: a new random key file.
+enum KeygenCommand: Command {
+    static let name = "keygen"
+    static let summary = "create a random key file"
+    static let help = """
+        usage: credvault keygen PATH
+
+        Writes 32 random bytes to a new file PATH (mode 0600; refuses to overwrite), to use
+        with --key-file.
+        """
+    static let flags: Set<String> = []
+    static let options: Set<String> = []
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        let path = try args.positionals("path")[0]
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CredentialVaultError.io("cannot create \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let key = SecureBytes.random(count: 32)
+        let written = key.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+        guard written == 32, fsync(fd) == 0 else { throw CredentialVaultError.io("cannot write \(path)") }
+        return ExitCode.success
+    }
+}
+
+/// `credvault passwd`: change what unlocks the vault.
+enum PasswdCommand: Command {
+    static let name = "passwd"
+    static let summary = "change the passphrase or key that unlocks the vault"
+    static let help = """
+        usage: credvault passwd [current key options] (--new-passphrase-file PATH | --new-key-file PATH | --ask-new-passphrase | --new-device)
+
+        Re-wraps the vault's data key under the new key; records are not re-encrypted. The
+        current key (common options) is checked first. Atomic: after a crash the vault opens
+        with the old key or the new one.
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = ["ask-new-passphrase", "new-device"]
+    static let options: Set<String> = ["new-passphrase-file", "new-key-file"]
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        var new: [VaultKey] = []
+        if let path = args.options["new-passphrase-file"] { new.append(try VaultOptions.passphrase(fromFile: path)) }
+        if let path = args.options["new-key-file"] { new.append(.keyFile(URL(fileURLWithPath: path))) }
+        if args.flags.contains("ask-new-passphrase") { new.append(try Prompt.passphrase(confirm: true)) }
+        if args.flags.contains("new-device") { new.append(.device) }
+        guard new.count == 1 else { throw UsageError("give exactly one new key") }
+        let current = try VaultOptions.explicitKey(args) ?? .device
+        guard let store = try VaultOptions.openSealedFile(args, create: false) else {
+            throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
+        }
+        try store.changeKey(from: current, to: new[0], kdf: VaultOptions.kdf(args))
+        io.print("\(store.url.path) is now unlocked with its \(store.keySource)")
+        return ExitCode.success
+    }
+}
+
+/// `credvault rotate`: a new data key, every record re-sealed.
+enum RotateCommand: Command {
+    static let name = "rotate"
+    static let summary = "replace the vault's data key and re-seal every record"
+    static let help = """
+        usage: credvault rotate [key options]
+
+        Makes a new random data key, re-seals every record with it and wraps it with the same
+        key as before. Atomic.
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = []
+    static let options: Set<String> = []
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        let key = try VaultOptions.explicitKey(args) ?? .device
+        guard let store = try VaultOptions.openSealedFile(args, create: false) else {
+            throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
+        }
+        try store.rotateDataKey(key: key)
+        io.print("rotated the data key of \(store.url.path)")
+        return ExitCode.success
+    }
+}
+
+/// `credvault info`: what the backend is and how it is set up.
+enum InfoCommand: Command {
+    static let name = "info"
+    static let summary = "show the backend, where it stores, how it is unlocked, its capabilities"
+    static let help = """
+        usage: credvault info [--json] [common options]
+
+        Shows the backend, where it stores, whether and how it is locked, the format and KDF of
+        a sealed-file vault, and the backend's capabilities. Never shows a secret.
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = []
+    static let options: Set<String> = []
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        var info: [(String, String)] = [("backend", VaultOptions.backendName(args))]
+        if VaultOptions.backendName(args) == "file" {
+            let url = VaultOptions.vaultURL(args)
+            info.append(("path", url.path))
+            if let locked = try? LockedVault(url: url) {
+                info.append(("format", locked.formatVersion))
+                info.append(("unlocked with", locked.keySource.description))
+                if let kdf = locked.kdf { info.append(("kdf", kdf.description)) }
+                if let store = try VaultOptions.openSealedFile(args, create: false) {
+                    info.append(("credentials", String(try store.listKeys().count)))
+                    info.append(("capabilities", store.capabilities.description))
+                }
+            } else {
+                info.append(("state", "no vault yet (created by the first store, unlocked with the device key)"))
+            }
+        } else if let store = try VaultOptions.openStore(args, create: false) {
+            info.append(("capabilities", store.capabilities.description))
+        }
+        if args.flags.contains("json") {
+            let object = Dictionary(info.map { ($0.0.replacingOccurrences(of: " ", with: "_"), $0.1) }) { a, _ in a }
+            io.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) + Data("\n".utf8))
+        } else {
+            for (name, value) in info { io.print("\(name): \(value)") }
+        }
+        return ExitCode.success
+    }
+}

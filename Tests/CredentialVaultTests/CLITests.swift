@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+
+/// The `credvault` executable, run as a user or a script would.
+@Suite final class CLITests {
+    let dir = TempDirectory()
+
+    struct Outcome {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+    }
+
+    /// Runs credvault with private XDG directories, feeding `stdin`.
+    func credvault(_ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:]) throws -> Outcome {
+        let process = Process()
+        process.executableURL = BuiltProducts.credvault
+        process.arguments = arguments
+        var env = ["HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path("state").path, "PATH": "/usr/bin:/bin"]
+        env.merge(environment) { $1 }
+        process.environment = env
+        let input = Pipe(), output = Pipe(), error = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        input.fileHandleForWriting.write(stdin)
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Outcome(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func storeAndLookupRoundTripExactBytesWithTheDeviceKey() throws {
+        let secret = Data([0x68, 0x69, 0, 0xFF, 0x0A, 0x0A])
+        #expect(try credvault(["store", "api.example.com", "alice"], stdin: secret).status == 0)
+        let found = try credvault(["lookup", "api.example.com", "alice"])
+        #expect(found.status == 0)
+        #expect(found.stdout == secret, "exactly the stored bytes, trailing newlines included")
+        #expect(try credvault(["store", "api.example.com", "empty"], stdin: Data()).status == 0)
+        #expect(try credvault(["lookup", "api.example.com", "empty"]).stdout == Data())
+        let info = String(decoding: try credvault(["info"]).stdout, as: UTF8.self)
+        #expect(info.contains("unlocked with: device key"))
+    }
+
+    @Test func listPrintsTabSeparatedLinesAndJSON() throws {
+        _ = try credvault(["store", "svc-b", "bob"], stdin: Data("1".utf8))
+        _ = try credvault(["store", "svc-a", "alice", "--portable"], stdin: Data("2".utf8))
+        _ = try credvault(["store", "svc-a", "verifier", "--ttl", "60"], stdin: Data("3".utf8))
+        let list = try credvault(["list"])
+        #expect(String(decoding: list.stdout, as: UTF8.self) == "svc-a\talice\nsvc-b\tbob\n")
+        let json = try credvault(["list", "--json"])
+        let items = try JSONSerialization.jsonObject(with: json.stdout) as? [[String: String]]
+        #expect(items?.count == 2)
+        #expect(items?.first?["accessibility"] == "portable")
+        #expect(try credvault(["lookup", "svc-a", "verifier", "--take"]).stdout == Data("3".utf8))
+        #expect(try credvault(["lookup", "svc-a", "verifier"]).status == 1)
+    }
+
+    @Test func exitCodesAreStable() throws {
+        #expect(try credvault(["lookup", "nothing", "here"]).status == 1)
+        #expect(try credvault(["delete", "nothing", "here"]).status == 1)
+        #expect(try credvault(["frobnicate"]).status == 2)
+        #expect(try credvault(["store", "only-service"]).status == 2)
+        let secretAsArgument = try credvault(["store", "svc", "acct", "hunter2"])
+        #expect(secretAsArgument.status == 2, "a secret is never taken from the command line")
+        #expect(!secretAsArgument.stderr.contains("hunter2") || secretAsArgument.stderr.contains("expected"))
+        #expect(try credvault(["list", "--backend", "nope"]).status == 2)
+    }
+
+    @Test func passphraseFileEnvironmentVariableAndWrongPassphrase() throws {
+        let vault = dir.path("vaults/p.cvault").path
+        let good = dir.path("good-pass"), bad = dir.path("bad-pass")
+        try Data("right horse\n".utf8).write(to: good)
+        try Data("wrong horse\n".utf8).write(to: bad)
+        let create = try credvault(["init", "--vault", vault, "--passphrase-file", good.path, "--kdf", "insecure-testing-only"])
+        #expect(create.status == 0, "\(create.stderr)")
+        #expect(try credvault(["store", "s", "a", "--vault", vault, "--passphrase-file", good.path], stdin: Data("v".utf8)).status == 0)
+        let viaEnv = try credvault(["lookup", "s", "a", "--vault", vault], environment: ["CREDVAULT_PASSPHRASE_FILE": good.path])
+        #expect(viaEnv.stdout == Data("v".utf8))
+        let wrong = try credvault(["lookup", "s", "a", "--vault", vault, "--passphrase-file", bad.path])
+        #expect(wrong.status == 4)
+        #expect(wrong.stderr.contains("wrong passphrase") && !wrong.stderr.contains("horse"))
+        #expect(wrong.stderr.split(separator: "\n").count == 1, "one clear line")
+        let noKey = try credvault(["lookup", "s", "a", "--vault", vault])
+        #expect(noKey.status == 2 && noKey.stderr.contains("--passphrase-file"))
+    }
+
+    @Test func keyFilePasswdAndRotate() throws {
+        let vault = dir.path("vaults/k.cvault").path
+        let keyFile = dir.path("k.key").path, newKey = dir.path("new.key").path
+        #expect(try credvault(["keygen", keyFile]).status == 0)
+        #expect(try credvault(["keygen", keyFile]).status != 0, "never overwrites a key file")
+        #expect(try credvault(["keygen", newKey]).status == 0)
+        #expect(try credvault(["store", "s", "a", "--vault", vault, "--key-file", keyFile, "--portable"], stdin: Data("v".utf8)).status == 0)
+        #expect(try credvault(["passwd", "--vault", vault, "--key-file", keyFile, "--new-key-file", newKey]).status == 0)
+        #expect(try credvault(["lookup", "s", "a", "--vault", vault, "--key-file", keyFile]).status == 4)
+        #expect(try credvault(["rotate", "--vault", vault, "--key-file", newKey]).status == 0)
+        #expect(try credvault(["lookup", "s", "a", "--vault", vault, "--key-file", newKey]).stdout == Data("v".utf8))
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        let top = try credvault(["--help"])
+        #expect(top.status == 0)
+        let text = String(decoding: top.stdout, as: UTF8.self)
+        let names = text.split(separator: "\n").filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }.filter { !$0.hasPrefix("--") }
+        #expect(names.contains("store") && names.contains("lookup") && names.contains("list"))
+        for name in names {
+            let help = try credvault([name, "--help"])
+            #expect(help.status == 0, "\(name) --help")
+            #expect(String(decoding: help.stdout, as: UTF8.self).contains("usage: credvault \(name)"))
+        }
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+/// Unlocking, key changes, device binding and on-disk hygiene of the sealed file.
+@Suite final class SealedFileTests {
+    let dir = TempDirectory()
+    let key = CredentialKey(service: "api.example.com", account: "alice")
+
+    @Test func unlocksWithPassphraseKeyFileAndDeviceKey() throws {
+        let keyFile = try TestVault.keyFile(dir)
+        for (name, vaultKey) in [("p", VaultKey.passphrase(TestVault.passphrase)), ("k", .keyFile(keyFile)), ("d", .device)] {
+            let store = try TestVault.create(dir, name: "\(name)/v.cvault", key: vaultKey)
+            try store.save(Data("secret-\(name)".utf8), for: key, options: .portable)
+            let again = try SealedFileStore.open(at: store.url, key: vaultKey, configuration: TestVault.configuration(dir))
+            #expect(try again.load(key) == Data("secret-\(name)".utf8))
+        }
+    }
+
+    @Test func wrongPassphraseAndWrongKeyFileAreTypedAndChangeNothing() throws {
+        let store = try TestVault.create(dir)
+        try store.save(Data("v".utf8), for: key, options: .default)
+        let before = try TestVault.bytes(store.url)
+        #expect(throws: CredentialVaultError.wrongPassphrase) {
+            try SealedFileStore.open(at: store.url, key: .passphrase("wrong"), configuration: TestVault.configuration(dir))
+        }
+        let keyFileVault = try TestVault.create(dir, name: "k/v.cvault", key: .keyFile(try TestVault.keyFile(dir, name: "right")))
+        #expect(throws: CredentialVaultError.wrongPassphrase) {
+            try SealedFileStore.open(
+                at: keyFileVault.url, key: .keyFile(try TestVault.keyFile(dir, name: "wrong-key")), configuration: TestVault.configuration(dir))
+        }
+        #expect(throws: CredentialVaultError.self) {
+            try SealedFileStore.open(at: keyFileVault.url, key: .passphrase("x"), configuration: TestVault.configuration(dir))
+        }
+        #expect(try TestVault.bytes(store.url) == before)
+    }
+
+    @Test func exactlyOnePasswordDerivationPerUnlock() throws {
+        let store = try TestVault.create(dir)
+        let counter = PasswordDerivationCounter()
+        let opened = try counter.counting {
+            try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        }
+        #expect(counter.value == 1)
+        try counter.counting { try exercise(opened, other: store) }
+        #expect(counter.value == 1)
+    }
+
+    private func exercise(_ opened: SealedFileStore, other store: SealedFileStore) throws {
+        for i in 0..<20 { try opened.save(Data([UInt8(i)]), for: CredentialKey(service: "s", account: "\(i)"), options: .default) }
+        for i in 0..<20 { _ = try opened.load(CredentialKey(service: "s", account: "\(i)")) }
+        try store.save(Data("from the other handle".utf8), for: key, options: .default)
+        #expect(try opened.load(key) == Data("from the other handle".utf8), "re-read after another writer, no KDF")
+    }
+
+    @Test func passphraseChangeRewrapsWithoutTouchingRecords() throws {
+        let store = try TestVault.create(dir)
+        try store.save(Data("kept".utf8), for: key, options: .default)
+        let recordsBefore = Array(try TestVault.bytes(store.url)[VaultHeader.size...])
+        #expect(throws: CredentialVaultError.wrongPassphrase) {
+            try store.changeKey(from: .passphrase("not it"), to: .passphrase("new one"), kdf: TestVault.kdf)
+        }
+        try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
+        let after = try TestVault.bytes(store.url)
+        #expect(Array(after[VaultHeader.size..<after.count - 32]) == Array(recordsBefore.dropLast(32)))
+        #expect(throws: CredentialVaultError.wrongPassphrase) {
+            try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        }
+        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase("new one"), configuration: TestVault.configuration(dir))
+        #expect(try reopened.load(key) == Data("kept".utf8))
+        // Switch to a key file, then to the device key.
+        let keyFile = try TestVault.keyFile(dir)
+        try reopened.changeKey(from: .passphrase("new one"), to: .keyFile(keyFile))
+        try reopened.changeKey(from: .keyFile(keyFile), to: .device)
+        #expect(try SealedFileStore.open(at: store.url, key: .device, configuration: TestVault.configuration(dir)).load(key) == Data("kept".utf8))
+    }
+
+    @Test func rotationResealsEveryRecord() throws {
+        let store = try TestVault.create(dir)
+        for i in 0..<5 { try store.save(Data("v\(i)".utf8), for: CredentialKey(service: "s", account: "\(i)"), options: .default) }
+        let before = try TestVault.bytes(store.url)
+        try store.rotateDataKey(key: .passphrase(TestVault.passphrase))
+        let after = try TestVault.bytes(store.url)
+        #expect(before.count == after.count)
+        #expect(Array(before[64..<136]) != Array(after[64..<136]), "the data key is re-wrapped")
+        // No record ciphertext survives rotation.
+        let beforeRecords = Set(stride(from: VaultHeader.size, to: before.count - 64, by: 32).map { Array(before[$0..<$0 + 32]) })
+        let afterRecords = Set(stride(from: VaultHeader.size, to: after.count - 64, by: 32).map { Array(after[$0..<$0 + 32]) })
+        #expect(beforeRecords.intersection(afterRecords).count <= 1)
+        #expect(try store.load(CredentialKey(service: "s", account: "3")) == Data("v3".utf8))
+        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        #expect(try reopened.load(CredentialKey(service: "s", account: "4")) == Data("v4".utf8))
+    }
+
+    @Test func copiedToAnotherMachineOpensPortableButNotDeviceOnly() throws {
+        let store = try TestVault.create(dir)
+        let portable = CredentialKey(service: "s", account: "portable")
+        let deviceOnly = CredentialKey(service: "s", account: "device-only")
+        try store.save(Data("travels".utf8), for: portable, options: .portable)
+        try store.save(Data("stays".utf8), for: deviceOnly, options: .default)
+        let elsewhere = try SealedFileStore.open(
+            at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, device: "other-machine"))
+        #expect(try elsewhere.load(portable) == Data("travels".utf8))
+        #expect(throws: CredentialVaultError.deviceMismatch) { try elsewhere.load(deviceOnly) }
+        #expect(throws: CredentialVaultError.deviceMismatch) { try elsewhere.take(deviceOnly) }
+        #expect(try elsewhere.listKeys(service: "s").count == 2)
+        // Writes and rotation on the other machine keep the device-only record intact.
+        try elsewhere.save(Data("x".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
+        try elsewhere.rotateDataKey(key: .passphrase(TestVault.passphrase))
+        let home = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        #expect(try home.load(deviceOnly) == Data("stays".utf8))
+        // Same host secret but another machine id is another machine too.
+        var cloned = TestVault.device(in: dir)
+        cloned.machineID = "cloned-disk"
+        let clone = try SealedFileStore.open(
+            at: store.url, key: .passphrase(TestVault.passphrase), configuration: SealedFileConfiguration(device: cloned))
+        #expect(throws: CredentialVaultError.deviceMismatch) { try clone.load(deviceOnly) }
+    }
+
+    @Test func deviceKeyVaultDoesNotOpenOnAnotherMachine() throws {
+        let store = try TestVault.create(dir, key: .device)
+        try store.save(Data("v".utf8), for: key, options: .portable)
+        #expect(throws: CredentialVaultError.deviceMismatch) {
+            try SealedFileStore.open(at: store.url, key: .device, configuration: TestVault.configuration(dir, device: "other-machine"))
+        }
+    }
+
+    @Test func noNameOrValueAppearsInTheFile() throws {
+        let store = try TestVault.create(dir)
+        let secret = "s3cr3t-value-0123456789"
+        try store.save(Data(secret.utf8), for: CredentialKey(service: "very-visible-service", account: "very-visible-account", label: "a label"), options: .portable)
+        let text = String(decoding: try TestVault.bytes(store.url), as: UTF8.self)
+        for needle in [secret, "very-visible-service", "very-visible-account", "a label"] { #expect(!text.contains(needle)) }
+    }
+
+    @Test func filesArePrivateAndLoosePermissionsAreRefused() throws {
+        let store = try TestVault.create(dir)
+        let directory = store.url.deletingLastPathComponent().path
+        #expect(try FileManager.default.attributesOfItem(atPath: store.url.path)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int == 0o700)
+        chmod(store.url.path, 0o644)
+        #expect(throws: CredentialVaultError.self) { try LockedVault(url: store.url) }
+        chmod(store.url.path, 0o600)
+        chmod(directory, 0o755)
+        let error = #expect(throws: CredentialVaultError.self) { try LockedVault(url: store.url) }
+        guard case .permissionDenied(let message) = error else {
+            Issue.record("a vault in a world-readable directory must be refused with permissionDenied")
+            return
+        }
+        #expect(message.contains("chmod 700"))
+        #expect(throws: CredentialVaultError.self) { try TestVault.create(dir, name: "vault/second.cvault") }
+        chmod(directory, 0o700)
+        _ = try LockedVault(url: store.url)
+    }
+
+    @Test func twoHandlesSeeEachOthersWrites() throws {
+        let a = try TestVault.create(dir)
+        let b = try SealedFileStore.open(at: a.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        try a.save(Data("from a".utf8), for: CredentialKey(service: "s", account: "a"), options: .default)
+        try b.save(Data("from b".utf8), for: CredentialKey(service: "s", account: "b"), options: .default)
+        #expect(try a.load(CredentialKey(service: "s", account: "b")) == Data("from b".utf8))
+        #expect(try b.load(CredentialKey(service: "s", account: "a")) == Data("from a".utf8))
+        #expect(try a.listKeys(service: "s").count == 2)
+        #expect(try b.take(CredentialKey(service: "s", account: "a")) != nil)
+        #expect(try a.take(CredentialKey(service: "s", account: "a")) == nil, "taken once across handles")
+    }
+
+    @Test func expiredEphemeralRecordsArePurgedFromDisk() throws {
+        let clock = ManualClock()
+        let store = try TestVault.create(dir, clock: clock)
+        try store.save(Data("verifier".utf8), for: key, options: .ephemeral(ttl: .seconds(30)))
+        #expect(try LockedVault(url: store.url).header.recordCount == 1)
+        clock.advance(by: .seconds(31))
+        try store.save(Data("other".utf8), for: CredentialKey(service: "s", account: "other"), options: .default)
+        #expect(try LockedVault(url: store.url).header.recordCount == 1, "purged by the next write")
+        // And on open.
+        try store.save(Data("v2".utf8), for: key, options: .ephemeral(ttl: .seconds(30)))
+        clock.advance(by: .seconds(31))
+        _ = try SealedFileStore.open(
+            at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
+        #expect(try LockedVault(url: store.url).header.recordCount == 1, "purged on open")
+    }
+
+    @Test func exclusiveAccessNestsAndExcludesOtherHandles() async throws {
+        let a = try TestVault.create(dir, lockTimeout: .milliseconds(200))
+        let b = try SealedFileStore.open(
+            at: a.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(200)))
+        let key = self.key
+        _ = try await a.withExclusiveAccess {
+            try a.save(Data("inside".utf8), for: key, options: .default)
+            // Another task (no inherited lock) waits, then gives up with `busy`.
+            let other = await Task.detached { Result { () throws(CredentialVaultError) in try b.save(Data("blocked".utf8), for: key, options: .default) } }.value
+            #expect(throws: CredentialVaultError.busy) { try other.get() }
+            _ = try await a.withExclusiveAccess { try a.delete(key) }
+            try a.save(Data("inside again".utf8), for: key, options: .default)
+        }
+        try b.save(Data("after".utf8), for: key, options: .default)
+        #expect(try a.load(key) == Data("after".utf8))
+    }
+
+    @Test func descriptionsAreRedacted() {
+        let secret = SecureBytes(copying: Array("hunter2".utf8))
+        #expect(!"\(secret)".contains("hunter2"))
+        #expect(!String(reflecting: secret).contains("hunter2"))
+        #expect(!"\(VaultKey.passphrase("hunter2"))".contains("hunter2"))
+    }
+}

@@ -1,0 +1,79 @@
+import CredentialVault
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private temporary directory (0700) removed when released.
+final class TempDirectory: @unchecked Sendable {
+    let url: URL
+
+    init() {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("cv-test-XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        let path = bytes.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        url = URL(fileURLWithPath: path)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    func path(_ name: String) -> URL { url.appendingPathComponent(name) }
+}
+
+/// Helpers for making sealed-file vaults cheaply in tests.
+enum TestVault {
+    /// The cheapest Argon2id parameters: tests unlock hundreds of times.
+    static let kdf = KDFParameters.insecureTestingOnly
+    static let passphrase = "correct horse battery staple"
+
+    /// A device identity with its own host secret, playing "this machine" or "another machine".
+    static func device(in dir: TempDirectory, name: String = "this-machine") -> DeviceIdentity {
+        DeviceIdentity(hostSecretURL: dir.path("\(name)/host-secret"), machineID: "machine-\(name)")
+    }
+
+    static func configuration(
+        _ dir: TempDirectory, device: String = "this-machine", clock: any CredentialClock = SystemClock(),
+        lockTimeout: Duration = .seconds(10)
+    ) -> SealedFileConfiguration {
+        SealedFileConfiguration(device: self.device(in: dir, name: device), clock: clock, lockTimeout: lockTimeout)
+    }
+
+    static func create(
+        _ dir: TempDirectory, name: String = "vault/test.cvault", key: VaultKey = .passphrase(passphrase),
+        clock: any CredentialClock = SystemClock(), lockTimeout: Duration = .seconds(10)
+    ) throws -> SealedFileStore {
+        try SealedFileStore.create(
+            at: dir.path(name), key: key, kdf: kdf, configuration: configuration(dir, clock: clock, lockTimeout: lockTimeout))
+    }
+
+    /// Writes a 32-byte key file (0600).
+    static func keyFile(_ dir: TempDirectory, name: String = "key") throws -> URL {
+        let url = dir.path(name)
+        let bytes = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ name.utf8.count) }
+        _ = FileManager.default.createFile(atPath: url.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+        return url
+    }
+
+    /// The bytes of a file.
+    static func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
+
+    /// Overwrites a file in place, keeping its mode.
+    static func write(_ bytes: [UInt8], to url: URL) throws {
+        try Data(bytes).write(to: url)
+        chmod(url.path, 0o600)
+    }
+}
+
+/// Paths of the executables built beside the test bundle.
+enum BuiltProducts {
+    static var directory: URL {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("credvault").path) {
+            url.deleteLastPathComponent()
+        }
+        return url
+    }
+    static var credvault: URL { directory.appendingPathComponent("credvault") }
+    static var helper: URL { directory.appendingPathComponent("credvault-testhelper") }
+}
