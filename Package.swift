@@ -58,7 +58,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CredentialVaultSecretServiceTests",
-            dependencies: ["CredentialVault", "CredentialVaultSecretService", "secret-service-probe"],
+            dependencies: [
+                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultConformance", "secret-service-probe", "credvault",
+            ],
             swiftSettings: strict),
     ]
 )

@@ -36,7 +36,8 @@ struct GLibError: Error, Sendable {
 
     /// The object (an item deleted by someone else, for example) does not exist any more.
     /// gnome-keyring answers a call on a deleted item with `UnknownMethod` ("No such secret item
-    /// at path: ..."), other providers with `UnknownObject` or the Secret Service's `NoSuchObject`.
+    /// at path: ..." or "Object does not exist at path ..."), other providers with
+    /// `UnknownObject` or the Secret Service's `NoSuchObject`.
     var isNoSuchObject: Bool {
         let dbus = g_dbus_error_quark()
         if matches(secret_error_get_quark(), SECRET_ERROR_NO_SUCH_OBJECT.rawValue)
@@ -45,11 +46,15 @@ struct GLibError: Error, Sendable {
         {
             return true
         }
-        // An unknown method is a missing object only when the daemon says so: a provider that
-        // lacks a method must not make a failed delete look like "already gone".
-        let unknownMethod =
-            matches(dbus, G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) || remoteName == "org.freedesktop.DBus.Error.UnknownMethod"
-        return unknownMethod && message.hasPrefix("No such")
+        // An unknown method or interface is a missing object only when the message says so
+        // (gnome-keyring: "No such secret item at path ...", GDBus: "Object does not exist at
+        // path ..."): a provider that lacks a method must not make a failed delete look like
+        // "already gone".
+        let unknownMember =
+            matches(dbus, G_DBUS_ERROR_UNKNOWN_METHOD.rawValue) || matches(dbus, G_DBUS_ERROR_UNKNOWN_INTERFACE.rawValue)
+            || remoteName == "org.freedesktop.DBus.Error.UnknownMethod"
+            || remoteName == "org.freedesktop.DBus.Error.UnknownInterface"
+        return unknownMember && (message.hasPrefix("No such") || message.hasPrefix("Object does not exist"))
     }
 
     /// The held connection is no use any more (the daemon restarted and forgot our session, it

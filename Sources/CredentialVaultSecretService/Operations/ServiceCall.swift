@@ -50,35 +50,38 @@ struct ServiceCall {
 
     /// The items of `collection` whose attributes include `attributes` (all items for an empty
     /// table), locked or not. Never unlocks anything and never loads secrets.
+    ///
+    /// Searches for object paths first and then makes one proxy per item, skipping items that
+    /// another client deletes in between (libsecret's own search fails as a whole then, which
+    /// on a busy keyring happens to nearly every search over many items).
     func search(_ collection: CollectionProxy, attributes: [String: String]) throws(CredentialVaultError) -> [ItemProxy] {
         let table = AttributeTable(attributes)
         // libsecret refuses a schema search without attributes; without a schema it matches every item.
         let schema = attributes.isEmpty ? nil : CredentialSchema.shared.pointer
-        var list: UnsafeMutablePointer<GList>?
-        var attempt = 0
-        while true {
-            do {
-                list = try withGError {
-                    secret_collection_search_sync(
-                        collection.pointer, schema, table.table, SECRET_SEARCH_ALL, deadline.cancellable, $0)
-                }
-                break
-            } catch {
-                // libsecret fails the whole search when an item it found is deleted (by another
-                // client) before it has read the item's properties: search again.
-                attempt += 1
-                if !error.isNoSuchObject || attempt >= 10 { throw fail(error) }
+        let paths: UnsafeMutablePointer<UnsafeMutablePointer<gchar>?>?
+        do {
+            paths = try withGError {
+                secret_collection_search_for_dbus_paths_sync(collection.pointer, schema, table.table, deadline.cancellable, $0)
             }
+        } catch {
+            throw fail(error)
         }
+        guard let paths else { return [] }
+        defer { g_strfreev(paths) }
         var items: [ItemProxy] = []
-        var node = list
-        while let current = node {
-            if let data = current.pointee.data {
-                items.append(ItemProxy(taking: data.assumingMemoryBound(to: SecretItem.self)))
+        var index = 0
+        while let path = paths[index] {
+            index += 1
+            do {
+                let item = try withGError {
+                    secret_item_new_for_dbus_path_sync(service.pointer, path, SECRET_ITEM_NONE, deadline.cancellable, $0)
+                }
+                if let item { items.append(ItemProxy(taking: item)) }
+            } catch {
+                if error.isNoSuchObject { continue }  // deleted meanwhile
+                throw fail(error)
             }
-            node = current.pointee.next
         }
-        g_list_free(list)  // the items' references now belong to the ItemProxy objects
         return items
     }
 
