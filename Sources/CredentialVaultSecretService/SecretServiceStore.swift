@@ -89,9 +89,13 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 }
                 (target, other) = (main, try unlockedSession(call))
             }
-            let created = try call.createItem(
-                in: target, attributes: naming.attributes(of: key, options: options, expiresAt: expiresAt),
-                label: key.displayLabel, value: value)
+            guard
+                let created = try call.createItem(
+                    in: target, attributes: naming.attributes(of: key, options: options, expiresAt: expiresAt),
+                    label: key.displayLabel, value: value)
+            else {
+                return  // already replaced by a concurrent save of the same key, which cleans up
+            }
             // Replace the key's previous value. In the same collection only strictly older items
             // go, so two processes saving the same key at once keep the newer item, not neither.
             let mine = created.order

@@ -56,7 +56,11 @@ struct FailureTests {
             "ok", "ok", "error:timedOut", "error:timedOut", "error:timedOut", "ok",
             "value:" + Data("probe-secret".utf8).map { String(format: "%02x", $0) }.joined(),
         ], "\(steps)")
-        for step in steps where step.outcome == "error:timedOut" {
+        // Also when the daemon is already stopped at the first connection.
+        let first = try runProbe(
+            busMode: "--unlocked", timeoutMilliseconds: deadline, ["sigstop", "status", "sigcont", "status"])
+        #expect(first.map(\.outcome) == ["ok", "error:timedOut", "ok", "unlocked"], "\(first)")
+        for step in steps + first where step.outcome == "error:timedOut" {
             #expect(step.milliseconds >= deadline - 50 && step.milliseconds <= deadline + 500, "\(step)")
         }
     }

@@ -127,6 +127,20 @@ struct RoundTripTests {
         #expect(status.collectionPath.hasPrefix("/org/freedesktop/secrets/collection/"))
     }
 
+    @Test func concurrentSavesOfOneKeyAllSucceedAndLeaveOneItem() async throws {
+        let fixture = IsolatedSecretServiceStore()
+        let store = fixture.store
+        let key = CredentialKey(service: "contended", account: "token")
+        let values = (0..<8).map { Data("writer \($0)".utf8) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for value in values { group.addTask { try store.save(value, for: key) } }
+            try await group.waitForAll()
+        }
+        let final = try #require(try store.load(key))
+        #expect(values.contains(final))
+        #expect(try SecretTool.search(service: fixture.prefix + "contended") == 1, "the older items were all deleted")
+    }
+
     @Test func sixteenConcurrentTasks() async throws {
         let fixture = IsolatedSecretServiceStore()
         let store = fixture.store

@@ -85,10 +85,13 @@ struct ServiceCall {
         return items
     }
 
-    /// Creates a new item (never replacing one: see `SecretServiceStore.save`).
+    /// Creates a new item (never replacing one: see `SecretServiceStore.save`). `nil` when the
+    /// daemon created it but it was deleted before libsecret could read it back: a concurrent
+    /// save of the same key replaced it (or a concurrent delete removed it), which is what this
+    /// save's caller would have seen a moment later anyway.
     func createItem(
         in collection: CollectionProxy, attributes: [String: String], label: String, value: Data
-    ) throws(CredentialVaultError) -> ItemProxy {
+    ) throws(CredentialVaultError) -> ItemProxy? {
         let table = AttributeTable(attributes)
         let secret = SecretValueBridge.makeValue(value)
         defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
@@ -100,10 +103,26 @@ struct ServiceCall {
                     SECRET_ITEM_CREATE_NONE, deadline.cancellable, $0)
             }
         } catch {
+            // "No such object" also when the collection itself is gone: only an item can vanish here.
+            if error.isNoSuchObject, try self.collection(at: collection.objectPath) { return nil }
             throw fail(error)
         }
         guard let item else { throw .io("the Secret Service did not return the item it created") }
         return ItemProxy(taking: item)
+    }
+
+    /// Whether the collection at `path` still exists.
+    private func collection(at path: String) throws(CredentialVaultError) -> Bool {
+        do {
+            let pointer = try withGError {
+                secret_collection_new_for_dbus_path_sync(service.pointer, path, SECRET_COLLECTION_NONE, deadline.cancellable, $0)
+            }
+            if let pointer { g_object_unref(pointer) }
+            return pointer != nil
+        } catch {
+            if error.isNoSuchObject { return false }
+            throw fail(error)
+        }
     }
 
     /// Deletes `item`; `false` when it was already gone (deleted by someone else meanwhile).
