@@ -4,8 +4,8 @@ import Foundation
 /// Every subcommand, in the order `credvault --help` lists them. A new command adds itself here.
 let commands: [any Command.Type] = [
     StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
-    InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, AuthCommand.self,
-    InsForgeCommand.self,
+    InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, MigrateCommand.self,
+    AuthCommand.self, InsForgeCommand.self,
 ]
 
 /// The top-level help.

@@ -72,6 +72,30 @@ extension GlewlwydTests {
             #expect(noTokenCode == 1 && noToken.isEmpty)
         }
 
+        @Test("custom-scheme sign-in across two processes: login --redirect-uri exits, auth redirect URL completes")
+        func customSchemeAcrossProcesses() async throws {
+            let begin = try CLIProcess(
+                ["auth", "login", "--issuer", provider.issuer.absoluteString, "--client-id", provider.clientID,
+                 "--redirect-uri", provider.customRedirectURI, "--no-browser"] + vaultArgs, environment: environment)
+            #expect(try await begin.wait() == 0, "\(begin.stderr)")
+            let line = begin.stderr.split(separator: "\n").map(String.init).first { $0.hasPrefix("http") }
+            let url = try #require(line.flatMap(URL.init(string:)), "no sign-in URL: \(begin.stderr)")
+            let redirect = try await TestBrowser.signIn(provider).authorize(url)
+            #expect(redirect.scheme == "org.credentialvault.test")
+            // A forged state is refused by the second process (exit 11) and consumes nothing.
+            var forged = URLComponents(url: redirect, resolvingAgainstBaseURL: false)!
+            forged.queryItems = forged.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged") : $0 }
+            let (forgedCode, _, forgedError) = try await credvault(["auth", "redirect", forged.url!.absoluteString])
+            #expect(forgedCode == 11 && forgedError.contains("state"))
+            let (code, out, error) = try await credvault(["auth", "redirect", redirect.absoluteString])
+            #expect(code == 0, "\(error)")
+            #expect(out.contains("alice@example.com"))
+            let (replayCode, _, _) = try await credvault(["auth", "redirect", redirect.absoluteString])
+            #expect(replayCode == 11)  // single use
+            let (statusCode, _, _) = try await credvault(["auth", "status"])
+            #expect(statusCode == 0)
+        }
+
         @Test("login --device prints the code; the user approves it elsewhere")
         func deviceLogin() async throws {
             let process = try CLIProcess(

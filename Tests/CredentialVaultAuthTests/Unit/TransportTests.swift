@@ -25,7 +25,9 @@ struct TransportTests {
         let started = ContinuousClock.now
         await #expect(throws: AuthError.timedOut) { _ = try await client.accessToken() }
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(3))
+        // Far below URLSession's 60 s default. The margin is wide because the whole suite runs in
+        // parallel on two cores, where blocking tests can delay the timer task by seconds.
+        #expect(elapsed >= .milliseconds(250) && elapsed < .seconds(10))
     }
 
     @Test("a closed port is a networkError (transient)")

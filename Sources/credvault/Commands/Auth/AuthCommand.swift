@@ -15,6 +15,11 @@ enum AuthCommand: Command {
                   --port N for providers that match redirect URIs exactly), or with --device the
                   device grant (prints the code and the page to visit). --no-browser prints the
                   URL instead of running xdg-open. The session and the issuer/client are stored.
+          login   --issuer URL --client-id ID --redirect-uri URI [--no-browser]
+                  Start a sign-in whose redirect goes elsewhere (a custom scheme handled by
+                  `credvault auth redirect %u` in a .desktop file): prints the URL and exits.
+          redirect URL
+                  Complete such a sign-in from the redirect URL (may run in a new process).
           token   [--force-refresh]
                   Print a valid access token (refreshing it first when it expires soon).
           token   --client-credentials --issuer URL --client-id ID --client-secret-file PATH [--scope S]
@@ -35,13 +40,14 @@ enum AuthCommand: Command {
         """ + VaultOptions.help
     static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser"]
     static let options: Set<String> = [
-        "issuer", "client-id", "port", "scope", "client-secret-file", "timeout", "log-level",
+        "issuer", "client-id", "port", "scope", "client-secret-file", "timeout", "log-level", "redirect-uri",
     ]
 
     static func run(_ arguments: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         var args = arguments
         guard !args.positionals.isEmpty else { throw UsageError("expected ACTION (login, token, status, logout)") }
         let action = args.positionals.removeFirst()
+        let operand = action == "redirect" && !args.positionals.isEmpty ? args.positionals.removeFirst() : nil
         guard args.positionals.isEmpty else { throw UsageError("unexpected argument \(args.positionals[0])") }
         // In auth commands --device selects the device grant, not the vault key (the device
         // key is the default unlock anyway).
@@ -51,10 +57,11 @@ enum AuthCommand: Command {
             return try runBlocking {
                 switch action {
                 case "login": try await AuthLogin.run(context, device: deviceGrant)
+                case "redirect": try await AuthLogin.completeRedirect(context, url: operand)
                 case "token": try await AuthToken.run(context)
                 case "status": try await AuthStatus.run(context)
                 case "logout": try await AuthLogout.run(context)
-                default: throw UsageError("unknown action '\(action)' (login, token, status, logout)")
+                default: throw UsageError("unknown action '\(action)' (login, redirect, token, status, logout)")
                 }
             }
         } catch let error as AuthError {

@@ -23,17 +23,43 @@ enum AuthLogin {
         let client = try context.client(profile, store: store)
         let io = context.io
         let session: AuthSession
-        if device {
+        if let redirectURI = context.option("redirect-uri") {
+            let request = try await client.beginAuthorization(redirectURI: redirectURI)
+            try await browser(context).open(request.url)
+            try context.save(profile, in: store)
+            io.error("Waiting for the redirect to \(redirectURI); complete it with: credvault auth redirect URL")
+            return ExitCode.success
+        } else if device {
             session = try await client.signInWithDevice { authorization in
                 var text = "To sign in, visit \(authorization.verificationURI.absoluteString) and enter the code \(authorization.userCode)"
                 if let complete = authorization.verificationURIComplete { text += "\n(or open \(complete.absoluteString))" }
                 io.error(text)
             }
         } else {
-            let browser = context.args.value.flags.contains("no-browser") ? PrintingBrowser(io: io) : PrintingBrowser(io: io, fallbackTo: SystemBrowserOpener())
-            session = try await client.signIn(browser: browser, redirect: LoopbackRedirect(port: port), timeout: timeout)
+            session = try await client.signIn(browser: browser(context), redirect: LoopbackRedirect(port: port), timeout: timeout)
         }
         try context.save(profile, in: store)
+        try report(session, context)
+        return ExitCode.success
+    }
+
+    /// `credvault auth redirect URL`: completes a sign-in started with `--redirect-uri`.
+    static func completeRedirect(_ context: AuthContext, url text: String?) async throws -> Int32 {
+        guard let text, let url = URL(string: text), url.scheme != nil else { throw UsageError("expected the redirect URL") }
+        guard let store = try context.openStore(create: false), let profile = try context.profile(in: store) else {
+            throw AuthError.stateMismatch  // no sign-in was started with this vault
+        }
+        let session = try await context.client(profile, store: store).handleRedirect(url: url)
+        try report(session, context)
+        return ExitCode.success
+    }
+
+    static func browser(_ context: AuthContext) -> PrintingBrowser {
+        context.args.value.flags.contains("no-browser")
+            ? PrintingBrowser(io: context.io) : PrintingBrowser(io: context.io, fallbackTo: SystemBrowserOpener())
+    }
+
+    static func report(_ session: AuthSession, _ context: AuthContext) throws {
         if context.json {
             let object: [String: Any] = [
                 "subject": session.user?.subject ?? "", "email": session.user?.email ?? NSNull(),
@@ -43,7 +69,6 @@ enum AuthLogin {
         } else {
             context.say("Signed in as \(session.user?.description ?? "unknown user")")
         }
-        return ExitCode.success
     }
 }
 
