@@ -110,12 +110,14 @@ public final class LoopbackListener: Sendable {
         }
     }
 
-    private enum Classification {
+    // Internal (not private) so that the redirect fuzz target (Fuzz/RedirectURL) reaches it.
+    enum Classification {
         case redirect(URL)
         case reject(String, String)
     }
 
-    private func classify(_ head: String) -> Classification {
+    /// Decides what a request head is: the redirect, or something to answer with an error.
+    func classify(_ head: String) -> Classification {
         let requestLine = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
         let parts = requestLine.split(separator: " ")
         guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else { return .reject("400 Bad Request", "bad request") }
