@@ -3,7 +3,9 @@
 # executables): each target is compiled into one module together with the sources it fuzzes,
 # so that internal parsers are reachable. Binaries go to fuzz-out/bin/, seed corpora to
 # fuzz-out/seeds/TARGET/ (from the golden fixtures and the library's own encoders).
-# Usage: scripts/fuzz/build.sh [TARGET...]   (default: every target in Fuzz/)
+# Targets: sealed-file (Fuzz/SealedFile), jose (Fuzz/JOSE), redirect-url (Fuzz/RedirectURL); the
+# last two are compiled with the auth module's sources and link CredentialVault built apart.
+# Usage: scripts/fuzz/build.sh [TARGET...]   (default: every available target)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/install-deps.sh core
@@ -11,14 +13,27 @@ source scripts/fuzz/targets.sh
 mkdir -p fuzz-out/bin
 targets=("$@")
 ((${#targets[@]})) || targets=($(available_targets))
+flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g)
+quiet() { grep -vE 'prohibited flag|Cannot export local symbol' || true; }
+vault_module_built=0
 for target in "${targets[@]}"; do
+    if needs_vault_module "$target" && ((vault_module_built == 0)); then
+        # The auth module imports CredentialVault: build it once as a module + object.
+        echo "fuzz: building the CredentialVault module" >&2
+        mkdir -p fuzz-out/modules fuzz-out/obj
+        swiftc "${flags[@]}" -wmo -module-name CredentialVault -I Sources/CSodium \
+            -emit-module -emit-module-path fuzz-out/modules/CredentialVault.swiftmodule \
+            -c -o fuzz-out/obj/CredentialVault.o $(find Sources/CredentialVault -name '*.swift' | sort) 2>&1 | quiet
+        [ -f fuzz-out/obj/CredentialVault.o ] || { echo "fuzz: build of the CredentialVault module failed" >&2; exit 1; }
+        vault_module_built=1
+    fi
     sources=$(target_sources "$target") || { echo "fuzz: unknown or unavailable target $target" >&2; exit 2; }
     echo "fuzz: building $target" >&2
     start=$SECONDS
+    rm -f "fuzz-out/bin/$target"
     # shellcheck disable=SC2086
-    swiftc -sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g \
-        -module-name "Fuzz_${target//-/_}" $(target_flags "$target") $sources \
-        -o "fuzz-out/bin/$target" 2>&1 | grep -vE 'prohibited flag|Cannot export local symbol' || true
+    swiftc "${flags[@]}" -module-name "Fuzz_${target//-/_}" $(target_flags "$target") $sources \
+        -o "fuzz-out/bin/$target" 2>&1 | quiet
     [ -x "fuzz-out/bin/$target" ] || { echo "fuzz: build of $target failed" >&2; exit 1; }
     seeds="fuzz-out/seeds/$target"
     rm -rf "$seeds" && mkdir -p "$seeds"

@@ -9,38 +9,37 @@ available_targets() {
     return 0
 }
 
+auth_sources() { find Sources/CredentialVaultAuth -name '*.swift' | sort; }
+
 target_sources() {
     case "$1" in
     sealed-file)
         echo Fuzz/SealedFile/*.swift $(find Sources/CredentialVault -name '*.swift' | sort) ;;
     jose)
         [ -d Sources/CredentialVaultAuth/JOSE ] && [ -d Fuzz/JOSE ] || return 1
-        echo Fuzz/JOSE/*.swift $(find Sources/CredentialVaultAuth/JOSE -name '*.swift' | sort) ;;
+        echo Fuzz/JOSE/*.swift $(auth_sources) ;;
     redirect-url)
         [ -d Sources/CredentialVaultAuth/Redirect ] && [ -d Fuzz/RedirectURL ] || return 1
-        echo Fuzz/RedirectURL/*.swift $(redirect_sources) ;;
+        echo Fuzz/RedirectURL/*.swift $(auth_sources) ;;
     *) return 1 ;;
     esac
 }
 
+# Whether the target links the CredentialVault module built apart (the auth module imports it).
+needs_vault_module() { [ "$1" != sealed-file ]; }
+
 target_flags() {
     case "$1" in
     sealed-file) echo "-I Sources/CSodium -lsodium" ;;
-    jose) echo "-I Sources/CSodium -I Sources/COpenSSL -lsodium -lcrypto" ;;
-    redirect-url) echo "-I Sources/CSodium -lsodium" ;;
+    *) echo "-I fuzz-out/modules -I Sources/CSodium -I Sources/COpenSSL fuzz-out/obj/CredentialVault.o -lsodium -lcrypto" ;;
     esac
 }
 
 target_seeds() {
     local target=$1 dir=$2
     case "$target" in
-    sealed-file)
-        cp Tests/CredentialVaultTests/Fixtures/v1/*.cvault "$dir/"
-        CREDVAULT_FUZZ_SEEDS="$dir" "fuzz-out/bin/$target" -runs=0 >/dev/null 2>&1 ;;
-    *)
-        [ -d "Fuzz/Seeds/$target" ] && cp "Fuzz/Seeds/$target"/* "$dir/"
-        CREDVAULT_FUZZ_SEEDS="$dir" "fuzz-out/bin/$target" -runs=0 >/dev/null 2>&1 || true ;;
+    sealed-file) cp Tests/CredentialVaultTests/Fixtures/v1/*.cvault "$dir/" ;;
     esac
+    # Each target writes the rest of its seeds itself (the library's own encoders, RFC examples).
+    CREDVAULT_FUZZ_SEEDS="$dir" "fuzz-out/bin/$target" -runs=0 >/dev/null 2>&1
 }
-
-redirect_sources() { :; }
