@@ -52,7 +52,7 @@ enum ExitCode {
 /// Standard streams, raw bytes in and out.
 struct TerminalIO {
     /// All of stdin (at most 64 MiB, the largest credential), read without stray copies.
-    func readStdin() throws -> Data { try SecretInput.readAll(0, limit: 64 << 20, what: "stdin") }
+    func readStdin() throws -> Data { try SecretReader.readAll(0, limit: 64 << 20, what: "stdin") }
     func write(_ data: Data) { FileHandle.standardOutput.write(data) }
     func print(_ line: String) { write(Data((line + "\n").utf8)) }
     func error(_ line: String) { FileHandle.standardError.write(Data(("credvault: " + line + "\n").utf8)) }

@@ -46,7 +46,7 @@ enum VaultOptions {
 
     /// Reads a passphrase file: the bytes as they are, minus one trailing newline.
     static func passphrase(fromFile path: String) throws -> VaultKey {
-        try SecretInput.passphrase(fromFile: path)
+        try SecretReader.passphrase(fromFile: path)
     }
 
     /// The Argon2id preset for a new passphrase vault.

@@ -182,7 +182,7 @@ final class SecretInput {
     func secret(file: String?, what: String) throws -> String {
         if let file { return try Self.read(file: file, what: what) }
         if lines == nil {
-            lines = String(decoding: io.readStdin(), as: UTF8.self).components(separatedBy: "\n")
+            lines = String(decoding: try io.readStdin(), as: UTF8.self).components(separatedBy: "\n")
                 .map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 }
         }
         guard let line = lines?.first, !line.isEmpty else { throw UsageError("no \(what) on stdin (or give a file)") }

@@ -4,7 +4,7 @@ import Foundation
 /// Reads secrets (stdin, passphrase files) without leaving copies behind: the bytes go into a
 /// buffer that is wiped whenever it grows, instead of through Foundation's reads, whose
 /// intermediate buffers are freed unwiped.
-enum SecretInput {
+enum SecretReader {
     /// Everything from `fd` up to `limit` bytes, in one buffer the caller wipes.
     /// Throws `UsageError` (naming `what`) when it cannot be read or is longer than `limit`.
     static func readAll(_ fd: Int32, limit: Int, what: String) throws -> Data {
