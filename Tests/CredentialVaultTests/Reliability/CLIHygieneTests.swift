@@ -130,7 +130,7 @@ import Testing
     }
 
     /// A value of 512 bytes and one of 300 kB (read in several growing buffers).
-    @Test(arguments: [512, 300_000])
+    @Test(.enabled(if: !Sanitizers.active, "memory scans are meaningless under ASan/TSan"), arguments: [512, 300_000])
     func aRunWaitingForTheLockKeepsNoCopyOfThePassphraseAndOneOfTheValue(size: Int) throws {
         let value = MaskedSecret(count: size)
         let holder = try HelperProcess(["hold-lock", vault.path, "60"], environment: [:])

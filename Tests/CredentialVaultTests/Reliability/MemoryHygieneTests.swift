@@ -8,7 +8,8 @@ import Testing
 /// readable mapping through /proc/PID/mem; pieces in dead stack frames are reported, not
 /// failed: see `MemoryScanner`).
 /// The test's own copies are wiped first: what the caller keeps is the caller's to wipe.
-@Suite final class MemoryHygieneTests {
+@Suite(.enabled(if: !Sanitizers.active, "memory scans are meaningless under ASan/TSan (their allocators and shadow memory)"))
+final class MemoryHygieneTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "hygiene", account: "token")
 

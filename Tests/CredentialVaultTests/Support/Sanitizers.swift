@@ -1,0 +1,15 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whether this test process runs under AddressSanitizer or ThreadSanitizer
+/// (`scripts/sanitizers.sh`): their allocators and shadow memory make memory scans meaningless.
+enum Sanitizers {
+    static let active: Bool = {
+        let handle = dlopen(nil, RTLD_NOW)
+        defer { if handle != nil { dlclose(handle) } }
+        return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
+    }()
+}
