@@ -8,8 +8,8 @@ import Glibc
 /// (`scripts/sanitizers.sh`): their allocators and shadow memory make memory scans meaningless.
 enum Sanitizers {
     static let active: Bool = {
-        let handle = dlopen(nil, RTLD_NOW)
-        defer { if handle != nil { dlclose(handle) } }
+        guard let handle = dlopen(nil, RTLD_NOW) else { return false }
+        defer { dlclose(handle) }
         return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
     }()
 }
