@@ -19,11 +19,7 @@ public enum Redactor {
     /// `text` with every secret-looking part replaced by `[REDACTED]`.
     public static func redact(_ text: String) -> String {
         var output = text
-        output = replaceParameterValues(in: output)
-        output = replace(#"(?i)\b(Bearer|Basic|DPoP)\s+[A-Za-z0-9._~+/=-]+"#, in: output, with: "$1 \(mask)")
-        // JWTs (three base64url segments) and any long opaque token-like run.
-        output = replace(#"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"#, in: output, with: mask)
-        output = replace(#"(?<![A-Za-z0-9_/.-])[A-Za-z0-9_+=-]{24,}(?![A-Za-z0-9_/.-])"#, in: output, with: mask)
+        for (pattern, template) in Patterns.compiled { output = replace(pattern, in: output, with: template) }
         return output
     }
 
@@ -45,17 +41,28 @@ public enum Redactor {
         return (parts.string ?? "<url>") + (hadQuery ? "?[REDACTED]" : "")
     }
 
-    private static func replaceParameterValues(in text: String) -> String {
-        let names = sensitiveNames.sorted { $0.count > $1.count }
-            .map { NSRegularExpression.escapedPattern(for: $0) }.joined(separator: "|")
-        // name=value (URL / form) and "name": "value" (JSON)
-        var output = replace(#"(?i)\b((?:[A-Za-z_]*_)?(?:\#(names)))=([^&\s"']+)"#, in: text, with: "$1=\(mask)")
-        output = replace(#"(?i)"((?:[A-Za-z_]*_)?(?:\#(names)))"\s*:\s*"[^"]*""#, in: output, with: "\"$1\": \"\(mask)\"")
-        return output
+    /// The patterns, compiled once: compiling them for every logged line was slow and, in
+    /// swift-corelibs-foundation, leaked about 550 bytes per compilation (LeakSanitizer found
+    /// it under `scripts/sanitizers.sh`), so a long-running process that logs grew without bound.
+    private enum Patterns {
+        static let compiled: [(NSRegularExpression, String)] = {
+            let names = sensitiveNames.sorted { $0.count > $1.count }
+                .map { NSRegularExpression.escapedPattern(for: $0) }.joined(separator: "|")
+            let sources: [(String, String)] = [
+                // name=value (URL / form) and "name": "value" (JSON)
+                (#"(?i)\b((?:[A-Za-z_]*_)?(?:\#(names)))=([^&\s"']+)"#, "$1=\(mask)"),
+                (#"(?i)"((?:[A-Za-z_]*_)?(?:\#(names)))"\s*:\s*"[^"]*""#, "\"$1\": \"\(mask)\""),
+                (#"(?i)\b(Bearer|Basic|DPoP)\s+[A-Za-z0-9._~+/=-]+"#, "$1 \(mask)"),
+                // JWTs (three base64url segments) and any long opaque token-like run.
+                (#"[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"#, mask),
+                (#"(?<![A-Za-z0-9_/.-])[A-Za-z0-9_+=-]{24,}(?![A-Za-z0-9_/.-])"#, mask),
+            ]
+            // The patterns are constants: one that does not compile is a programming error.
+            return sources.map { (try! NSRegularExpression(pattern: $0.0), $0.1) }
+        }()
     }
 
-    private static func replace(_ pattern: String, in text: String, with template: String) -> String {
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return text }
+    private static func replace(_ regex: NSRegularExpression, in text: String, with template: String) -> String {
         let range = NSRange(text.startIndex..., in: text)
         return regex.stringByReplacingMatches(in: text, range: range, withTemplate: template)
     }
