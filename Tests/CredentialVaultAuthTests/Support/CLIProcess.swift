@@ -25,7 +25,8 @@ final class CLIProcess: Sendable {
         // are sealed with this user's host secret, which both must find.
         let inherited = ProcessInfo.processInfo.environment
         var env = ["PATH": "/usr/bin:/bin", "HOME": inherited["HOME"] ?? NSTemporaryDirectory()]
-        for name in ["XDG_STATE_HOME", "XDG_DATA_HOME"] { env[name] = inherited[name] }
+        // The sanitizer options too (scripts/sanitizers.sh: suppressions, halt on error).
+        for name in ["XDG_STATE_HOME", "XDG_DATA_HOME", "ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"] { env[name] = inherited[name] }
         env.merge(environment) { $1 }
         process.environment = env
         let stdout = Pipe(), stderr = Pipe()

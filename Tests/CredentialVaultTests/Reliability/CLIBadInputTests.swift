@@ -20,7 +20,7 @@ import Testing
         process.arguments = arguments
         process.environment = [
             "HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path(state).path, "PATH": "/usr/bin:/bin",
-        ]
+        ].merging(Sanitizers.options) { $1 }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output

@@ -21,7 +21,7 @@ final class HelperProcess {
     init(_ arguments: [String], environment: [String: String]) throws {
         process.executableURL = BuiltProducts.helper
         process.arguments = arguments
-        process.environment = environment
+        process.environment = environment.merging(Sanitizers.options) { $1 }
         process.standardOutput = output
         process.standardError = errors
         try process.run()

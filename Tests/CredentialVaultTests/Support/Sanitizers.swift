@@ -12,4 +12,10 @@ enum Sanitizers {
         defer { dlclose(handle) }
         return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
     }()
+
+    /// The sanitizer options of this process (scripts/sanitizers.sh), for child processes
+    /// started with an environment of their own.
+    static var options: [String: String] {
+        ProcessInfo.processInfo.environment.filter { ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].contains($0.key) }
+    }
 }
