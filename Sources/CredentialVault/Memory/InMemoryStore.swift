@@ -64,19 +64,15 @@ public final class InMemoryStore: TokenStorageAdapter {
 
     /// Returns a copy of the value; throws `expired` (and purges) past an ephemeral TTL.
     public func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
-        let now = clock.now()
-        return try state.withLock { (state) throws(CredentialVaultError) -> Data? in
-            guard let entry = state.entries[key] else { return nil }
-            if let expiry = entry.expiresAt, expiry <= now {
-                _ = state.remove(key)
-                throw .expired
-            }
-            return state.copyValue(entry)
-        }
+        try copyValue(key, consume: false)
     }
 
     /// Returns the value and deletes it under one lock: concurrent takers never both get it.
     public func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        try copyValue(key, consume: true)
+    }
+
+    private func copyValue(_ key: CredentialKey, consume: Bool) throws(CredentialVaultError) -> Data? {
         let now = clock.now()
         return try state.withLock { (state) throws(CredentialVaultError) -> Data? in
             guard let entry = state.entries[key] else { return nil }
@@ -85,7 +81,7 @@ public final class InMemoryStore: TokenStorageAdapter {
                 throw .expired
             }
             let value = state.copyValue(entry)
-            _ = state.remove(key)
+            if consume { _ = state.remove(key) }
             return value
         }
     }
