@@ -72,7 +72,7 @@ enum SealedFileGroup {
             return
         }
         let scale = figure.sample.median / base.median
-        figure.extra.append(("scale_vs_\(base.items)", .double(scale)))
+        figure.extra.append(JSONField("scale_vs_\(base.items)", .double(scale)))
         if base.items == 1 && (figure.name == "file_save" || figure.name == "file_load") {
             figure.checks.append(.atMost("vs 1 item", scale, count <= 1_000 ? 1.3 : 2.0))
         }
@@ -80,7 +80,7 @@ enum SealedFileGroup {
 
     private static func figure(_ name: String, _ items: Int, _ fileBytes: Int, _ sample: Sample) -> Figure {
         var figure = Figure(group: title, name: name, items: items, sample: sample)
-        figure.extra = [("file_bytes", .int(fileBytes)), ("value_bytes", .int(valueSize))]
+        figure.extra = [JSONField("file_bytes", .int(fileBytes)), JSONField("value_bytes", .int(valueSize))]
         return figure
     }
 

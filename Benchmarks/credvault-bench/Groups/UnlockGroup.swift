@@ -35,7 +35,7 @@ enum UnlockGroup {
             let raw = Figure(group: title, name: "raw_argon2id_\(preset)", sample: samples[1])
             var ours = Figure(group: title, name: "unlock_\(preset)", sample: samples[0])
             ours.relate(to: raw)
-            ours.extra = [("kdf", .string(parameters.description)), ("derivations_per_unlock", .double(perUnlock))]
+            ours.extra = [JSONField("kdf", .string(parameters.description)), JSONField("derivations_per_unlock", .double(perUnlock))]
             ours.checks.append(.exactly("derivations per unlock", perUnlock, 1))
             reporter.add(ours)
             reporter.add(raw)
@@ -52,7 +52,7 @@ enum UnlockGroup {
                 }
             }
             var figure = Figure(group: title, name: "unlock_\(name)", sample: sample)
-            figure.extra = [("derivations_per_unlock", .double(Double(counter.value)))]
+            figure.extra = [JSONField("derivations_per_unlock", .double(Double(counter.value)))]
             figure.checks.append(.exactly("password derivations", Double(counter.value), 0))
             reporter.add(figure)
         }

@@ -15,7 +15,7 @@ struct Figure {
     /// Report throughput (`size_bytes` per operation) as MB/s.
     var showsThroughput = false
     /// Further fields, in order (for example `derivations_per_unlock`).
-    var extra: [(key: String, value: JSONValue)] = []
+    var extra: [JSONField] = []
     var checks: [Check] = []
 
     init(group: String, name: String, sizeBytes: Int? = nil, items: Int? = nil, sample: Sample) {

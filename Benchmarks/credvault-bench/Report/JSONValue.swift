@@ -7,7 +7,7 @@ enum JSONValue {
     case double(Double)
     case bool(Bool)
     case array([JSONValue])
-    case object([(key: String, value: JSONValue)])
+    case object([JSONField])
 
     func render() -> String {
         switch self {
@@ -40,5 +40,17 @@ enum JSONValue {
             }
         }
         return out + "\""
+    }
+}
+
+/// One field of a JSON object (a struct: a tuple here makes the non-optimised compiler report
+/// a circular reference).
+struct JSONField {
+    let key: String
+    let value: JSONValue
+
+    init(_ key: String, _ value: JSONValue) {
+        self.key = key
+        self.value = value
     }
 }
