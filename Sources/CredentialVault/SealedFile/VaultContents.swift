@@ -22,7 +22,7 @@ struct VaultContents: Sendable {
     func encode(keys: VaultKeys) -> [UInt8] {
         var header = header
         header.recordCount = UInt32(records.count)
-        return VaultFile.serialize(header: header, records: records.values.lazy.map(\.sealed), macKey: keys.macKey)
+        return VaultFile.serialize(header: header, records: records.values, macKey: keys.macKey)
     }
 
     /// Removes expired ephemeral records; returns how many.

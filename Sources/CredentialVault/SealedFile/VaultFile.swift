@@ -11,18 +11,34 @@ enum VaultFile {
     static let maxSize = 1 << 30
     static let minRecordSize = SealedRecord.idSize + Crypto.sealOverhead
 
-    /// Serialises header and records and appends the MAC.
-    static func serialize(header: VaultHeader, records: some Sequence<SealedRecord>, macKey: SecureBytes) -> [UInt8] {
-        var w = ByteWriter(capacity: 4096)
-        header.encode(into: &w)
-        for record in records {
-            w.u32(UInt32(record.id.count + record.box.count))
-            w.raw(record.id)
-            w.raw(record.box)
+    /// Serialises header and records and appends the MAC. The output buffer is sized exactly
+    /// up front and filled in place: every save rewrites the whole file, so growing a buffer
+    /// (reallocating and copying it a dozen times for a large vault) or copying each record's
+    /// entry out of the table would cost as much as the write itself.
+    static func serialize(header: VaultHeader, records: Dictionary<CredentialKey, RecordEntry>.Values, macKey: SecureBytes) -> [UInt8] {
+        var headerBytes = ByteWriter(capacity: VaultHeader.size)
+        header.encode(into: &headerBytes)
+        var bodySize = headerBytes.bytes.count
+        for entry in records { bodySize += 4 + entry.sealed.id.count + entry.sealed.box.count }
+        let total = bodySize + Crypto.macBytes
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            let out = UnsafeMutableRawBufferPointer(buffer)
+            var offset = 0
+            func put(_ bytes: UnsafeRawBufferPointer) {
+                if bytes.count > 0 { out.baseAddress!.advanced(by: offset).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                offset += bytes.count
+            }
+            headerBytes.bytes.withUnsafeBytes(put)
+            for entry in records {
+                withUnsafeBytes(of: UInt32(entry.sealed.id.count + entry.sealed.box.count).littleEndian, put)
+                entry.sealed.id.withUnsafeBytes(put)
+                entry.sealed.box.withUnsafeBytes(put)
+            }
+            precondition(offset == bodySize, "the vault's records changed while being serialised")
+            let mac = Crypto.keyedHash(key: macKey, [UnsafeRawBufferPointer(rebasing: out[..<bodySize])])
+            mac.withUnsafeBytes(put)
+            initialized = total
         }
-        let mac = w.bytes.withUnsafeBytes { Crypto.keyedHash(key: macKey, [$0]) }
-        w.raw(mac)
-        return w.bytes
     }
 
     /// Parses the header only (the file is still locked).
