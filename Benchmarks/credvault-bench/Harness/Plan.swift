@@ -5,10 +5,13 @@ struct Plan: Sendable {
     var runs: Int
     var minBatch: Duration
 
-    /// Fast operations (nanoseconds to a millisecond).
+    /// Fast operations (nanoseconds to a millisecond): many short batches, so that on a
+    /// shared machine most batches run without being preempted and the median is the cost of
+    /// the operation, not of the other processes.
     static func fast(_ options: Options) -> Plan {
-        options.quick ? Plan(warmup: 1, runs: 5, minBatch: .milliseconds(1)) : Plan(warmup: 3, runs: 31, minBatch: .milliseconds(4))
-            .scaled(options)
+        options.quick
+            ? Plan(warmup: 2, runs: 15, minBatch: .microseconds(200))
+            : Plan(warmup: 10, runs: 151, minBatch: .microseconds(300)).scaled(options)
     }
 
     /// Durable writes (about a millisecond each, noisy): one operation per run.
