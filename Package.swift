@@ -23,7 +23,7 @@ let package = Package(
         .target(name: "CredentialVault", dependencies: ["CSodium"], swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
-            dependencies: ["CredentialVault", "CLibSecret"],
+            dependencies: ["CredentialVault", "CLibSecret", "CSodium"],
             swiftSettings: strict),
         .target(
             name: "CredentialVaultAuth",
@@ -48,6 +48,24 @@ let package = Package(
             name: "CredentialVaultTests",
             dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault"],
             exclude: ["Fixtures"],
+            swiftSettings: strict),
+        // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
+        .testTarget(
+            name: "CredentialVaultAuthTests",
+            dependencies: ["CredentialVaultAuth", "CredentialVault", "COpenSSL", "CSodium", "credvault"],
+            swiftSettings: strict),
+        // Runs Secret Service operations in a process of its own, on another D-Bus bus than the
+        // test process's (locked keyring, no provider, no bus, stopped daemon). Tests only.
+        .executableTarget(
+            name: "secret-service-probe",
+            dependencies: ["CredentialVault", "CredentialVaultSecretService"],
+            path: "Tests/SecretServiceProbe",
+            swiftSettings: strict),
+        .testTarget(
+            name: "CredentialVaultSecretServiceTests",
+            dependencies: [
+                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultConformance", "secret-service-probe", "credvault",
+            ],
             swiftSettings: strict),
     ]
 )

@@ -4,3 +4,7 @@
 #include <openssl/bn.h>
 #include <openssl/ec.h>
 #include <openssl/err.h>
+#include <openssl/rsa.h>
+
+/* EVP_PKEY_PUBLIC_KEY is a compound macro that Swift does not import. */
+static inline int cv_evp_pkey_public_key_selection(void) { return EVP_PKEY_PUBLIC_KEY; }

@@ -29,6 +29,10 @@ enum ExitCode {
     static let notAvailable: Int32 = 8
     static let permission: Int32 = 9
     static let locked: Int32 = 10
+    /// `credvault auth`: the provider refused (invalid grant, wrong client secret, denied...).
+    static let authFailed: Int32 = 11
+    /// `credvault auth`: the provider could not be reached or did not answer in time.
+    static let unreachable: Int32 = 12
 
     static func of(_ error: CredentialVaultError) -> Int32 {
         switch error {

@@ -4,7 +4,8 @@ import Foundation
 /// Every subcommand, in the order `credvault --help` lists them. A new command adds itself here.
 let commands: [any Command.Type] = [
     StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
-    InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self,
+    InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, MigrateCommand.self,
+    AuthCommand.self,
 ]
 
 /// The top-level help.
@@ -27,5 +28,6 @@ func usage() -> String {
 let exitCodeHelp = """
     0 success, 1 not found, 2 usage error, 3 other failure, 4 wrong passphrase or key,
     5 corrupted or tampered vault, 6 device mismatch, 7 busy or timed out, 8 not available,
-    9 permission denied, 10 locked.
+    9 permission denied, 10 locked, 11 the OpenID provider refused (auth), 12 the provider
+    could not be reached (auth).
     """

@@ -1,4 +1,5 @@
 import CredentialVault
+import CredentialVaultSecretService
 import Foundation
 
 /// The options every command shares: which backend and vault, and how to unlock it.
@@ -9,7 +10,9 @@ enum VaultOptions {
 
     static let help = """
         common options:
-          --backend file|memory      storage backend (default: file, or $CREDVAULT_BACKEND)
+          --backend file|secret-service|memory|auto
+                                     storage backend (default: file, or $CREDVAULT_BACKEND); auto is
+                                     the Secret Service when it is reachable and unlocked, else the file
           --vault PATH               sealed-file vault (default: $XDG_DATA_HOME/credential-vault/default.cvault)
           --passphrase-file PATH     unlock with the passphrase in PATH (one trailing newline is ignored);
                                      $CREDVAULT_PASSPHRASE_FILE does the same
@@ -73,11 +76,26 @@ enum VaultOptions {
     /// Opens the chosen store. With `create`, a missing vault is created; without, `nil` is
     /// returned for a missing vault (read commands then see an empty store).
     static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any TokenStorageAdapter)? {
-        switch backendName(args) {
-        case "file": return try openSealedFile(args, create: create)
-        case "memory": return InMemoryStore()
-        case let other: throw UsageError("unknown backend '\(other)' (file, memory)")
+        try openStore(named: backendName(args), args, create: create)
+    }
+
+    /// Opens the backend called `name` (`file`, `secret-service`, `memory` or `auto`).
+    static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any TokenStorageAdapter)? {
+        switch try resolve(name, args).kind {
+        case .file: return try openSealedFile(args, create: create)
+        case .secretService: return SecretServiceStore()
+        case .memory: return InMemoryStore()
         }
+    }
+
+    /// What backend `name` means here; `auto` asks the Secret Service (never prompting) and
+    /// falls back to the sealed file. An explicit name was already chosen over
+    /// $CREDVAULT_BACKEND, so the resolver does not consult it again.
+    static func resolve(_ name: String, _ args: ParsedArguments) throws -> BackendDecision {
+        guard let choice = BackendChoice(name: name) else {
+            throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto)")
+        }
+        return try BackendResolver(environment: [:], sealedFileURL: vaultURL(args)).decide(choice)
     }
 
     /// Opens (or creates) the sealed-file vault with the key the options give, or the device

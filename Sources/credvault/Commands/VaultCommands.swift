@@ -1,4 +1,5 @@
 import CredentialVault
+import CredentialVaultSecretService
 import Foundation
 
 /// `credvault init`: create a vault explicitly.
@@ -116,8 +117,10 @@ enum InfoCommand: Command {
     static let help = """
         usage: credvault info [--json] [common options]
 
-        Shows the backend, where it stores, whether and how it is locked, the format and KDF of
-        a sealed-file vault, and the backend's capabilities. Never shows a secret.
+        Shows the backend (with --backend auto: which one was chosen and why), where it stores,
+        whether and how it is locked, the format and KDF of a sealed-file vault, and the
+        backend's capabilities. Never shows a secret. For the Secret Service: locked or
+        unlocked, and its collection; exit code 8 when it cannot be reached.
 
         """ + VaultOptions.help
     static let flags: Set<String> = []
@@ -125,8 +128,13 @@ enum InfoCommand: Command {
 
     static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
-        var info: [(String, String)] = [("backend", VaultOptions.backendName(args))]
-        if VaultOptions.backendName(args) == "file" {
+        let decision = try VaultOptions.resolve(VaultOptions.backendName(args), args)
+        var info: [(String, String)] = [("backend", decision.kind.rawValue)]
+        if VaultOptions.backendName(args) == "auto" { info.append(("chosen because", decision.reason)) }
+        var status = ExitCode.success
+        if decision.kind == .secretService {
+            status = SecretServiceInfo.append(to: &info)
+        } else if decision.kind == .file {
             let url = VaultOptions.vaultURL(args)
             info.append(("path", url.path))
             if let locked = try? LockedVault(url: url) {
@@ -149,6 +157,6 @@ enum InfoCommand: Command {
         } else {
             for (name, value) in info { io.print("\(name): \(value)") }
         }
-        return ExitCode.success
+        return status
     }
 }

@@ -1,0 +1,83 @@
+import CredentialVault
+
+/// Every failure of the auth client. Messages say what happened and what to do; they never
+/// contain a token, a code, a verifier or a secret (provider texts are redacted and truncated).
+public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The client's own credentials (client id / secret) were rejected (`invalid_client`, 401).
+    case invalidCredentials
+    /// The provider definitively rejected the refresh token, authorization code or device code
+    /// (`invalid_grant`): the user has to sign in again. The stored session has been deleted.
+    case invalidGrant(String?)
+    /// The redirect's `state` is missing, unknown, already used or does not match (possible CSRF).
+    case stateMismatch
+    /// The ID token's `nonce` is not the one sent with the authorization request (replay).
+    case nonceMismatch
+    /// The ID token failed verification (signature, issuer, audience, expiry, ...).
+    case invalidIDToken(String)
+    /// The provider could not be reached or the connection broke. Retrying later may help.
+    case networkError(String)
+    /// The request exceeded its deadline.
+    case timedOut
+    /// The provider answered 5xx. Retrying later may help.
+    case serverUnavailable(status: Int)
+    /// The provider answered 429 Too Many Requests. Retrying later may help.
+    case rateLimited(retryAfterSeconds: Int?)
+    /// The provider answered with an OAuth error (`error`, `error_description`).
+    case providerError(code: String, description: String?)
+    /// The user or the provider denied the authorization (`access_denied`).
+    case accessDenied
+    /// A pending sign-in (PKCE verifier) or a device code expired before it was completed.
+    case authorizationExpired
+    /// There is no signed-in session: sign in first.
+    case notSignedIn
+    /// The provider's answer is malformed or inconsistent (the reason says how).
+    case invalidResponse(String)
+    /// Discovery failed: the issuer's metadata is missing, malformed or names another issuer.
+    case discoveryFailed(String)
+    /// The provider or the configuration lacks something this operation needs.
+    case unsupported(String)
+    /// The client was configured with something invalid.
+    case invalidConfiguration(String)
+    /// The operation was cancelled.
+    case cancelled
+    /// The credential store failed.
+    case storage(CredentialVaultError)
+
+    /// `true` for failures that may pass on retry: network errors, timeouts, 5xx and 429.
+    /// Nothing else is ever retried.
+    public var isTransient: Bool {
+        switch self {
+        case .networkError, .timedOut, .serverUnavailable, .rateLimited: true
+        default: false
+        }
+    }
+
+    /// One line saying what happened and what to do.
+    public var description: String {
+        switch self {
+        case .invalidCredentials: "the provider rejected the client credentials: check the client id and secret"
+        case .invalidGrant(let why):
+            "the provider rejected the grant" + (why.map { " (\($0))" } ?? "") + ": sign in again"
+        case .stateMismatch:
+            "the redirect's state is missing, unknown, expired or already used: start the sign-in again"
+        case .nonceMismatch: "the ID token's nonce does not match the sign-in request: start the sign-in again"
+        case .invalidIDToken(let why): "the ID token is not valid: \(why)"
+        case .networkError(let why): "the provider could not be reached (\(why)): check the network and retry"
+        case .timedOut: "the operation did not finish before its deadline: retry"
+        case .serverUnavailable(let status): "the provider answered HTTP \(status): retry later"
+        case .rateLimited(let after):
+            "the provider is rate limiting requests" + (after.map { ": retry in \($0) s" } ?? ": retry later")
+        case .providerError(let code, let text):
+            "the provider returned error \(code)" + (text.map { ": \($0)" } ?? "")
+        case .accessDenied: "the authorization was denied"
+        case .authorizationExpired: "the pending authorization expired: start the sign-in again"
+        case .notSignedIn: "not signed in: sign in first"
+        case .invalidResponse(let why): "the provider's response is invalid: \(why)"
+        case .discoveryFailed(let why): "OpenID discovery failed: \(why)"
+        case .unsupported(let why): "unsupported: \(why)"
+        case .invalidConfiguration(let why): "invalid configuration: \(why)"
+        case .cancelled: "the operation was cancelled"
+        case .storage(let error): "credential storage failed: \(error)"
+        }
+    }
+}

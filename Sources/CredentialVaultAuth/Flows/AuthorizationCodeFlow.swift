@@ -1,0 +1,123 @@
+import CredentialVault
+import Foundation
+
+extension OIDCClient {
+    /// Starts a sign-in with the authorization code flow and PKCE S256: creates `state`,
+    /// `nonce` and a verifier, stores them as an ephemeral device-only credential keyed by
+    /// `state`, and returns the URL to open in the browser.
+    /// - Parameters:
+    ///   - redirectURI: a redirect URI registered at the provider (loopback or custom scheme).
+    ///   - scopes: overrides the configured scopes.
+    ///   - additionalParameters: extra authorization parameters (`prompt`, `login_hint`, ...).
+    public func beginAuthorization(
+        redirectURI: String, scopes: [String]? = nil, additionalParameters: [String: String] = [:]
+    ) async throws(AuthError) -> AuthorizationRequest {
+        let metadata = try await provider.metadata()
+        guard let endpoint = metadata.authorizationEndpoint else {
+            throw .unsupported("the provider has no authorization endpoint")
+        }
+        guard metadata.supportsS256 else { throw .unsupported("the provider does not support PKCE S256") }
+        guard URL(string: redirectURI)?.scheme != nil else { throw .invalidConfiguration("the redirect URI is not a URL") }
+        let pkce = PKCE.generate()
+        let state = SecureRandom.token()
+        let nonce = SecureRandom.token()
+        let pending = PendingAuthorization(
+            verifier: pkce.verifier, nonce: nonce, redirectURI: redirectURI, issuer: metadata.issuer,
+            clientID: configuration.clientID, createdAt: clock.now())
+        try pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
+        var parameters: [(String, String)] = [
+            ("response_type", "code"), ("client_id", configuration.clientID), ("redirect_uri", redirectURI),
+            ("scope", (scopes ?? configuration.scopes).joined(separator: " ")), ("state", state), ("nonce", nonce),
+            ("code_challenge", pkce.challenge), ("code_challenge_method", PKCE.method),
+        ]
+        let reserved = Set(parameters.map(\.0))
+        for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) where !reserved.contains(name) {
+            parameters.append((name, value))
+        }
+        guard let url = FormEncoding.url(endpoint, adding: parameters) else {
+            throw .invalidConfiguration("cannot build the authorization URL")
+        }
+        logger.info("signin", "sign-in started, redirect to \(redirectURI)")
+        return AuthorizationRequest(
+            url: url, state: state, redirectURI: redirectURI,
+            expiresAt: clock.now().addingTimeInterval(configuration.pendingAuthorizationTTL.secondsValue))
+    }
+
+    /// Completes a sign-in from the redirect URL (loopback or custom scheme): checks `state`
+    /// (consuming the pending sign-in), handles a provider error, exchanges the code with the
+    /// PKCE verifier, verifies the ID token and its `nonce`, and stores the session.
+    @discardableResult
+    public func handleRedirect(url: URL) async throws(AuthError) -> AuthSession {
+        let parameters = FormEncoding.parameters(of: url)
+        guard let state = parameters["state"], !state.isEmpty else {
+            logger.warning("signin", "redirect without state refused")
+            throw .stateMismatch
+        }
+        guard let pending = try PendingAuthorization.take(configuration.pendingKey(state: state), from: store) else {
+            logger.warning("signin", "redirect with an unknown or already used state refused")
+            throw .stateMismatch
+        }
+        let metadata = try await provider.metadata()
+        guard pending.clientID == configuration.clientID, pending.issuer == metadata.issuer,
+            Self.sameEndpoint(url, pending.redirectURI)
+        else {
+            logger.warning("signin", "redirect does not belong to this client's pending sign-in")
+            throw .stateMismatch
+        }
+        if let issuer = parameters["iss"], issuer != metadata.issuer {
+            throw .invalidResponse("the redirect comes from another issuer (mix-up)")
+        }
+        if let error = parameters["error"] {
+            logger.warning("signin", "the provider returned error \(error.prefix(64))")
+            if error == "access_denied" { throw .accessDenied }
+            throw .providerError(
+                code: String(error.prefix(64)), description: Redactor.providerText(parameters["error_description"]))
+        }
+        guard let code = parameters["code"], !code.isEmpty else { throw .invalidResponse("the redirect carries no code") }
+        let response = try await provider.token(
+            grant: "authorization_code",
+            [("code", code), ("redirect_uri", pending.redirectURI), ("code_verifier", pending.verifier)])
+        let session = try await provider.session(
+            from: response, nonce: pending.nonce, requireIDToken: requestsOpenID)
+        try await sessions.establish(session)
+        logger.info("signin", "signed in as \(session.user?.subject ?? "unknown user")")
+        return session
+    }
+
+    /// Signs in through the system browser and a loopback redirect listener on 127.0.0.1
+    /// (RFC 8252): binds the listener, opens the authorization URL with `browser`, waits for
+    /// the redirect until `timeout`, answers the browser with a small page, and completes the
+    /// sign-in.
+    @discardableResult
+    public func signIn(
+        browser: any BrowserOpener = SystemBrowserOpener(), redirect: LoopbackRedirect = LoopbackRedirect(),
+        timeout: Duration = .seconds(300), scopes: [String]? = nil, additionalParameters: [String: String] = [:]
+    ) async throws(AuthError) -> AuthSession {
+        let listener = try LoopbackListener(port: redirect.port, path: redirect.path, logger: logger)
+        defer { listener.close() }
+        let request = try await beginAuthorization(
+            redirectURI: listener.redirectURI, scopes: scopes, additionalParameters: additionalParameters)
+        try await browser.open(request.url)
+        let arrival = try await listener.waitForRedirect(timeout: timeout)
+        do {
+            let session = try await handleRedirect(url: arrival.url)
+            arrival.respond(.success)
+            return session
+        } catch {
+            arrival.respond(.failure(error.description))
+            throw error
+        }
+    }
+
+    var requestsOpenID: Bool { configuration.scopes.contains("openid") }
+
+    /// Same scheme, host, port and path (the query differs by design).
+    static func sameEndpoint(_ url: URL, _ registered: String) -> Bool {
+        guard let registered = URL(string: registered),
+            let a = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let b = URLComponents(url: registered, resolvingAgainstBaseURL: false)
+        else { return false }
+        return a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && a.port == b.port && a.path == b.path
+    }
+}

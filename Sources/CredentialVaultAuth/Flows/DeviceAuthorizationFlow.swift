@@ -1,0 +1,87 @@
+import Foundation
+
+extension OIDCClient {
+    /// The RFC 8628 grant type.
+    static let deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
+    /// Starts the device authorization grant (for headless machines and SSH sessions).
+    public func startDeviceAuthorization(scopes: [String]? = nil) async throws(AuthError) -> DeviceAuthorization {
+        let metadata = try await provider.metadata()
+        guard let endpoint = metadata.deviceAuthorizationEndpoint else {
+            throw .unsupported("the provider has no device authorization endpoint")
+        }
+        var form = [("scope", (scopes ?? configuration.scopes).joined(separator: " "))]
+        var headers: [String: String] = [:]
+        configuration.clientAuthentication.apply(clientID: configuration.clientID, form: &form, headers: &headers)
+        let response = try await provider.http.postForm(endpoint, form, headers: headers)
+        guard response.status == 200 else {
+            throw OAuthEndpointClient.failure(
+                response, grant: nil, confidential: configuration.clientAuthentication.isConfidential,
+                bare400IsInvalidGrant: false)
+        }
+        let decoded: DeviceAuthorizationResponse
+        do { decoded = try JSONDecoder().decode(DeviceAuthorizationResponse.self, from: response.body) } catch {
+            throw .invalidResponse("the device authorization response is not the expected JSON")
+        }
+        guard let page = (decoded.verificationURI ?? decoded.verificationURL).flatMap(URL.init(string:)) else {
+            throw .invalidResponse("the device authorization response has no verification URI")
+        }
+        let interval = Duration.seconds(fractional: max(decoded.interval ?? 5, 1))
+        logger.info("device", "device authorization started; waiting for the user at \(Redactor.describe(page))")
+        return DeviceAuthorization(
+            userCode: decoded.userCode, verificationURI: page,
+            verificationURIComplete: decoded.verificationURIComplete.flatMap(URL.init(string:)),
+            expiresAt: clock.now().addingTimeInterval(decoded.expiresIn), interval: interval,
+            deviceCode: decoded.deviceCode)
+    }
+
+    /// Polls the token endpoint until the user approved (the session is stored and returned),
+    /// denied (`accessDenied`) or the code expired (`authorizationExpired`). Honours the
+    /// interval, adds 5 s on every `slow_down`, and backs off on transient failures.
+    @discardableResult
+    public func completeDeviceAuthorization(_ authorization: DeviceAuthorization) async throws(AuthError) -> AuthSession {
+        try await pollDeviceAuthorization(authorization) { try await Task.sleep(for: $0) }
+    }
+
+    /// Starts the device grant, hands the user code to `prompt` (print it, show a QR code),
+    /// and waits for the user.
+    @discardableResult
+    public func signInWithDevice(
+        scopes: [String]? = nil, prompt: @Sendable (DeviceAuthorization) async -> Void
+    ) async throws(AuthError) -> AuthSession {
+        let authorization = try await startDeviceAuthorization(scopes: scopes)
+        await prompt(authorization)
+        return try await completeDeviceAuthorization(authorization)
+    }
+
+    /// The polling loop; `sleep` is injectable for tests.
+    func pollDeviceAuthorization(
+        _ authorization: DeviceAuthorization, sleep: @Sendable (Duration) async throws -> Void
+    ) async throws(AuthError) -> AuthSession {
+        var interval = authorization.interval
+        var transientFailures = 0
+        while true {
+            do { try await sleep(interval) } catch { throw .cancelled }
+            guard clock.now() < authorization.expiresAt else { throw .authorizationExpired }
+            do {
+                let response = try await provider.token(
+                    grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)])
+                let session = try await provider.session(from: response, nonce: nil, requireIDToken: requestsOpenID)
+                try await sessions.establish(session)
+                logger.info("device", "signed in as \(session.user?.subject ?? "unknown user")")
+                return session
+            } catch .providerError(let code, _) where code == "authorization_pending" {
+                transientFailures = 0
+                logger.trace("device", "authorization pending")
+            } catch .providerError(let code, _) where code == "slow_down" {
+                interval += .seconds(5)
+                logger.debug("device", "slow_down: polling every \(interval)")
+            } catch let error where error.isTransient {
+                transientFailures += 1
+                guard transientFailures <= 5 else { throw error }
+                interval = min(interval * 2, .seconds(60))
+                logger.warning("device", "polling failed (\(error)); next poll in \(interval)")
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import CredentialVault
+import Foundation
+
+/// What a started sign-in must remember until its redirect: stored as an ephemeral,
+/// device-only credential keyed by `state`, consumed with `take` (single use), so that it
+/// survives a process restart (a custom-scheme redirect starts a new process) and several
+/// sign-ins can be pending at once.
+struct PendingAuthorization: Codable, Sendable {
+    var verifier: String
+    var nonce: String
+    var redirectURI: String
+    var issuer: String
+    var clientID: String
+    var createdAt: Date
+
+    func save(under key: CredentialKey, in store: any TokenStorageAdapter, ttl: Duration) throws(AuthError) {
+        let data: Data
+        do { data = try JSONEncoder.session.encode(self) } catch { throw .invalidResponse("pending sign-in not encodable") }
+        do { try store.save(data, for: key, options: .ephemeral(ttl: ttl)) } catch { throw .storage(error) }
+    }
+
+    /// Takes (reads and deletes) the pending sign-in; `nil` when unknown or already used.
+    static func take(_ key: CredentialKey, from store: any TokenStorageAdapter) throws(AuthError) -> PendingAuthorization? {
+        let data: Data?
+        do { data = try store.take(key) } catch .expired { throw .authorizationExpired } catch { throw .storage(error) }
+        guard let data else { return nil }
+        do { return try JSONDecoder.session.decode(PendingAuthorization.self, from: data) } catch {
+            throw .storage(.corrupted("a pending sign-in is unreadable; start the sign-in again"))
+        }
+    }
+}
+
+/// A started sign-in: send the user's browser to `url`, then hand the redirect to
+/// `OIDCClient.handleRedirect(url:)`.
+public struct AuthorizationRequest: Sendable, CustomStringConvertible {
+    /// The authorization URL to open in the browser.
+    public let url: URL
+    /// The `state` sent with it (identifies the pending sign-in).
+    public let state: String
+    /// The registered redirect URI the provider will send the browser back to.
+    public let redirectURI: String
+    /// When the pending sign-in expires.
+    public let expiresAt: Date
+
+    /// The redirect URI and expiry (the URL carries state and nonce, so it is not shown).
+    public var description: String { "AuthorizationRequest(redirect: \(redirectURI), expires: \(expiresAt))" }
+}

@@ -1,0 +1,95 @@
+import Foundation
+
+/// Talks to OAuth endpoints: builds form posts, applies client authentication, enforces the
+/// deadline and turns HTTP answers into `TokenResponse` or a precise `AuthError`.
+struct OAuthEndpointClient: Sendable {
+    let transport: any HTTPTransport
+    let timeout: Duration
+    let logger: AuthLogger
+    /// glewlwyd answers a rejected refresh token with a bare 400 (no JSON body). RFC 6749 §5.2
+    /// makes 400 the status of every token-endpoint error and our request is well-formed, so a
+    /// bare 400 to a refresh request means the refresh token was refused.
+    let bareBadRequestIsInvalidGrant: Bool
+
+    /// Sends a form POST and returns the raw response.
+    func postForm(
+        _ url: URL, _ form: [(String, String)], headers extra: [String: String] = [:]
+    ) async throws(AuthError) -> HTTPResponse {
+        var headers = extra
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+        headers["Accept"] = "application/json"
+        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: FormEncoding.body(form), timeout: timeout)
+        logger.trace("http", "\(request)")
+        let response = try await transport.send(request)
+        logger.trace("http", "\(request) -> \(response.status)")
+        return response
+    }
+
+    /// GETs a JSON document (discovery, JWKS) and returns its bytes; non-200 is an error.
+    func getJSON(_ url: URL, headers extra: [String: String] = [:]) async throws(AuthError) -> Data {
+        var headers = extra
+        headers["Accept"] = "application/json"
+        let request = HTTPRequest(method: "GET", url: url, headers: headers, timeout: timeout)
+        let response = try await transport.send(request)
+        logger.trace("http", "\(request) -> \(response.status)")
+        guard response.status == 200 else { throw Self.failure(response, grant: nil, confidential: false, bare400IsInvalidGrant: false) }
+        return response.body
+    }
+
+    /// POSTs a token request and decodes the answer.
+    func token(
+        _ url: URL, grant: String, parameters: [(String, String)], clientID: String,
+        authentication: ClientAuthentication
+    ) async throws(AuthError) -> TokenResponse {
+        var form = [("grant_type", grant)] + parameters
+        var headers: [String: String] = [:]
+        authentication.apply(clientID: clientID, form: &form, headers: &headers)
+        let response = try await postForm(url, form, headers: headers)
+        guard response.status == 200 else {
+            let error = Self.failure(
+                response, grant: grant, confidential: authentication.isConfidential,
+                bare400IsInvalidGrant: bareBadRequestIsInvalidGrant)
+            logger.debug("token", "\(grant) request refused: \(error)")
+            throw error
+        }
+        do {
+            let decoded = try JSONDecoder().decode(TokenResponse.self, from: response.body)
+            guard !decoded.accessToken.isEmpty else { throw AuthError.invalidResponse("empty access_token") }
+            if let type = decoded.tokenType, type.lowercased() != "bearer" {
+                throw AuthError.unsupported("token type \(type.prefix(20)) (only bearer tokens are supported)")
+            }
+            return decoded
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw .invalidResponse("the token response is not the expected JSON")
+        }
+    }
+
+    /// Maps a non-success answer to an error.
+    static func failure(_ response: HTTPResponse, grant: String?, confidential: Bool, bare400IsInvalidGrant: Bool) -> AuthError {
+        let status = response.status
+        if status == 429 {
+            return .rateLimited(retryAfterSeconds: response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+        }
+        if status >= 500 { return .serverUnavailable(status: status) }
+        if let body = OAuthErrorBody.parse(response.body) {
+            let text = Redactor.providerText(body.errorDescription)
+            switch body.error {
+            case "invalid_grant": return .invalidGrant(text)
+            case "invalid_client": return .invalidCredentials
+            case "access_denied": return .accessDenied
+            case "expired_token": return .authorizationExpired
+            default:
+                let code = String(body.error.prefix(64).filter { $0.isASCII && !$0.isWhitespace })
+                return .providerError(code: code, description: text)
+            }
+        }
+        if confidential && (status == 401 || status == 403) { return .invalidCredentials }
+        if status == 400 && grant == "refresh_token" && bare400IsInvalidGrant {
+            return .invalidGrant("the provider refused the refresh token")
+        }
+        if (300..<400).contains(status) { return .invalidResponse("unexpected redirect (HTTP \(status))") }
+        return .providerError(code: "http_\(status)", description: nil)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// A token endpoint's successful answer (RFC 6749 §5.1, OIDC Core §3.1.3.3, RFC 8628 §3.5).
+struct TokenResponse: Decodable, Sendable {
+    var accessToken: String
+    var tokenType: String?
+    var expiresIn: Double?
+    var refreshToken: String?
+    var idToken: String?
+    var scope: String?
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case refreshToken = "refresh_token"
+        case idToken = "id_token"
+        case scope
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        accessToken = try container.decode(String.self, forKey: .accessToken)
+        tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
+        refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
+        idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
+        scope = try container.decodeIfPresent(String.self, forKey: .scope)
+        // Some providers send expires_in as a string.
+        if let number = try? container.decodeIfPresent(Double.self, forKey: .expiresIn) {
+            expiresIn = number
+        } else if let text = try? container.decodeIfPresent(String.self, forKey: .expiresIn) {
+            expiresIn = Double(text)
+        } else {
+            expiresIn = nil
+        }
+    }
+}
+
+/// An OAuth error body (RFC 6749 §5.2).
+struct OAuthErrorBody: Decodable, Sendable {
+    var error: String
+    var errorDescription: String?
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description"
+    }
+
+    static func parse(_ data: Data) -> OAuthErrorBody? {
+        guard !data.isEmpty else { return nil }
+        return try? JSONDecoder().decode(OAuthErrorBody.self, from: data)
+    }
+}

@@ -1,0 +1,83 @@
+import CredentialVault
+import Foundation
+
+/// How an `OIDCClient` talks to its provider and keeps its session.
+public struct OIDCConfiguration: Sendable {
+    /// The issuer identifier (discovery runs against `<issuer>/.well-known/openid-configuration`).
+    public var issuer: URL
+    /// This client's id at the provider.
+    public var clientID: String
+    /// `.none` for a public client (desktop, CLI); a secret for a confidential one.
+    public var clientAuthentication: ClientAuthentication
+    /// Scopes requested at sign-in (default `openid`; add e.g. `offline_access` where the provider needs it).
+    public var scopes: [String]
+    /// Provider metadata to use instead of discovery (for providers without it, or to pin endpoints).
+    public var metadata: ProviderMetadata?
+    /// Tolerated clock difference for ID token times (default 60 s, at most 10 minutes).
+    public var clockSkew: Duration
+    /// The deadline of every single HTTP exchange (default 30 s).
+    public var requestTimeout: Duration
+    /// How long a started sign-in (PKCE verifier, state, nonce) stays valid (default 10 minutes).
+    public var pendingAuthorizationTTL: Duration
+    /// The credential service under which sessions and pending sign-ins are stored.
+    public var storageService: String
+    /// Where the session may be read (default `.deviceOnly`).
+    public var sessionAccessibility: Accessibility
+    /// The session manager's tuning (refresh margin, retries, background refresh).
+    public var session: SessionManager.Configuration
+    /// Treat a bare HTTP 400 (no OAuth error body) to a refresh request as `invalid_grant`
+    /// (default `true`: RFC 6749 §5.2 answers every token error with 400, and glewlwyd sends
+    /// rejected refresh tokens that way). Set `false` to keep the session on such answers.
+    public var bareBadRequestIsInvalidGrant: Bool
+    /// Accept a plain-http issuer that is not on this machine (default `false`: tokens would
+    /// cross the network in clear; http is accepted only for 127.0.0.1, ::1 and localhost).
+    public var allowsInsecureHTTP: Bool
+
+    /// Creates a configuration with the defaults above.
+    public init(
+        issuer: URL, clientID: String, clientAuthentication: ClientAuthentication = .none,
+        scopes: [String] = ["openid"], metadata: ProviderMetadata? = nil,
+        clockSkew: Duration = .seconds(60), requestTimeout: Duration = .seconds(30),
+        pendingAuthorizationTTL: Duration = .seconds(600), storageService: String = "credential-vault.auth",
+        sessionAccessibility: Accessibility = .deviceOnly, session: SessionManager.Configuration = .init(),
+        bareBadRequestIsInvalidGrant: Bool = true, allowsInsecureHTTP: Bool = false
+    ) {
+        self.issuer = issuer
+        self.clientID = clientID
+        self.clientAuthentication = clientAuthentication
+        self.scopes = scopes
+        self.metadata = metadata
+        self.clockSkew = clockSkew
+        self.requestTimeout = requestTimeout
+        self.pendingAuthorizationTTL = pendingAuthorizationTTL
+        self.storageService = storageService
+        self.sessionAccessibility = sessionAccessibility
+        self.session = session
+        self.bareBadRequestIsInvalidGrant = bareBadRequestIsInvalidGrant
+        self.allowsInsecureHTTP = allowsInsecureHTTP
+    }
+
+    /// Where the session of this issuer and client is stored.
+    public var sessionKey: CredentialKey {
+        CredentialKey(
+            service: storageService, account: "session \(clientID)@\(issuer.absoluteString)",
+            label: "OpenID Connect session of \(clientID) at \(issuer.absoluteString)")
+    }
+
+    /// Where the pending sign-in with this `state` is stored (ephemeral, device-only).
+    func pendingKey(state: String) -> CredentialKey {
+        CredentialKey(service: storageService + ".pending", account: state)
+    }
+
+    func validate() throws(AuthError) {
+        guard let scheme = issuer.scheme?.lowercased(), scheme == "https" || scheme == "http", issuer.host != nil else {
+            throw .invalidConfiguration("the issuer must be an http(s) URL")
+        }
+        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(issuer.host?.lowercased() ?? "")
+        if scheme == "http" && !loopback && !allowsInsecureHTTP {
+            throw .invalidConfiguration("the issuer must use https (plain http is accepted only on this machine)")
+        }
+        guard !clientID.isEmpty else { throw .invalidConfiguration("the client id is empty") }
+        guard !storageService.isEmpty else { throw .invalidConfiguration("the storage service is empty") }
+    }
+}

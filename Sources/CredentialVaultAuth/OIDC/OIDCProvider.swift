@@ -1,0 +1,111 @@
+import CredentialVault
+import Foundation
+
+/// The provider-facing machinery shared by the flows, the refresher and the client-credentials
+/// client: metadata, HTTP, ID token verification, token and revocation requests.
+struct OIDCProvider: Sendable {
+    let configuration: OIDCConfiguration
+    let http: OAuthEndpointClient
+    let clock: any CredentialClock
+    let logger: AuthLogger
+    let metadataCache: MetadataCache
+    let keySets = KeySetCache()
+
+    init(configuration: OIDCConfiguration, transport: any HTTPTransport, clock: any CredentialClock, logger: AuthLogger) {
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        self.http = OAuthEndpointClient(
+            transport: transport, timeout: configuration.requestTimeout, logger: logger,
+            bareBadRequestIsInvalidGrant: configuration.bareBadRequestIsInvalidGrant)
+        self.metadataCache = MetadataCache(issuer: configuration.issuer, preset: configuration.metadata)
+    }
+
+    func metadata() async throws(AuthError) -> ProviderMetadata { try await metadataCache.get(using: http) }
+
+    /// A token request with this client's authentication.
+    func token(grant: String, _ parameters: [(String, String)]) async throws(AuthError) -> TokenResponse {
+        let metadata = try await metadata()
+        return try await http.token(
+            metadata.tokenEndpoint, grant: grant, parameters: parameters, clientID: configuration.clientID,
+            authentication: configuration.clientAuthentication)
+    }
+
+    /// Verifies an ID token's signature and claims; refetches the JWKS once on an unknown `kid`.
+    func verifyIDToken(_ idToken: String, nonce: String?) async throws(AuthError) -> VerifiedIDToken {
+        let metadata = try await metadata()
+        guard let jwksURI = metadata.jwksURI else { throw .unsupported("the provider publishes no jwks_uri") }
+        let allowed = metadata.idTokenSigningAlgValuesSupported.map { names in
+            Set(names.compactMap { JWSAlgorithm(name: $0) })
+        } ?? Set(JWSAlgorithm.allCases)
+        let validator = IDTokenValidator(
+            issuer: metadata.issuer, clientID: configuration.clientID,
+            allowedAlgorithms: allowed.isEmpty ? Set(JWSAlgorithm.allCases) : allowed,
+            clockSkew: configuration.clockSkew, clock: clock)
+        let keySet = try await keySets.current(from: jwksURI, using: http)
+        do {
+            return try validator.validate(idToken, keySet: keySet, nonce: nonce)
+        } catch .unknownKeyID {
+            logger.warning("idtoken", "the ID token is signed with an unknown key: refetching the provider's keys once")
+            let fresh = try await keySets.refetch(from: jwksURI, using: http)
+            do { return try validator.validate(idToken, keySet: fresh, nonce: nonce) } catch { throw Self.map(error) }
+        } catch {
+            throw Self.map(error)
+        }
+    }
+
+    static func map(_ error: IDTokenError) -> AuthError {
+        if case .nonceMismatch = error { return .nonceMismatch }
+        return .invalidIDToken(error.reason)
+    }
+
+    /// Builds a session from a token response (verifying its ID token when there is one).
+    func session(
+        from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil
+    ) async throws(AuthError) -> AuthSession {
+        let now = clock.now()
+        var user = previous?.user
+        if let idToken = response.idToken {
+            let verified = try await verifyIDToken(idToken, nonce: nonce)
+            if let previousSubject = previous?.user?.subject, previousSubject != verified.subject {
+                throw .invalidIDToken("the refreshed ID token names another subject")
+            }
+            user = AuthUser(verified)
+        } else if requireIDToken {
+            throw .invalidResponse("the provider returned no ID token for an openid request")
+        }
+        return AuthSession(
+            accessToken: response.accessToken,
+            refreshToken: response.refreshToken ?? previous?.refreshToken,
+            idToken: response.idToken ?? previous?.idToken,
+            expiresAt: response.expiresIn.map { now.addingTimeInterval($0) },
+            scope: response.scope ?? previous?.scope, user: user, obtainedAt: now)
+    }
+
+    /// RFC 7009 revocation of one token. Authenticates as the client; when the provider
+    /// refuses that (401/403) and an access token is at hand, retries with it as a Bearer
+    /// credential (glewlwyd's requirement).
+    func revoke(_ token: String, hint: String, bearer: String?) async throws(AuthError) {
+        let metadata = try await metadata()
+        guard let endpoint = metadata.revocationEndpoint else { throw .unsupported("the provider has no revocation endpoint") }
+        var form = [("token", token), ("token_type_hint", hint)]
+        var headers: [String: String] = [:]
+        configuration.clientAuthentication.apply(clientID: configuration.clientID, form: &form, headers: &headers)
+        var response = try await http.postForm(endpoint, form, headers: headers)
+        if (response.status == 401 || response.status == 403), let bearer, headers["Authorization"] == nil {
+            response = try await http.postForm(endpoint, form, headers: ["Authorization": "Bearer \(bearer)"])
+        }
+        guard response.status == 200 else {
+            throw OAuthEndpointClient.failure(response, grant: nil, confidential: configuration.clientAuthentication.isConfidential, bare400IsInvalidGrant: false)
+        }
+    }
+}
+
+extension AuthUser {
+    /// The user described by a verified ID token.
+    init(_ token: VerifiedIDToken) {
+        var attributes: [String: String] = [:]
+        if let username = token.preferredUsername { attributes["preferred_username"] = username }
+        self.init(subject: token.subject, name: token.name, email: token.email, attributes: attributes)
+    }
+}

@@ -1,0 +1,98 @@
+import CredentialVault
+import Foundation
+
+/// One refresh, run under the store's exclusive lock: re-read the stored session, use it if
+/// another task or process already refreshed it, otherwise ask the refresher (retrying
+/// transient failures), persist the result before returning it, and never write it back after
+/// a sign-out.
+struct RefreshOperation: Sendable {
+    let storage: SessionStorage
+    let refresher: any SessionRefresher
+    let margin: Duration
+    let retry: RetryPolicy
+    let clock: any CredentialClock
+    let logger: AuthLogger
+    let broadcaster: StateBroadcaster
+    let epoch: SignOutEpoch
+    let startEpoch: Int
+    /// The session the caller saw when it decided to refresh.
+    let seen: AuthSession
+    /// The caller wants a newer access token than `seen`'s even if it has not expired.
+    let force: Bool
+
+    func run() async throws(AuthError) -> AuthSession {
+        do {
+            return try await storage.exclusively { () async throws(AuthError) -> AuthSession in try await locked() }
+        } catch .storage(.busy) {
+            // Another process holds the lock beyond the wait: it is probably refreshing. Use its
+            // result if it has landed.
+            if let latest = try storage.load(), latest != seen, !latest.expires(within: margin, of: clock.now()) {
+                return latest
+            }
+            throw .storage(.busy)
+        }
+    }
+
+    private func locked() async throws(AuthError) -> AuthSession {
+        guard epoch.current == startEpoch else { throw .notSignedIn }
+        guard let current = try storage.load() else {
+            broadcaster.publish(.unauthenticated)
+            throw .notSignedIn
+        }
+        let now = clock.now()
+        if current != seen {
+            // Someone refreshed (or signed in) since the caller looked: use theirs if it is good.
+            if force || !current.expires(within: margin, of: now) {
+                logger.debug("session", "using the session another task or process refreshed")
+                return current
+            }
+        } else if !force && !current.expires(within: margin, of: now) {
+            return current
+        }
+        guard current.refreshToken != nil else {
+            if force { throw .unsupported("the session has no refresh token: sign in again for a new access token") }
+            if let expiry = current.expiresAt, expiry <= now {
+                try storage.delete()
+                broadcaster.publish(.unauthenticated)
+                throw .notSignedIn
+            }
+            return current  // still valid for a moment, and nothing can extend it
+        }
+        logger.info("session", "refreshing the session" + (force ? " (forced)" : ""))
+        let refreshed: AuthSession
+        do {
+            refreshed = try await retry.run(onRetry: { attempt, error, wait in
+                logger.warning("session", "refresh attempt \(attempt) failed (\(error)); retrying in \(wait)")
+            }) { () async throws(AuthError) -> AuthSession in try await refresher.refresh(current) }
+        } catch .invalidGrant(let why) {
+            // Definite: the refresh token is dead. Delete the session unless it changed meanwhile.
+            if let latest = try? storage.load(), latest.refreshToken == current.refreshToken {
+                try storage.delete()
+            }
+            logger.warning("session", "the provider rejected the refresh token; the stored session was deleted")
+            broadcaster.publish(.unauthenticated)
+            throw .invalidGrant(why)
+        }
+        guard epoch.current == startEpoch else {
+            logger.info("session", "signed out during the refresh: its result is discarded")
+            await discard(refreshed)
+            throw .notSignedIn
+        }
+        let latest = try storage.load()
+        guard latest == current else {
+            logger.info("session", "the stored session changed during the refresh: its result is discarded")
+            await discard(refreshed)
+            guard let latest else { throw .notSignedIn }
+            return latest
+        }
+        try storage.save(refreshed)  // the rotated refresh token is persisted before anyone sees the new access token
+        logger.info("session", "session refreshed")
+        return refreshed
+    }
+
+    private func discard(_ session: AuthSession) async {
+        do { try await refresher.revoke(session) } catch {
+            logger.debug("session", "revoking the discarded session failed: \(error)")
+        }
+    }
+}

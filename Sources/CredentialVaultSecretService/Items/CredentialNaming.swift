@@ -1,0 +1,58 @@
+import CredentialVault
+import Foundation
+
+/// How a store's credential keys map to item attributes and back, under its service-name prefix.
+struct CredentialNaming {
+    /// Put in front of every service name (empty: none).
+    let prefix: String
+
+    /// The `service` attribute of `key`.
+    func storedService(_ service: String) -> String { prefix + service }
+
+    /// The attributes that identify `key` (what `secret-tool` and Python `keyring` search with).
+    func identity(of key: CredentialKey) -> [String: String] {
+        [ItemAttribute.service: storedService(key.service), ItemAttribute.account: key.account]
+    }
+
+    /// The attributes to search with for every credential of this store (of one service when given).
+    func scope(service: String?) -> [String: String] {
+        service.map { [ItemAttribute.service: storedService($0)] } ?? [:]
+    }
+
+    /// The attributes of a new item.
+    func attributes(of key: CredentialKey, options: StorageOptions, expiresAt: Date?) -> [String: String] {
+        var attributes = identity(of: key)
+        attributes[ItemAttribute.accessibility] =
+            options.accessibility == .portable ? ItemAttribute.portable : ItemAttribute.deviceOnly
+        if let expiresAt { attributes[ItemAttribute.expires] = ExpiryStamp.encode(expiresAt) }
+        return attributes
+    }
+
+    /// The key an item stands for, or `nil` when it has no `service` and `username` attributes or
+    /// its service is outside this store's prefix. The label is kept only when it is not the
+    /// default `"<account> on <service>"`.
+    func key(of item: ItemProxy) -> CredentialKey? {
+        guard let stored = item.attributes[ItemAttribute.service], let account = item.attributes[ItemAttribute.account],
+            stored.hasPrefix(prefix)
+        else { return nil }
+        let service = String(stored.dropFirst(prefix.count))
+        guard !service.isEmpty, !account.isEmpty else { return nil }
+        let plain = CredentialKey(service: service, account: account)
+        let label = item.label.isEmpty || item.label == plain.displayLabel ? nil : item.label
+        return CredentialKey(service: service, account: account, label: label)
+    }
+}
+
+/// The expiry attribute of ephemeral items: milliseconds since 1970 (UTC) as decimal text.
+enum ExpiryStamp {
+    /// Encodes `date`.
+    static func encode(_ date: Date) -> String {
+        String(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
+    /// Decodes a stamp; `nil` when it is not one.
+    static func decode(_ text: String?) -> Date? {
+        guard let text, let milliseconds = Int64(text) else { return nil }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}

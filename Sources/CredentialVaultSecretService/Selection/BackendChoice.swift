@@ -1,0 +1,42 @@
+/// The backend a program asks for (`--backend` of `credvault`, `CREDVAULT_BACKEND`).
+public enum BackendChoice: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The Secret Service when it is reachable and its default collection unlocked, else the
+    /// sealed file with the device key. `CREDVAULT_BACKEND` overrides this choice.
+    case automatic = "auto"
+    /// The Secret Service (GNOME Keyring, KeePassXC, ...), whatever its state.
+    case secretService = "secret-service"
+    /// The sealed file.
+    case file
+    /// Process memory only: nothing survives the process.
+    case memory
+
+    /// The environment variable that overrides `.automatic`.
+    public static let environmentVariable = "CREDVAULT_BACKEND"
+
+    /// Parses a backend name: `auto` (or `automatic`), `secret-service`, `file`, `memory`.
+    public init?(name: String) {
+        if name == "automatic" {
+            self = .automatic
+        } else if let choice = BackendChoice(rawValue: name) {
+            self = choice
+        } else {
+            return nil
+        }
+    }
+
+    /// The name as `--backend` takes it.
+    public var description: String { rawValue }
+}
+
+/// A concrete backend (what `.automatic` resolves to). There is no plaintext backend.
+public enum BackendKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// `SecretServiceStore`.
+    case secretService = "secret-service"
+    /// `SealedFileStore`.
+    case file
+    /// `InMemoryStore`.
+    case memory
+
+    /// The name as `--backend` takes it.
+    public var description: String { rawValue }
+}

@@ -1,0 +1,36 @@
+import CredentialVault
+
+/// Which backend was chosen, and why (for `credvault info` and logs).
+public struct BackendDecision: Sendable, Hashable, CustomStringConvertible {
+    /// The backend.
+    public var kind: BackendKind
+    /// Why it was chosen, in words, for example "the Secret Service is not available (...):
+    /// using the sealed file with the device key".
+    public var reason: String
+    /// The Secret Service's state when it was asked (automatic choice), else `nil`.
+    public var secretServiceStatus: SecretServiceStatus?
+
+    /// Creates a decision.
+    public init(kind: BackendKind, reason: String, secretServiceStatus: SecretServiceStatus? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.secretServiceStatus = secretServiceStatus
+    }
+
+    /// `<kind> (<reason>)`.
+    public var description: String { "\(kind) (\(reason))" }
+}
+
+/// An opened store and the decision that picked it.
+public struct BackendSelection: Sendable {
+    /// Which backend, and why.
+    public var decision: BackendDecision
+    /// The opened store.
+    public var store: any TokenStorageAdapter
+
+    /// Creates a selection.
+    public init(decision: BackendDecision, store: any TokenStorageAdapter) {
+        self.decision = decision
+        self.store = store
+    }
+}

@@ -1,0 +1,86 @@
+import CredentialVault
+import CredentialVaultAuth
+import Foundation
+
+/// `credvault auth token`.
+enum AuthToken {
+    static func run(_ context: AuthContext) async throws -> Int32 {
+        let args = context.args.value
+        if args.flags.contains("client-credentials") { return try await clientCredentials(context) }
+        guard let store = try context.openStore(create: false), let profile = try context.profile(in: store) else {
+            throw AuthError.notSignedIn
+        }
+        let client = try context.client(profile, store: store)
+        let token = try await client.getAccessToken(forceRefresh: args.flags.contains("force-refresh"))
+        context.say(token)
+        return ExitCode.success
+    }
+
+    static func clientCredentials(_ context: AuthContext) async throws -> Int32 {
+        guard let issuerText = context.option("issuer"), let issuer = URL(string: issuerText),
+            let clientID = context.option("client-id"), let secretFile = context.option("client-secret-file")
+        else { throw UsageError("--client-credentials needs --issuer, --client-id and --client-secret-file") }
+        guard var secret = FileManager.default.contents(atPath: secretFile).flatMap({ String(data: $0, encoding: .utf8) }) else {
+            throw UsageError("cannot read the client secret file \(secretFile)")
+        }
+        while secret.hasSuffix("\n") || secret.hasSuffix("\r") { secret.removeLast() }
+        guard !secret.isEmpty else { throw UsageError("the client secret file \(secretFile) is empty") }
+        guard let store = try context.openStore(create: true) else { return ExitCode.failure }
+        let client = try ClientCredentialsClient(
+            configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: .clientSecretBasic(secret: secret)),
+            scopes: context.scopes ?? [], store: store, logger: context.logger)
+        context.say(try await client.accessToken(forceRefresh: context.args.value.flags.contains("force-refresh")))
+        return ExitCode.success
+    }
+}
+
+/// `credvault auth status`.
+enum AuthStatus {
+    static func run(_ context: AuthContext) async throws -> Int32 {
+        guard let store = try context.openStore(create: false), let profile = try context.profile(in: store),
+            let session = try await context.client(profile, store: store).sessions.storedSession()
+        else {
+            if context.json { context.say(#"{"signed_in":false}"#) } else { context.say("Not signed in") }
+            return ExitCode.notFound
+        }
+        let expired = session.expiresAt.map { $0 <= Date() } ?? false
+        if context.json {
+            let object: [String: Any] = [
+                "signed_in": true, "issuer": profile.issuer, "client_id": profile.clientID,
+                "subject": session.user?.subject ?? "", "email": session.user?.email ?? NSNull(),
+                "expires_at": session.expiresAt.map { Int($0.timeIntervalSince1970) } ?? NSNull(),
+                "access_token_expired": expired, "refreshable": session.refreshToken != nil,
+            ]
+            context.io.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
+        } else {
+            context.say("Signed in as \(session.user?.description ?? "unknown user") at \(profile.issuer) (client \(profile.clientID))")
+            if let expiry = session.expiresAt {
+                context.say("Access token \(expired ? "expired" : "valid until") \(ISO8601DateFormatter().string(from: expiry))"
+                    + (session.refreshToken != nil ? "; refreshable" : "; not refreshable"))
+            }
+        }
+        return ExitCode.success
+    }
+}
+
+/// `credvault auth logout`.
+enum AuthLogout {
+    static func run(_ context: AuthContext) async throws -> Int32 {
+        guard let store = try context.openStore(create: false), let profile = try context.profile(in: store) else {
+            context.say("Not signed in")
+            return ExitCode.success
+        }
+        let result = try await context.client(profile, store: store).signOut(includeIDTokenHint: false)
+        if !result.hadSession {
+            context.say("Not signed in")
+        } else if result.revoked {
+            context.say("Signed out; the tokens were revoked at the provider")
+        } else {
+            context.say("Signed out locally; revocation: \(result.revocationError?.description ?? "not attempted")")
+        }
+        if let url = result.endSessionURL, result.hadSession {
+            context.say("To also end the provider's browser session, open: \(url.absoluteString)")
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,107 @@
+import CredentialVault
+import CredentialVaultAuth
+import Foundation
+
+/// `credvault auth login|token|status|logout`: an OpenID Connect session kept in the vault.
+enum AuthCommand: Command {
+    static let name = "auth"
+    static let summary = "sign in with OpenID Connect and hand out access tokens"
+    static let help = """
+        usage: credvault auth ACTION [OPTIONS] [common options]
+
+        actions:
+          login   --issuer URL --client-id ID [--device] [--port N] [--scope "S ..."] [--no-browser]
+                  Sign in: in the browser with a loopback redirect on 127.0.0.1 (a free port, or
+                  --port N for providers that match redirect URIs exactly), or with --device the
+                  device grant (prints the code and the page to visit). --no-browser prints the
+                  URL instead of running xdg-open. The session and the issuer/client are stored.
+          login   --issuer URL --client-id ID --redirect-uri URI [--no-browser]
+                  Start a sign-in whose redirect goes elsewhere (a custom scheme handled by
+                  `credvault auth redirect %u` in a .desktop file): prints the URL and exits.
+          redirect URL
+                  Complete such a sign-in from the redirect URL (may run in a new process).
+          token   [--force-refresh]
+                  Print a valid access token (refreshing it first when it expires soon).
+          token   --client-credentials --issuer URL --client-id ID --client-secret-file PATH [--scope S]
+                  Print a client-credentials token for a service (cached in the vault).
+          status  Say who is signed in and until when (exit code 1 when nobody is).
+          logout  Delete the session, revoke its tokens, print the provider's end-session URL.
+
+        auth options:
+          --issuer URL, --client-id ID   override the stored ones (token, status, logout)
+          --timeout SECONDS              how long login waits for the user (default 300)
+          --log-level LEVEL              trace, debug, info, warning (default), error, critical
+          --device                       in auth commands: use the device grant (the vault is
+                                         then opened with the device key unless another key is given)
+
+        Exit codes besides the common ones: 1 not signed in, 11 the provider refused (sign in
+        again), 12 the provider could not be reached or timed out.
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser"]
+    static let options: Set<String> = [
+        "issuer", "client-id", "port", "scope", "client-secret-file", "timeout", "log-level", "redirect-uri",
+    ]
+
+    static func run(_ arguments: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        var args = arguments
+        guard !args.positionals.isEmpty else { throw UsageError("expected ACTION (login, token, status, logout)") }
+        let action = args.positionals.removeFirst()
+        let operand = action == "redirect" && !args.positionals.isEmpty ? args.positionals.removeFirst() : nil
+        guard args.positionals.isEmpty else { throw UsageError("unexpected argument \(args.positionals[0])") }
+        // In auth commands --device selects the device grant, not the vault key (the device
+        // key is the default unlock anyway).
+        let deviceGrant = args.flags.remove("device") != nil
+        let context = try AuthContext(args, io: io)
+        do {
+            return try runBlocking {
+                switch action {
+                case "login": try await AuthLogin.run(context, device: deviceGrant)
+                case "redirect": try await AuthLogin.completeRedirect(context, url: operand)
+                case "token": try await AuthToken.run(context)
+                case "status": try await AuthStatus.run(context)
+                case "logout": try await AuthLogout.run(context)
+                default: throw UsageError("unknown action '\(action)' (login, redirect, token, status, logout)")
+                }
+            }
+        } catch let error as AuthError {
+            io.error(error.description)
+            return exitCode(for: error)
+        }
+    }
+
+    static func exitCode(for error: AuthError) -> Int32 {
+        switch error {
+        case .notSignedIn: ExitCode.notFound
+        case .storage(let storage): ExitCode.of(storage)
+        case .networkError, .timedOut, .serverUnavailable, .rateLimited: ExitCode.unreachable
+        case .invalidConfiguration: ExitCode.usage
+        case .invalidGrant, .invalidCredentials, .accessDenied, .stateMismatch, .nonceMismatch, .invalidIDToken,
+            .providerError, .authorizationExpired:
+            ExitCode.authFailed
+        default: ExitCode.failure
+        }
+    }
+}
+
+/// Runs async work from the synchronous command and waits for it.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let outcome = BlockingOutcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { outcome.set(.success(try await body())) } catch { outcome.set(.failure(error)) }
+        done.signal()
+    }
+    done.wait()
+    return try outcome.get()
+}
+
+private final class BlockingOutcome<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, any Error>?
+    func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
+    func get() throws -> T {
+        guard let result = lock.withLock({ result }) else { throw UsageError("internal: no result") }
+        return try result.get()
+    }
+}

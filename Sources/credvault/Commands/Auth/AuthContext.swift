@@ -1,0 +1,76 @@
+import CredentialVault
+import CredentialVaultAuth
+import Foundation
+
+/// What every auth action needs: the parsed options, the vault, the stored issuer/client.
+struct AuthContext: Sendable {
+    let args: SendableArguments
+    let io: TerminalIO
+    let logger: AuthLogger
+
+    /// Where login remembers which provider and client the session belongs to.
+    static let profileKey = CredentialKey(service: "credential-vault.auth", account: "cli profile", label: "credvault auth: provider and client")
+
+    struct Profile: Codable {
+        var issuer: String
+        var clientID: String
+        var scopes: [String]
+    }
+
+    init(_ args: ParsedArguments, io: TerminalIO) throws {
+        self.args = SendableArguments(args)
+        self.io = io
+        let level: LogLevel
+        if let name = args.options["log-level"] {
+            guard let parsed = LogLevel(name: name) else { throw UsageError("--log-level is trace, debug, info, warning, error or critical") }
+            level = parsed
+        } else {
+            level = .warning
+        }
+        logger = AuthLogger(level: level, destination: .stderr)
+    }
+
+    var json: Bool { args.value.flags.contains("json") }
+
+    func option(_ name: String) -> String? { args.value.options[name] }
+
+    func openStore(create: Bool) throws -> (any TokenStorageAdapter)? {
+        try VaultOptions.openStore(args.value, create: create)
+    }
+
+    /// The profile from the options, falling back to the one stored at login.
+    func profile(in store: any TokenStorageAdapter) throws -> Profile? {
+        let stored = try store.load(Self.profileKey).flatMap { try? JSONDecoder().decode(Profile.self, from: $0) }
+        guard let issuer = option("issuer") ?? stored?.issuer, let clientID = option("client-id") ?? stored?.clientID else {
+            return nil
+        }
+        return Profile(issuer: issuer, clientID: clientID, scopes: scopes ?? stored?.scopes ?? ["openid"])
+    }
+
+    func save(_ profile: Profile, in store: any TokenStorageAdapter) throws {
+        try store.save(try JSONEncoder().encode(profile), for: Self.profileKey, options: .default)
+    }
+
+    var scopes: [String]? {
+        option("scope").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    func client(_ profile: Profile, store: any TokenStorageAdapter) throws -> OIDCClient {
+        guard let issuer = URL(string: profile.issuer), issuer.scheme != nil else { throw UsageError("--issuer is not a URL") }
+        let configuration = OIDCConfiguration(
+            issuer: issuer, clientID: profile.clientID, scopes: profile.scopes,
+            session: SessionManager.Configuration(proactiveRefresh: false))
+        return try OIDCClient(configuration: configuration, store: store, logger: logger)
+    }
+
+    /// Writes one line to stdout.
+    func say(_ line: String) { io.print(line) }
+}
+
+/// `ParsedArguments` handed across the async boundary (it is plain value data).
+struct SendableArguments: @unchecked Sendable {
+    let value: ParsedArguments
+    init(_ value: ParsedArguments) { self.value = value }
+}
+
+extension TerminalIO: @unchecked Sendable {}

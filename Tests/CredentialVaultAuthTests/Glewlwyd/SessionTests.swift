@@ -1,0 +1,190 @@
+import CredentialVault
+import Foundation
+import Testing
+
+@testable import CredentialVaultAuth
+
+extension GlewlwydTests {
+    @Suite("session manager")
+    struct Sessions {
+        @Test("refresh rotates the refresh token, persisted before the new access token is handed out")
+        func refreshAndRotation() async throws {
+            let provider = try Glewlwyd.require()
+            let store = InMemoryStore()
+            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            let token = try await client.getAccessToken(forceRefresh: true)
+            #expect(token != first.accessToken)
+            let stored = try #require(try await client.sessions.storedSession())
+            #expect(stored.accessToken == token)
+            #expect(stored.refreshToken != nil && stored.refreshToken != first.refreshToken)
+            #expect(stored.user == first.user)
+            #expect(try await GlewlwydTests.userinfoStatus(provider, token: token) == 200)
+            // A second refresh uses the rotated token successfully.
+            let again = try await client.getAccessToken(forceRefresh: true)
+            #expect(again != token)
+            // Without force, a fresh session is returned as is: no token request.
+            #expect(try await client.getAccessToken() == again)
+        }
+
+        @Test("a replayed refresh token: the stale copy gets invalidGrant and is deleted; the provider revokes the chain")
+        func replayedRefreshToken() async throws {
+            let provider = try Glewlwyd.require()
+            let store = InMemoryStore()
+            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let original = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            _ = try await client.getAccessToken(forceRefresh: true)  // rotates: `original`'s refresh token is now used up
+
+            // A stale copy of the session (a restored backup, a copied vault) tries to refresh.
+            let staleStore = InMemoryStore()
+            try SessionStorage(store: staleStore, key: client.configuration.sessionKey, options: .default).save(original)
+            let stale = try OIDCClient(configuration: provider.configuration(), store: staleStore, logger: .disabled)
+            let staleError = await #expect(throws: AuthError.self) { _ = try await stale.getAccessToken(forceRefresh: true) }
+            #expect(staleError?.isInvalidGrant == true)
+            await #expect(throws: AuthError.notSignedIn) { _ = try await stale.getAccessToken(forceRefresh: true) }
+            #expect(try staleStore.load(client.configuration.sessionKey) == nil)
+            #expect(stale.sessions.state == .unauthenticated)
+
+            // glewlwyd revokes the whole chain on replay: the legitimate session is dead too,
+            // and the client reports it as invalidGrant and deletes it.
+            let error = await #expect(throws: AuthError.self) { _ = try await client.getAccessToken(forceRefresh: true) }
+            #expect(error?.isInvalidGrant == true)
+            #expect(try await client.sessions.storedSession() == nil)
+            #expect(client.sessions.state == .unauthenticated)
+        }
+
+        @Test("an expired access token is refreshed by getSession() (3-second tokens)")
+        func expiredAccessToken() async throws {
+            let provider = try Glewlwyd.require()
+            let client = try OIDCClient(
+                configuration: provider.configuration(issuer: provider.shortIssuer, margin: .seconds(1)),
+                store: InMemoryStore(), logger: .disabled)
+            let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            #expect(try await client.getSession() == first)  // still fresh: no refresh
+            try await Task.sleep(for: .seconds(3.5))
+            #expect(try await GlewlwydTests.userinfoStatus(provider, issuer: provider.shortIssuer, token: first.accessToken) == 401)
+            let session = try await client.getSession()
+            #expect(session.accessToken != first.accessToken)
+            #expect(session.expiresAt! > Date())
+            #expect(try await GlewlwydTests.userinfoStatus(provider, issuer: provider.shortIssuer, token: session.accessToken) == 200)
+        }
+
+        @Test("100 concurrent getAccessToken calls on an expiring session make exactly one token request")
+        func singleFlight() async throws {
+            let provider = try Glewlwyd.require()
+            let transport = CountingTransport()
+            let clock = ManualClock()
+            let client = try OIDCClient(
+                configuration: provider.configuration(), store: InMemoryStore(), transport: transport, clock: clock,
+                logger: .disabled)
+            let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            clock.advance(by: .seconds(3590))  // within the 60 s margin
+            let marker = provider.logSize()
+            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<100 { group.addTask { try await client.getAccessToken() } }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(tokens.count == 100)
+            #expect(Set(tokens).count == 1)
+            #expect(tokens[0] != first.accessToken)
+            #expect(transport.tokenRequests("refresh_token") == 1)
+            try await Task.sleep(for: .milliseconds(200))  // let the provider's log catch up
+            let logged = provider.loggedGrants(since: marker)
+            #expect(logged.issued == 1)
+            #expect(logged.refused == 0)
+        }
+
+        @Test("a refresh that finishes after sign-out does not write the session back")
+        func refreshAfterSignOut() async throws {
+            let provider = try Glewlwyd.require()
+            let transport = SlowRefreshTransport(delay: .milliseconds(600))
+            let store = InMemoryStore()
+            let client = try OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
+            _ = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            let refresh = Task { try await client.getAccessToken(forceRefresh: true) }
+            while transport.refreshesStarted == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            let result = try await client.signOut()
+            #expect(result.hadSession)
+            await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
+            #expect(try await client.sessions.storedSession() == nil)
+            #expect(try store.listKeys().isEmpty)
+            #expect(client.sessions.state == .unauthenticated)
+            await #expect(throws: AuthError.notSignedIn) { _ = try await client.getAccessToken() }
+        }
+
+        @Test("a refresh in flight while another client on the same store signs out does not resurrect the session")
+        func refreshAfterSignOutElsewhere() async throws {
+            let provider = try Glewlwyd.require()
+            let transport = SlowRefreshTransport(delay: .milliseconds(600))
+            let store = InMemoryStore()  // no cross-process lock: the sign-out lands mid-refresh
+            let refreshing = try OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
+            let other = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            _ = try await GlewlwydTests.signIn(refreshing, provider, browser: try await TestBrowser.signIn(provider))
+            let refresh = Task { try await refreshing.getAccessToken(forceRefresh: true) }
+            while transport.refreshesStarted == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            let result = try await other.signOut()
+            #expect(result.hadSession)
+            await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
+            #expect(try store.listKeys().isEmpty)
+            #expect(refreshing.sessions.state == .unauthenticated)
+        }
+
+        @Test("proactive background refresh runs ahead of expiry without any caller")
+        func proactiveRefresh() async throws {
+            let provider = try Glewlwyd.require()
+            let transport = CountingTransport()
+            let client = try OIDCClient(
+                configuration: provider.configuration(issuer: provider.shortIssuer, margin: .seconds(1), proactive: true),
+                store: InMemoryStore(), transport: transport, logger: .disabled)
+            let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            try await Task.sleep(for: .seconds(3))
+            await client.sessions.stopAutoRefresh()
+            #expect(transport.tokenRequests("refresh_token") >= 1)
+            let stored = try #require(try await client.sessions.storedSession())
+            #expect(stored.accessToken != first.accessToken)
+            #expect(try await GlewlwydTests.userinfoStatus(provider, issuer: provider.shortIssuer, token: stored.accessToken) == 200)
+        }
+
+        @Test("the state stream reports unauthenticated, authenticated, refreshing, authenticated, unauthenticated")
+        func stateStream() async throws {
+            let provider = try Glewlwyd.require()
+            let client = try OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let stream = client.states()
+            let collector = Task {
+                var seen: [AuthState] = []
+                for await state in stream {
+                    seen.append(state)
+                    if seen.count == 5 { break }
+                }
+                return seen
+            }
+            let session = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            _ = try await client.getAccessToken(forceRefresh: true)
+            try await client.signOut()
+            let states = await collector.value
+            #expect(states == [
+                .unauthenticated, .authenticated(session.user), .refreshing, .authenticated(session.user), .unauthenticated,
+            ])
+        }
+    }
+}
+
+/// Forwards to the provider but delays the answer to refresh requests, so that a sign-out can
+/// happen while a refresh is in flight.
+final class SlowRefreshTransport: HTTPTransport {
+    private let inner = URLSessionTransport()
+    private let delay: Duration
+    private let started = Recorder<Int>()
+
+    init(delay: Duration) { self.delay = delay }
+
+    var refreshesStarted: Int { started.count }
+
+    func send(_ request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
+        let isRefresh = request.body.map { String(decoding: $0, as: UTF8.self).contains("grant_type=refresh_token") } ?? false
+        if isRefresh { started.append(1) }
+        let response = try await inner.send(request)
+        if isRefresh { try? await Task.sleep(for: delay) }
+        return response
+    }
+}

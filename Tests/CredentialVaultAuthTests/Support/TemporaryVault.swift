@@ -1,0 +1,23 @@
+import CredentialVault
+import Foundation
+
+/// A sealed-file vault in a fresh temporary directory, unlocked with a passphrase
+/// (fast KDF parameters), removed when released.
+final class TemporaryVault: Sendable {
+    let directory: URL
+    let url: URL
+    static let passphrase = "test passphrase"
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("cv-auth-\(UUID().uuidString)")
+        url = directory.appendingPathComponent("vault.cvault")
+        _ = try SealedFileStore.create(at: url, key: .passphrase(Self.passphrase), kdf: .insecureTestingOnly)
+    }
+
+    /// A new store object over the file (as a new process would open it).
+    func open() throws -> SealedFileStore {
+        try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase))
+    }
+
+    deinit { try? FileManager.default.removeItem(at: directory) }
+}

@@ -1,0 +1,67 @@
+import CredentialVault
+import Foundation
+import Testing
+
+/// Never hang, never lie: each scenario runs `secret-service-probe` on a throw-away bus of its
+/// own (so the test keyring of the other tests keeps working).
+@Suite(.throwAwayBuses)
+struct FailureTests {
+    @Test func lockedKeyringIsReportedAsLockedNeverAsMissing() throws {
+        let steps = try runProbe(
+            busMode: "--locked",
+            ["status", "load:svc:acct", "take:svc:acct", "save:svc:acct", "list", "delete:svc:acct",
+             "save-ephemeral:svc:nonce", "unlock", "status"])
+        let outcomes = Dictionary(steps.map { ($0.step, $0.outcome) }, uniquingKeysWith: { first, _ in first })
+        #expect(steps.first?.outcome == "locked", "\(steps)")
+        for step in ["load:svc:acct", "take:svc:acct", "save:svc:acct", "list", "delete:svc:acct", "save-ephemeral:svc:nonce"] {
+            #expect(outcomes[step] == "error:locked", "\(step): \(steps)")
+        }
+        // No display: the unlock prompt cannot be shown, so the explicit unlock fails, promptly.
+        let unlock = try #require(steps.first { $0.step == "unlock" })
+        #expect(unlock.outcome == "error:locked", "\(steps)")
+        #expect(steps.last?.outcome == "locked")
+    }
+
+    @Test func noSecretServiceProviderIsNotAvailableWithin100ms() throws {
+        let steps = try runProbe(busMode: "--no-provider", ["status", "load:svc:acct", "save:svc:acct"])
+        for step in steps {
+            #expect(step.outcome == "error:notAvailable", "\(step)")
+            #expect(step.milliseconds < 100, "\(step)")
+        }
+    }
+
+    @Test func noSessionBusIsNotAvailableWithin100ms() throws {
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("cv-nobus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let scenarios: [[String: String?]] = [
+            ["DBUS_SESSION_BUS_ADDRESS": nil, "XDG_RUNTIME_DIR": empty.path, "DISPLAY": nil, "WAYLAND_DISPLAY": nil],
+            ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(empty.path)/no-such-socket", "DISPLAY": nil],
+        ]
+        for environment in scenarios {
+            let steps = try runProbe(busMode: nil, ["status", "load:svc:acct"], environment: environment)
+            for step in steps {
+                #expect(step.outcome == "error:notAvailable", "\(step)")
+                #expect(step.milliseconds < 100, "\(step)")
+            }
+        }
+    }
+
+    @Test func stoppedDaemonTimesOutAtTheDeadlineAndRecovers() throws {
+        let deadline = 1000
+        let steps = try runProbe(
+            busMode: "--unlocked", timeoutMilliseconds: deadline,
+            ["save:svc:acct", "sigstop", "load:svc:acct", "save:svc:other", "status", "sigcont", "load:svc:acct"])
+        #expect(steps.map(\.outcome) == [
+            "ok", "ok", "error:timedOut", "error:timedOut", "error:timedOut", "ok",
+            "value:" + Data("probe-secret".utf8).map { String(format: "%02x", $0) }.joined(),
+        ], "\(steps)")
+        // Also when the daemon is already stopped at the first connection.
+        let first = try runProbe(
+            busMode: "--unlocked", timeoutMilliseconds: deadline, ["sigstop", "status", "sigcont", "status"])
+        #expect(first.map(\.outcome) == ["ok", "error:timedOut", "ok", "unlocked"], "\(first)")
+        for step in steps + first where step.outcome == "error:timedOut" {
+            #expect(step.milliseconds >= deadline - 50 && step.milliseconds <= deadline + 500, "\(step)")
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import CredentialVault
+import CredentialVaultSecretService
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `credvault` with the Secret Service: `--backend secret-service|auto`, `info`, `migrate`.
+@Suite(.privateKeyring)
+final class SecretServiceCLITests {
+    /// HOME and the XDG data and state directories of the CLI runs (its vault and host secret).
+    let home = FileManager.default.temporaryDirectory.appendingPathComponent("cv-cli-\(UUID().uuidString)")
+
+    deinit { try? FileManager.default.removeItem(at: home) }
+
+    static var credvaultPath: String {
+        TestEnvironment.probe.deletingLastPathComponent().appendingPathComponent("credvault").path
+    }
+
+    var environment: [String: String?] {
+        ["HOME": home.path, "XDG_DATA_HOME": home.appendingPathComponent("data").path,
+         "XDG_STATE_HOME": home.appendingPathComponent("state").path, "CREDVAULT_BACKEND": nil]
+    }
+
+    func credvault(_ arguments: [String], stdin: Data = Data()) throws -> ChildProcess.Result {
+        try ChildProcess.run(Self.credvaultPath, arguments, input: stdin, environment: environment)
+    }
+
+    /// The sealed-file vault the CLI runs use, opened here with the same device identity.
+    func openVault() throws -> SealedFileStore {
+        let machineID = try ["/etc/machine-id", "/var/lib/dbus/machine-id"].lazy
+            .compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+            ?? { throw CredentialVaultError.notAvailable("no machine id") }()
+        let device = DeviceIdentity(
+            hostSecretURL: home.appendingPathComponent("state/credential-vault/host-secret"), machineID: machineID)
+        return try SealedFileStore.open(
+            at: home.appendingPathComponent("data/credential-vault/default.cvault"), key: .device,
+            configuration: SealedFileConfiguration(device: device))
+    }
+
+    @Test func storeLookupListDeleteThroughTheSecretService() throws {
+        let service = "cvtest-cli-\(UUID().uuidString.prefix(8))"
+        defer { _ = try? SecretServiceStore().deleteAll(service: service) }
+        let secret = Data([0x68, 0x69, 0x00, 0xFF, 0x0A])
+        let stored = try credvault(["store", service, "alice", "--backend", "secret-service"], stdin: secret)
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(try credvault(["lookup", service, "alice", "--backend", "secret-service"]).stdout == secret)
+        #expect(try SecretServiceStore().load(CredentialKey(service: service, account: "alice")) == secret)
+        #expect(try credvault(["list", "--service", service, "--backend", "secret-service"]).stdoutText == "\(service)\talice\n")
+        #expect(try credvault(["delete", service, "alice", "--backend", "secret-service"]).status == 0)
+        #expect(try credvault(["lookup", service, "alice", "--backend", "secret-service"]).status == 1)
+    }
+
+    @Test func infoReportsTheSecretServiceAndTheAutomaticChoice() throws {
+        let explicit = try credvault(["info", "--backend", "secret-service"])
+        #expect(explicit.status == 0)
+        #expect(explicit.stdoutText.contains("backend: secret-service\nstate: unlocked\n"), "\(explicit.stdoutText)")
+        #expect(explicit.stdoutText.contains("stores in: Secret Service collection"))
+        let automatic = try credvault(["info", "--backend", "auto"])
+        #expect(automatic.stdoutText.hasPrefix("backend: secret-service\nchosen because: the Secret Service is reachable"), "\(automatic.stdoutText)")
+        let json = try credvault(["info", "--backend", "auto", "--json"])
+        let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: String]
+        #expect(object?["backend"] == "secret-service")
+        #expect(object?["state"] == "unlocked")
+    }
+
+    @Test(.throwAwayBuses) func automaticFallsBackToTheSealedFileWhenLockedOrAbsent() throws {
+        func inBus(_ mode: String, _ arguments: [String]) throws -> ChildProcess.Result {
+            try ChildProcess.run(
+                TestEnvironment.withKeyringScript.path, [mode, "--", Self.credvaultPath] + arguments,
+                environment: ["CREDVAULT_BACKEND": nil])
+        }
+        let locked = try inBus("--locked", ["info", "--backend", "auto"])
+        #expect(locked.status == 0)
+        #expect(locked.stdoutText.hasPrefix("backend: file\nchosen because: the Secret Service's Login collection is locked"), "\(locked.stdoutText)")
+        let lockedExplicit = try inBus("--locked", ["info", "--backend", "secret-service"])
+        #expect(lockedExplicit.status == 0)
+        #expect(lockedExplicit.stdoutText.contains("state: locked"))
+        let lockedLookup = try inBus("--locked", ["lookup", "svc", "acct", "--backend", "secret-service"])
+        #expect(lockedLookup.status == 10, "locked, never 'not found': \(lockedLookup.stderr)")
+
+        let absent = try inBus("--no-provider", ["info", "--backend", "auto"])
+        #expect(absent.stdoutText.hasPrefix("backend: file\nchosen because: the Secret Service is not usable"), "\(absent.stdoutText)")
+        let absentExplicit = try inBus("--no-provider", ["info", "--backend", "secret-service"])
+        #expect(absentExplicit.status == 8)
+        #expect(absentExplicit.stdoutText.contains("state: not available"))
+    }
+
+    @Test func migrateFromTheFileToTheSecretServiceAndBack() throws {
+        let service = "cvtest-migrate-\(UUID().uuidString.prefix(8))"
+        defer { _ = try? SecretServiceStore().deleteAll(service: service) }
+        #expect(try credvault(["store", service, "a", "--portable"], stdin: Data([0, 0xFF])).status == 0)
+        #expect(try credvault(["store", service, "b"], stdin: Data("b".utf8)).status == 0)
+        #expect(try credvault(["store", service, "nonce", "--ttl", "600"], stdin: Data("n".utf8)).status == 0)
+
+        let there = try credvault(["migrate", "--from", "file", "--to", "secret-service"])
+        #expect(there.status == 0, "\(there.stderr)")
+        #expect(there.stdoutText == "migrated\t\(service)\ta\nmigrated\t\(service)\tb\n")
+        #expect(there.stderr.contains("migrated 2, skipped 0 device-only, 0 conflicts, 0 vanished"))
+        let keyring = SecretServiceStore()
+        #expect(try keyring.load(CredentialKey(service: service, account: "a")) == Data([0, 0xFF]))
+        #expect(try keyring.metadata(for: CredentialKey(service: service, account: "a"))?.accessibility == .portable)
+        #expect(try credvault(["list"]).stdoutText == "", "the file keeps no persistent credential")
+        #expect(try credvault(["lookup", service, "nonce"]).stdout == Data("n".utf8), "ephemeral ones are not migrated")
+
+        let back = try credvault(["migrate", "--from", "secret-service", "--to", "file", "--service", service, "--json"])
+        #expect(back.status == 0, "\(back.stderr)")
+        let report = try JSONSerialization.jsonObject(with: back.stdout) as? [String: Any]
+        #expect((report?["migrated"] as? [Any])?.count == 2)
+        #expect(try credvault(["lookup", service, "a"]).stdout == Data([0, 0xFF]))
+        #expect(try keyring.listKeys(service: service) == [])
+        #expect(try credvault(["migrate", "--from", "file", "--to", "memory"]).status == 2)
+    }
+
+    @Test func migrationKilledHalfWayLosesNothingAndARerunCompletes() throws {
+        let service = "cvtest-kill-\(UUID().uuidString.prefix(8))"
+        let keyring = SecretServiceStore()
+        defer { _ = try? keyring.deleteAll(service: service) }
+        let count = 120
+        func key(_ i: Int) -> CredentialKey { CredentialKey(service: service, account: String(format: "account-%03d", i)) }
+        func value(_ i: Int) -> Data { Data("value \(i)".utf8) + Data([0, 0xFF, UInt8(i % 256)]) }
+        for i in 0..<count { try keyring.save(value(i), for: key(i)) }
+
+        // Start the migration and kill it (SIGKILL: no cleanup at all) after some credentials moved.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.credvaultPath)
+        process.arguments = ["migrate", "--from", "secret-service", "--to", "file", "--service", service]
+        var env = ProcessInfo.processInfo.environment
+        for (name, value) in environment { env[name] = value }
+        process.environment = env
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        var seen = 0
+        while seen < 20 {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk.filter { $0 == 0x0A }.count
+        }
+        kill(pid, SIGKILL)
+        process.waitUntilExit()
+        watchdog.cancel()
+        #expect(process.terminationReason == .uncaughtSignal, "the migration was still running when killed")
+
+        // Nothing lost: every credential is in the keyring or in the file (or both, the same).
+        let vault = try openVault()
+        var inFile = 0
+        for i in 0..<count {
+            let left = try keyring.load(key(i))
+            let moved = try vault.load(key(i))
+            #expect(left != nil || moved != nil, "credential \(i) was lost")
+            if let left { #expect(left == value(i)) }
+            if let moved { #expect(moved == value(i)); inFile += 1 }
+        }
+        #expect(inFile >= 20 && inFile < count, "killed half-way: \(inFile) of \(count) moved")
+
+        // A rerun completes the migration.
+        let rerun = try credvault(["migrate", "--from", "secret-service", "--to", "file", "--service", service])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try keyring.listKeys(service: service) == [])
+        let final = try openVault()
+        #expect(try final.listKeys(service: service).count == count)
+        for i in 0..<count { #expect(try final.load(key(i)) == value(i)) }
+    }
+}

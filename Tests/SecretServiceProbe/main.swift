@@ -1,0 +1,85 @@
+// secret-service-probe: runs SecretServiceStore operations in a process of its own, for the tests
+// that need another D-Bus session bus than the test process's (a locked keyring, a bus without a
+// Secret Service, no bus at all, a daemon stopped with SIGSTOP).
+//
+// Usage: secret-service-probe [--timeout-ms N] STEP...
+// Steps: status | unlock | list | sigstop | sigcont
+//        save:SERVICE:ACCOUNT | save-ephemeral:SERVICE:ACCOUNT | load:SERVICE:ACCOUNT |
+//        take:SERVICE:ACCOUNT | delete:SERVICE:ACCOUNT
+// sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID.
+// Prints one line per step: STEP <TAB> OUTCOME <TAB> MILLISECONDS [<TAB> ERROR MESSAGE], where
+// OUTCOME is `ok`, `nil`, `value:<hex>`, `keys:<n>`, `unlocked`, `locked`, or `error:<case>` (a
+// CredentialVaultError case, whose description follows in a fourth field).
+import CredentialVault
+import CredentialVaultSecretService
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func caseName(_ error: CredentialVaultError) -> String {
+    switch error {
+    case .notAvailable: "notAvailable"
+    case .locked: "locked"
+    case .wrongPassphrase: "wrongPassphrase"
+    case .corrupted: "corrupted"
+    case .tampered: "tampered"
+    case .deviceMismatch: "deviceMismatch"
+    case .expired: "expired"
+    case .unsupported: "unsupported"
+    case .permissionDenied: "permissionDenied"
+    case .timedOut: "timedOut"
+    case .busy: "busy"
+    case .io: "io"
+    case .invalidArgument: "invalidArgument"
+    }
+}
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+var configuration = SecretServiceConfiguration()
+if arguments.first == "--timeout-ms", arguments.count > 1, let milliseconds = Int(arguments[1]) {
+    configuration.timeout = .milliseconds(milliseconds)
+    configuration.interactiveUnlockTimeout = .milliseconds(milliseconds)
+    arguments.removeFirst(2)
+}
+let store = SecretServiceStore(configuration: configuration)
+let probeValue = Data("probe-secret".utf8)
+
+func run(_ step: String) -> (outcome: String, detail: String?) {
+    let parts = step.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    let key = parts.count == 3 ? CredentialKey(service: parts[1], account: parts[2]) : nil
+    do throws(CredentialVaultError) {
+        return (try perform(parts, key), nil)
+    } catch {
+        return ("error:\(caseName(error))", error.description)
+    }
+}
+
+func perform(_ parts: [String], _ key: CredentialKey?) throws(CredentialVaultError) -> String {
+    switch (parts[0], key) {
+    case ("status", _): return try store.status().isLocked ? "locked" : "unlocked"
+    case ("unlock", _): try store.unlockInteractively(); return "unlocked"
+    case ("list", _): return "keys:\(try store.listKeys().count)"
+    case ("save", let key?): try store.save(probeValue, for: key, options: .default); return "ok"
+    case ("save-ephemeral", let key?): try store.save(probeValue, for: key, options: .ephemeral()); return "ok"
+    case ("load", let key?): return try store.load(key).map { "value:" + $0.map { String(format: "%02x", $0) }.joined() } ?? "nil"
+    case ("take", let key?): return try store.take(key).map { "value:" + $0.map { String(format: "%02x", $0) }.joined() } ?? "nil"
+    case ("delete", let key?): return try store.delete(key) ? "ok" : "nil"
+    case ("sigstop", _), ("sigcont", _):
+        guard let pid = ProcessInfo.processInfo.environment["CREDVAULT_TEST_KEYRING_PID"].flatMap({ pid_t($0) }) else {
+            return "usage:no-CREDVAULT_TEST_KEYRING_PID"
+        }
+        return kill(pid, parts[0] == "sigstop" ? SIGSTOP : SIGCONT) == 0 ? "ok" : "usage:kill-failed"
+    default: return "usage:unknown-step"
+    }
+}
+
+for step in arguments {
+    let start = ContinuousClock.now
+    let (outcome, detail) = run(step)
+    let elapsed = ContinuousClock.now - start
+    let (seconds, attoseconds) = elapsed.components
+    let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    print("\(step)\t\(outcome)\t\(milliseconds)" + (detail.map { "\t" + $0.replacingOccurrences(of: "\n", with: " ") } ?? ""))
+}

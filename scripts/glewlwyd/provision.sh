@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Provisions a fresh glewlwyd through its admin API (admin/password from the packaged database):
+#   plugin "oidc"  : OpenID Connect, PKCE S256 required (plain refused), one-use rotating refresh
+#                    tokens with replay revocation, device flow, client credentials, revocation
+#                    and introspection, end session; access tokens live 3600 s
+#   plugin "short" : the same with 3 s access tokens (the "expired access token" test)
+#   user alice/password; public client "cli" (loopback + custom-scheme redirects);
+#   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
+# Usage: provision.sh BASE_URL STATE_DIR REDIRECT_URI...
+set -euo pipefail
+base=$1 dir=$2; shift 2
+api=$base/api
+json='content-type: application/json'
+admin=$dir/admin.cookies
+rm -f "$admin"
+curl -sSf -c "$admin" -H "$json" -X POST "$api/auth/" -d '{"username":"admin","password":"password"}' -o /dev/null
+
+post() { # path body
+    local out code
+    out=$(curl -sS -b "$admin" -H "$json" -X POST "$api/$1" -d @- -w '\n%{http_code}')
+    code=${out##*$'\n'}
+    [ "$code" = 200 ] || { echo "provision: POST $1 -> $code ${out%$'\n'*}" >&2; exit 1; }
+}
+
+post scope/ <<<'{"name":"api","display_name":"api","description":"service API","password_required":false,"scheme":{}}'
+
+plugin() { # name access-token-seconds
+    python3 - "$1" "$2" "$base" "$dir/jwks-private.json" <<'PY'
+import json, sys
+name, ttl, base, jwks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+params = {
+    "iss": f"{base}/api/{name}", "jwks-private": json.dumps(json.load(open(jwks))),
+    "default-kid": "es1", "jwks-show": True, "jwt-type": "ecdsa", "jwt-key-size": "256",
+    "access-token-duration": ttl, "refresh-token-duration": 1209600, "code-duration": 600,
+    "refresh-token-rolling": True, "refresh-token-one-use": "always",
+    "auth-type-code-revoke-replayed": True,
+    "allow-non-oidc": True, "auth-type-code-enabled": True, "auth-type-refresh-enabled": True,
+    "auth-type-client-enabled": True, "auth-type-device-enabled": True,
+    "device-authorization-expiration": 600, "device-authorization-interval": 1,
+    "auth-type-token-enabled": False, "auth-type-id-token-enabled": False,
+    "auth-type-password-enabled": False, "auth-type-none-enabled": False,
+    "pkce-allowed": True, "pkce-method-plain-allowed": False, "pkce-required": True,
+    "introspection-revocation-allowed": True, "introspection-revocation-allow-target-client": True,
+    "introspection-revocation-auth-scope": ["openid"],
+    "session-management-allowed": True, "session-cookie-name": "GLEWLWYD_OIDC_SID",
+    "session-cookie-expiration": 2419200, "oauth-dpop-iat-duration": 60, "subject-type": "public",
+    "scope": [], "claims": [], "name-claim": "on-demand", "email-claim": "mandatory",
+    "oauth-dpop-allowed": True,
+}
+print(json.dumps({"module": "oidc", "name": name, "display_name": name, "enabled": True,
+                  "parameters": params}))
+PY
+}
+plugin oidc 3600 | post mod/plugin/
+plugin short 3 | post mod/plugin/
+
+post user/ <<<'{"username":"alice","password":"password","name":"Alice","email":"alice@example.com","enabled":true,"scope":["openid","g_profile"]}'
+redirects=$(python3 -c 'import json,sys;print(json.dumps(sys.argv[1:]))' "$@")
+post client/ <<<"{\"client_id\":\"cli\",\"name\":\"CLI\",\"enabled\":true,\"confidential\":false,\"redirect_uri\":$redirects,\"authorization_type\":[\"code\",\"refresh_token\",\"device_authorization\"],\"scope\":[\"openid\"]}"
+umask 077
+head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/svc-secret"
+post client/ <<<"{\"client_id\":\"svc\",\"name\":\"Service\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/svc-secret")\",\"token_endpoint_auth_method\":[\"client_secret_basic\",\"client_secret_post\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
