@@ -34,7 +34,7 @@ def main():
             file_peers.run(out, directory, counts, args.quick)
         if "secret-service" in groups:
             import os
-            private = os.environ.get("VAULT_IN_KEYRING_SESSION") or os.environ.get("CREDVAULT_BENCH_PRIVATE_KEYRING")
+            private = os.environ.get("CREDVAULT_TEST_KEYRING") == "unlocked"
             if not (private or args.secret_service):
                 progress("== Secret Service peers skipped: run under scripts/with-keyring.sh (or pass --secret-service)")
             elif not secret_service_peers.reachable():

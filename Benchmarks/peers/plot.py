@@ -28,7 +28,7 @@ def main():
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     figures = load(args.files)
-    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    fig, ax = plt.subplots(figsize=(12, 5.5), dpi=110)
     for tool, name, label, style, marker in SERIES:
         points = sorted((where, record["median_ns"] / 1e6) for (t, n, where), record in figures.items()
                         if t == tool and n == name and where is not None)
@@ -40,7 +40,7 @@ def main():
     ax.set_ylabel("save latency, median (ms, log scale)")
     ax.set_title("Save latency against item count")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7.5, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     fig.savefig(args.out)
     print(f"wrote {args.out}")

@@ -10,6 +10,8 @@ RAW_TOOLS = {
     "file_floor": ("physical floor (same run)", "file_save"),
     "raw_secret_service_store": ("libsecret (bare, same run)", "secret_service_store"),
     "raw_secret_service_lookup": ("libsecret (bare, same run)", "secret_service_lookup"),
+    "cli_startup": ("credvault --help (process start only)", "cli_lookup"),
+    "process_spawn": ("/bin/true from Swift (posix_spawn)", "process_spawn"),
 }
 
 
@@ -27,6 +29,8 @@ def load(paths):
                 if tool is None:
                     tool, name = RAW_TOOLS.get(name, (OURS, name))
                 where = record.get("items", record.get("size_bytes"))
+                if name == "cli_lookup":
+                    where = 1
                 figures[(tool, name, where)] = record
     return figures
 

@@ -2,7 +2,8 @@
 (secretstorage over jeepney; it opens a new D-Bus connection for every call) and libsecret's
 secret-tool (a whole process per call), on the default collection filled to each item count.
 
-Only run inside a private keyring (scripts/with-keyring.sh) unless asked otherwise: it writes
+Only run inside a private keyring (scripts/with-keyring.sh sets CREDVAULT_TEST_KEYRING) unless
+asked otherwise: it writes
 thousands of items."""
 
 import subprocess
