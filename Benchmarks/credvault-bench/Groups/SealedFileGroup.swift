@@ -30,22 +30,24 @@ enum SealedFileGroup {
             let fileBytes = try fileSize(url)
             let floor = FileFloor(directory: directory, fileSize: fileBytes, valueSize: valueSize)
             reporter.progress("   measuring \(count) items (\(Format.bytes(fileBytes)))")
-            let durable = Plan.durable(options)
-            let saved = try Timer.measureInterleaved(durable, [
-                { try store.save(value, for: pick(), options: .default) }, { try floor.run() },
+            // Save, floor and delete in turn; a delete's credential is put back untimed first.
+            var deletedKey: CredentialKey?
+            let durable = try Timer.measureInterleaved(Plan.durable(options), [
+                Timed { try store.save(value, for: pick(), options: .default) },
+                Timed { try floor.run() },
+                Timed(setup: {
+                    if let key = deletedKey { try store.save(value, for: key, options: .default) }
+                    deletedKey = pick()
+                }) {
+                    guard try store.delete(deletedKey!) else { throw BenchError("delete found nothing") }
+                },
             ])
+            if let key = deletedKey { try store.save(value, for: key, options: .default) }
             let loaded = try Timer.measure(Plan.fast(options)) {
                 guard let found = try store.load(pick()), found.count == valueSize else { throw BenchError("load lost a value") }
                 blackHole(found)
             }
-            var deletedKey: CredentialKey?
-            let deleted = try Timer.measureSingle(durable, setup: {
-                if let key = deletedKey { try store.save(value, for: key, options: .default) }
-                deletedKey = pick()
-            }) {
-                guard try store.delete(deletedKey!) else { throw BenchError("delete found nothing") }
-            }
-            if let key = deletedKey { try store.save(value, for: key, options: .default) }
+            let saved = Array(durable[0...1]), deleted = durable[2]
 
             let floorFigure = figure("file_floor", count, fileBytes, saved[1])
             var save = figure("file_save", count, fileBytes, saved[0])
@@ -60,7 +62,7 @@ enum SealedFileGroup {
             for item in figures { reporter.add(item) }
         }
         reporter.note("file_save replaces an existing credential (the vault keeps N items); file_delete deletes one (re-added untimed); both rewrite the vault file durably (lock, temp file, fsync, rename, fsync dir).")
-        reporter.note("file_floor: raw seal of one 128 B value + write a file of the vault's size to a temp file, fsync, rename, fsync dir; measured in turn with file_save, in the same directory.")
+        reporter.note("file_floor: raw seal of one 128 B value + write a file of the vault's size to a temp file, fsync, rename, fsync dir; measured in turn with file_save and file_delete, in the same directory.")
         reporter.end()
     }
 

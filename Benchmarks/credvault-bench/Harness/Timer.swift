@@ -28,36 +28,44 @@ enum Timer {
         try withoutActuallyEscaping(body) { try measureInterleaved(plan, [$0])[0] }
     }
 
-    /// Times several closures run by run in turn (A B, B A, A B ...), so that a burst of load on this
-    /// shared machine falls on all of them alike and their ratio stays meaningful. Each closure
-    /// gets its own batch size.
+    /// Times several closures run by run in turn (A B, B A, A B ...), so that a burst of load on
+    /// this shared machine falls on all of them alike and their ratio stays meaningful. Each
+    /// closure gets its own batch size.
     static func measureInterleaved(_ plan: Plan, _ bodies: [() throws -> Void]) throws -> [Sample] {
+        try measureInterleaved(plan, bodies.map { Timed($0) })
+    }
+
+    /// The same, for operations with an untimed set-up before each run (one operation per run).
+    static func measureInterleaved(_ plan: Plan, _ operations: [Timed]) throws -> [Sample] {
         var iterations: [Int] = []
-        for body in bodies { iterations.append(try calibrate(plan, body)) }
-        for _ in 0..<plan.warmup {
-            for (body, n) in zip(bodies, iterations) { _ = try batch(n, body) }
+        for operation in operations {
+            iterations.append(operation.setup == nil ? try calibrate(plan, operation.body) : 1)
         }
-        var times = Array(repeating: [Double](), count: bodies.count)
-        for run in 0..<plan.runs {
+        func run(_ index: Int) throws -> Double {
+            try operations[index].setup?()
+            return try batch(iterations[index], operations[index].body)
+        }
+        for _ in 0..<plan.warmup {
+            for index in operations.indices { _ = try run(index) }
+        }
+        var times = Array(repeating: [Double](), count: operations.count)
+        for round in 0..<plan.runs {
             // A B, then B A: whatever the order does (a cache, a journal commit) falls on both.
-            let order = run % 2 == 0 ? Array(bodies.indices) : bodies.indices.reversed()
-            for index in order { times[index].append(try batch(iterations[index], bodies[index])) }
+            let order = round % 2 == 0 ? Array(operations.indices) : operations.indices.reversed()
+            for index in order { times[index].append(try run(index)) }
         }
         return zip(times, iterations).map { Sample(perOpNanos: $0, iterations: $1) }
     }
+}
 
-    /// Times one operation per run, with an untimed `setup` before each (warm-ups included).
-    static func measureSingle(_ plan: Plan, setup: () throws -> Void, _ body: () throws -> Void) rethrows -> Sample {
-        for _ in 0..<plan.warmup {
-            try setup()
-            try body()
-        }
-        var times: [Double] = []
-        for _ in 0..<plan.runs {
-            try setup()
-            times.append(try batch(1, body))
-        }
-        return Sample(perOpNanos: times, iterations: 1)
+/// An operation to time, with an optional untimed set-up before each run.
+struct Timed {
+    let setup: (() throws -> Void)?
+    let body: () throws -> Void
+
+    init(setup: (() throws -> Void)? = nil, _ body: @escaping () throws -> Void) {
+        self.setup = setup
+        self.body = body
     }
 }
 
