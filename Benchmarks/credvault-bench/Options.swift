@@ -13,6 +13,8 @@ struct Options {
     var items: [Int] = [1, 100, 1_000, 10_000]
     /// Where vaults are written (the durable-write figures depend on this file system).
     var directory: URL?
+    /// Also write JSON Lines to this file (with the table on stdout).
+    var jsonOut: String?
     /// The `credvault` executable for the whole-process figure.
     var credvault: String?
     /// Multiplies the number of runs of every measurement (`--runs-factor`).
@@ -21,12 +23,13 @@ struct Options {
     var useSessionKeyring = false
 
     static let usage = """
-        usage: credvault-bench [--quick] [--json] [--only GROUP,...] [--items N,...] [--dir PATH]
+        usage: credvault-bench [--quick] [--json | --json-out FILE] [--only GROUP,...] [--items N,...] [--dir PATH]
                                [--credvault PATH] [--runs-factor X] [--session-keyring]
 
         Measures CredentialVault next to raw libsodium / libsecret and the physical floor, in one run.
           --quick            a small smoke run (CI): fewer runs, items 1 and 100
           --json             JSON Lines on stdout (one object per figure); notes on stderr
+          --json-out FILE    the table on stdout and the JSON Lines in FILE, from the same run
           --only GROUPS      some of: seal, unlock, file, memory, secret-service, cli
           --items N,...      item counts for the backends (default 1,100,1000,10000)
           --dir PATH         where vaults are written (default: $TMPDIR or /tmp); durable-write
@@ -62,6 +65,7 @@ struct Options {
                 guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 }) else { fail("--items takes positive counts") }
                 options.items = counts.sorted()
                 itemsGiven = true
+            case "--json-out": options.jsonOut = value(arg)
             case "--dir": options.directory = URL(fileURLWithPath: value(arg))
             case "--credvault": options.credvault = value(arg)
             case "--runs-factor":

@@ -5,7 +5,14 @@ import Foundation
 // floor measured in the same run. See docs/BENCHMARKS.md.
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
-let reporter = Reporter(mode: options.json ? .jsonLines : .table)
+let jsonCopy: FileHandle? = options.jsonOut.flatMap { path in
+    FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil
+}
+if let path = options.jsonOut, jsonCopy == nil {
+    FileHandle.standardError.write(Data("credvault-bench: cannot write \(path)\n".utf8))
+    exit(2)
+}
+let reporter = Reporter(mode: options.json ? .jsonLines : .table, jsonCopy: jsonCopy)
 
 func runAll(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) throws {
     reporter.text(MachineInfo.header(options: options, directory: workspace.root))

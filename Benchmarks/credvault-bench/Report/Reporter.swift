@@ -9,10 +9,15 @@ final class Reporter {
     }
 
     let mode: Mode
+    /// Where JSON Lines also go in table mode (`--json-out`).
+    private let jsonCopy: FileHandle?
     private(set) var figures: [Figure] = []
     private var group: (title: String, figures: [Figure], notes: [String])?
 
-    init(mode: Mode) { self.mode = mode }
+    init(mode: Mode, jsonCopy: FileHandle? = nil) {
+        self.mode = mode
+        self.jsonCopy = jsonCopy
+    }
 
     /// Starts a group (a section of the table).
     func begin(_ title: String) {
@@ -26,6 +31,7 @@ final class Reporter {
         figures.append(figure)
         group?.figures.append(figure)
         if mode == .jsonLines { emit(JSONLines.line(for: figure) + "\n") }
+        jsonCopy?.write(Data((JSONLines.line(for: figure) + "\n").utf8))
     }
 
     /// A remark printed under the group's table (on stderr in JSON mode).
