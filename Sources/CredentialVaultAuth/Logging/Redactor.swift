@@ -9,6 +9,8 @@ public enum Redactor {
         "code", "state", "nonce", "code_verifier", "code_challenge", "access_token", "refresh_token",
         "id_token", "token", "device_code", "user_code", "client_secret", "password", "secret",
         "assertion", "id_token_hint", "authorization", "cookie", "otp",
+        // camelCase JSON members (InsForge): matched case-insensitively.
+        "accesstoken", "refreshtoken", "csrftoken", "newpassword",
     ]
 
     /// The replacement text.

@@ -5,7 +5,7 @@ import Foundation
 let commands: [any Command.Type] = [
     StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
     InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, MigrateCommand.self,
-    AuthCommand.self,
+    AuthCommand.self, InsForgeCommand.self,
 ]
 
 /// The top-level help.

@@ -182,6 +182,7 @@ final class SlowRefreshTransport: HTTPTransport {
 
     func send(_ request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
         let isRefresh = request.body.map { String(decoding: $0, as: UTF8.self).contains("grant_type=refresh_token") } ?? false
+            || request.url.path.hasSuffix("/api/auth/refresh")  // InsForge
         if isRefresh { started.append(1) }
         let response = try await inner.send(request)
         if isRefresh { try? await Task.sleep(for: delay) }

@@ -17,7 +17,7 @@ final class CLIProcess: Sendable {
         return url.appendingPathComponent("credvault")
     }
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
         process = Process()
         process.executableURL = Self.executable
         process.arguments = arguments
@@ -29,7 +29,8 @@ final class CLIProcess: Sendable {
         env.merge(environment) { $1 }
         process.environment = env
         let stdout = Pipe(), stderr = Pipe()
-        process.standardInput = FileHandle.nullDevice
+        let input = stdin.map { _ in Pipe() }
+        process.standardInput = input ?? FileHandle.nullDevice
         process.standardOutput = stdout
         process.standardError = stderr
         let out = self.out, err = self.err
@@ -42,6 +43,10 @@ final class CLIProcess: Sendable {
             err.append(chunk)
         }
         try process.run()
+        if let input, let stdin {
+            input.fileHandleForWriting.write(stdin)
+            try input.fileHandleForWriting.close()
+        }
     }
 
     var stdout: String { out.text }
@@ -74,8 +79,8 @@ final class CLIProcess: Sendable {
     }
 
     /// Runs to completion: (status, stdout, stderr).
-    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, String, String) {
-        let process = try CLIProcess(arguments, environment: environment)
+    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) async throws -> (Int32, String, String) {
+        let process = try CLIProcess(arguments, environment: environment, stdin: stdin)
         let status = try await process.wait()
         return (status, process.stdout, process.stderr)
     }

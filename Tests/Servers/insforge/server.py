@@ -179,6 +179,12 @@ def _too_many(message, retry_after):
     return ApiError(429, "TOO_MANY_REQUESTS", message, headers=[("Retry-After", str(retry_after))])
 
 
+class Server(ThreadingHTTPServer):
+    # Parallel tests open many connections at once; the default accept backlog (5) overflows
+    # and clients see "connection lost".
+    request_queue_size = 128
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as URLSession expects
     timeout = 120  # seconds an idle keep-alive connection (and its thread) may linger
@@ -259,7 +265,7 @@ def main(argv=None):
     except (ValueError, ApiError) as err:
         parser.error(f"--config: {err}")
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    httpd = Server(("127.0.0.1", args.port), Handler)
     httpd.daemon_threads = True
     httpd.block_on_close = False  # exit at once, even with keep-alive connections open
     port = httpd.server_address[1]

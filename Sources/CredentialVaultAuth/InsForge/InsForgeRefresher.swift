@@ -1,0 +1,45 @@
+import Foundation
+
+/// The InsForge side of the session manager: `POST /api/auth/refresh` with the refresh token
+/// in the body (a new access and refresh token each time), and `POST /api/auth/logout` at
+/// sign-out (desktop and server clients have no server-side logout state; the session manager
+/// has already deleted the stored tokens).
+struct InsForgeRefresher: SessionRefresher {
+    let api: InsForgeAPI
+
+    func refresh(_ session: AuthSession) async throws(AuthError) -> AuthSession {
+        guard let refreshToken = session.refreshToken else {
+            throw .unsupported("the session has no refresh token: sign in again")
+        }
+        do {
+            let body = try InsForgeAPI.json(["refreshToken": refreshToken])
+            let response = try await api.call(InsForgeAuthResponse.self, "POST", "/refresh", query: api.clientType, body: body)
+            return Self.session(from: response, previous: session)
+        } catch {
+            throw error.refreshFailure
+        }
+    }
+
+    func revoke(_ session: AuthSession) async throws(AuthError) {
+        do { _ = try await api.send("POST", "/logout", query: api.clientType, bearer: session.accessToken) } catch {
+            throw error.refreshFailure
+        }
+    }
+
+    /// The session for a sign-in or refresh answer. The expiry is read from the access token's
+    /// `exp` claim (unverified: it only schedules refreshes); the user and refresh token of
+    /// `previous` are kept when the answer lacks them.
+    static func session(from response: InsForgeAuthResponse, previous: AuthSession? = nil) -> AuthSession {
+        AuthSession(
+            accessToken: response.accessToken, refreshToken: response.refreshToken ?? previous?.refreshToken,
+            expiresAt: expiry(of: response.accessToken), user: response.user?.authUser ?? previous?.user)
+    }
+
+    /// The `exp` of a JWT access token, `nil` for an opaque token.
+    static func expiry(of accessToken: String) -> Date? {
+        guard let token = try? JSONWebToken(compactSerialization: accessToken), let exp = token.claims["exp"]?.numberValue else {
+            return nil
+        }
+        return Date(timeIntervalSince1970: exp)
+    }
+}

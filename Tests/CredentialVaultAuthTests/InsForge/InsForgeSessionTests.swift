@@ -1,0 +1,174 @@
+import CredentialVault
+import CredentialVaultAuth
+import Foundation
+import Testing
+
+extension InsForgeEndToEnd {
+    /// The session on the shared session manager: refresh through `/refresh`, single flight,
+    /// retries, refused refresh tokens, persistence in a sealed-file vault.
+    @Suite("session") struct Session {
+        typealias Server = InsForgeTestServer
+
+        /// A signed-in client (and its e-mail address).
+        func signedIn(
+            _ server: Server, store: any TokenStorageAdapter = InMemoryStore(),
+            session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport()
+        ) async throws -> (InsForgeClient, String) {
+            let client = try server.client(store: store, session: session, transport: transport)
+            let email = Server.email()
+            try await client.signUp(email: email, password: Server.password)
+            try await server.resetStats()
+            return (client, email)
+        }
+
+        @Test("a refresh issues new access and refresh tokens and stores them", arguments: InsForgeClientType.allCases)
+        func refreshIssuesNewTokens(clientType: InsForgeClientType) async throws {
+            let server = try await Server.fresh()
+            let store = InMemoryStore()
+            let client = try server.client(store: store, clientType: clientType)
+            try await client.signIn(email: try await { () async throws -> String in
+                let email = Server.email()
+                try await client.signUp(email: email, password: Server.password)
+                return email
+            }(), password: Server.password)
+            try await server.resetStats()
+            let before = try #require(try await client.storedSession())
+            let token = try await client.getAccessToken(forceRefresh: true)
+            let after = try #require(try await client.storedSession())
+            #expect(token != before.accessToken && after.accessToken == token)
+            #expect(after.refreshToken != nil && after.refreshToken != before.refreshToken, "rotated and persisted")
+            #expect(after.user == before.user)
+            let stats = try await server.stats()
+            #expect(stats["refresh"] == 1)
+            let refresh = try await server.requests().first { $0["operation"]?.stringValue == "refresh" }
+            #expect(refresh?["query"]?["client_type"]?.stringValue == clientType.rawValue && refresh?["status"] == 200)
+            #expect(try await client.getCurrentUser().id == before.user?.subject)
+            #expect(try await client.getAccessToken() == token, "a fresh token is not refreshed again")
+            #expect(try await server.stats()["refresh"] == 1)
+        }
+
+        @Test("an access token the backend refuses is refreshed once and the request repeated")
+        func refusedAccessTokenIsRefreshed() async throws {
+            let server = try await Server.fresh()
+            let (client, email) = try await signedIn(server)
+            try await server.expireAccessTokens()
+            #expect(try await client.getCurrentUser().email == email)
+            let stats = try await server.stats()
+            #expect(stats["refresh"] == 1 && stats["sessionsCurrent"] == 2)
+        }
+
+        @Test("a token expiring within the margin is refreshed before use (expiry from the JWT)")
+        func nearExpiryRefresh() async throws {
+            let server = try await Server.fresh(["accessTokenTtlSeconds": 30])
+            let (client, _) = try await signedIn(server)
+            let stored = try #require(try await client.storedSession())
+            let expiry = try #require(stored.expiresAt)
+            #expect(abs(expiry.timeIntervalSinceNow - 30) < 10)
+            let token = try await client.getAccessToken()
+            #expect(token != stored.accessToken)
+            #expect(try await server.stats()["refresh"] == 1)
+        }
+
+        @Test("concurrent callers share one refresh")
+        func singleFlight() async throws {
+            let server = try await Server.fresh(["accessTokenTtlSeconds": 30])
+            let (client, _) = try await signedIn(server, transport: SlowRefreshTransport(delay: .milliseconds(300)))
+            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<8 { group.addTask { try await client.getAccessToken() } }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(tokens.count == 8 && Set(tokens).count == 1)
+            #expect(try await server.stats()["refresh"] == 1)
+            #expect(try await client.storedSession()?.accessToken == tokens.first)
+        }
+
+        @Test("a refused refresh token ends the session: invalidGrant, session deleted, unauthenticated")
+        func refusedRefreshToken() async throws {
+            let server = try await Server.fresh()
+            let store = InMemoryStore()
+            let (client, _) = try await signedIn(server, store: store)
+            try await server.revokeRefreshTokens()
+            do {
+                _ = try await client.getAccessToken(forceRefresh: true)
+                Issue.record("a revoked refresh token was accepted")
+            } catch .auth(.invalidGrant) {
+            } catch { Issue.record("unexpected \(error)") }
+            #expect(try store.load(client.configuration.sessionKey) == nil)
+            #expect(client.state == .unauthenticated)
+            #expect(try await server.stats()["refresh"] == 1, "a definite refusal is not retried")
+        }
+
+        @Test("transient refresh failures are retried with backoff, then reported; the session stays")
+        func transientRefreshFailuresAreRetried() async throws {
+            let server = try await Server.fresh()
+            let waits = Recorder<Duration>()
+            let retry = RetryPolicy(maxRetries: 2, initialDelay: .milliseconds(10), sleep: { waits.append($0) })
+            let (client, _) = try await signedIn(server, session: .init(retryPolicy: retry, proactiveRefresh: false))
+            try await server.configure(["forceRateLimit": ["refresh"]])
+            do {
+                _ = try await client.getAccessToken(forceRefresh: true)
+                Issue.record("the refresh succeeded while rate limited")
+            } catch .rateLimited(let after, _) {
+                #expect(after == 60)
+            } catch { Issue.record("unexpected \(error)") }
+            #expect(try await server.stats()["refresh"] == 3)
+            #expect(waits.count == 2)
+            #expect(try await client.storedSession() != nil)
+            try await server.configure(["forceRateLimit": []])
+            _ = try await client.getAccessToken(forceRefresh: true)
+            #expect(try await server.stats()["refresh"] == 4)
+        }
+
+        @Test("a deleted user's refresh is refused and the session deleted")
+        func deletedUserRefresh() async throws {
+            let server = try await Server.fresh()
+            let (client, email) = try await signedIn(server)
+            try await server.deleteUser(email)
+            await #expect(throws: InsForgeError.self) { _ = try await client.getAccessToken(forceRefresh: true) }
+            #expect(try await client.storedSession() == nil)
+        }
+
+        @Test("the state stream follows sign-in, refresh and sign-out")
+        func stateStream() async throws {
+            let server = try await Server.fresh()
+            let client = try server.client()
+            var states = client.states().makeAsyncIterator()
+            #expect(await states.next() == .unauthenticated)
+            let email = Server.email()
+            let response = try await client.signUp(email: email, password: Server.password)
+            let user = try #require(response.user?.authUser)
+            #expect(await states.next() == .authenticated(user))
+            _ = try await client.getAccessToken(forceRefresh: true)
+            #expect(await states.next() == .refreshing)
+            #expect(await states.next() == .authenticated(user))
+            try await client.signOut()
+            #expect(await states.next() == .unauthenticated)
+        }
+
+        @Test("the session persists in a sealed-file vault and a new client reloads it")
+        func sealedFileVault() async throws {
+            let server = try await Server.fresh()
+            let vault = try TemporaryVault()
+            let email = Server.email()
+            let signedIn: AuthSession
+            do {
+                let client = try server.client(store: try vault.open())
+                try await client.signUp(email: email, password: Server.password)
+                signedIn = try #require(try await client.storedSession())
+            }
+            let raw = try Data(contentsOf: vault.url)
+            #expect(raw.range(of: Data(signedIn.accessToken.utf8)) == nil, "sealed, not plaintext")
+            #expect(raw.range(of: Data(try #require(signedIn.refreshToken).utf8)) == nil)
+
+            let client = try server.client(store: try vault.open())
+            #expect(client.state == .authenticated(signedIn.user))
+            #expect(try await client.storedSession() == signedIn)
+            #expect(try await client.getCurrentUser().email == email)
+            _ = try await client.getAccessToken(forceRefresh: true)
+            let third = try server.client(store: try vault.open())
+            #expect(try await third.storedSession()?.accessToken == (try await client.storedSession()?.accessToken))
+            try await third.signOut()
+            #expect(try vault.open().listKeys().isEmpty)
+        }
+    }
+}
