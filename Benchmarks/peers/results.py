@@ -32,6 +32,8 @@ def load(paths):
                 if name == "cli_lookup":
                     where = 1
                 figures[(tool, name, where)] = record
+                if tool == "secret-tool (process)" and name == "secret_service_lookup" and where == 1:
+                    figures[("secret-tool lookup (process)", "cli_lookup", 1)] = record
     return figures
 
 
