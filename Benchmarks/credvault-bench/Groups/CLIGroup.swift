@@ -11,7 +11,7 @@ enum CLIGroup {
         reporter.begin(title)
         defer { reporter.end() }
         guard let credvault = locate(options) else {
-            reporter.note("skipped: no credvault executable next to credvault-bench; build it with `swift build -c release --product credvault` or pass --credvault PATH")
+            reporter.note("skipped: no credvault executable next to credvault-bench (it is built with it); pass --credvault PATH")
             return
         }
         let directory = try workspace.directory("cli")
