@@ -78,7 +78,7 @@ def main():
         rows.append(("Secret Service: at most 1.2x bare libsecret (held connection)",
                      f"store {min(r['ratio'] for r in stores):.1f}x to {max(r['ratio'] for r in stores):.1f}x, "
                      f"lookup {min(r['ratio'] for r in lookups):.1f}x to {max(r['ratio'] for r in lookups):.1f}x "
-                     f"({', '.join(str(r['items']) for r in stores)} items)",
+                     "(" + ", ".join(format(r["items"], ",") for r in stores) + " items)",
                      status(ss, "ratio to bare")))
     cli = get("cli_lookup", 1)
     if cli:
