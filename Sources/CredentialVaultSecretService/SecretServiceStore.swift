@@ -30,9 +30,16 @@ import Synchronization
 /// removed that item: when several callers race to take the same value, at most one gets it
 /// (the daemon serialises deletes; the others get `nil`). The Secret Service has no atomic
 /// read-and-delete, so a `save` that lands between a taker's read and its delete is not lost:
-/// it is a new item, which the taker does not delete.
+/// it is a new item, which the taker does not delete. This is why `save` does not use the
+/// Secret Service's `CreateItem` with *replace* (one keyring write instead of two): a replaced
+/// item keeps its object path, which a racing taker would then delete with the new value.
 ///
-/// The connection to the service is made on first use and kept for the process lifetime.
+/// **Cost.** The connection to the service is made on first use and kept for the process
+/// lifetime, with the collection paths behind the `default` and `session` aliases. Every call
+/// is one D-Bus round trip on object paths (no proxy per collection or item): a `load` is
+/// `SearchItems` + `GetSecrets` like a bare libsecret lookup; the lock state comes from the
+/// search's list of locked items, or from the collection when nothing matched. Expired ephemeral
+/// items are swept when one this store wrote has expired, else at most once a minute per process.
 /// Thread-safe: every instance may be used from any thread.
 public final class SecretServiceStore: TokenStorageAdapter {
     /// The store's configuration.
