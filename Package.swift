@@ -35,7 +35,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "credvault-bench",
-            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CSodium"],
+            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CSodium", "CLibSecret", "credvault"],
             path: "Benchmarks/credvault-bench",
             swiftSettings: strict),
 

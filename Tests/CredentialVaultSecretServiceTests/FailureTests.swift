@@ -22,6 +22,22 @@ struct FailureTests {
         #expect(steps.last?.outcome == "locked")
     }
 
+    /// A collection locked while it holds the key's items: the backend learns the lock state
+    /// from the search's list of locked items (and asks the collection when nothing matches).
+    @Test func collectionLockedWithItemsIsReportedAsLocked() throws {
+        let steps = try runProbe(
+            busMode: "--unlocked",
+            ["save:svc:acct", "save-ephemeral:svc:nonce", "lock-default", "status", "load:svc:acct", "load:svc:missing",
+             "take:svc:acct", "save:svc:acct", "save:svc:new", "save-ephemeral:svc:other", "delete:svc:acct", "list",
+             "load:svc:nonce"])
+        #expect(steps.map(\.outcome) == [
+            "ok", "ok", "ok", "locked", "error:locked", "error:locked", "error:locked", "error:locked", "error:locked",
+            "error:locked", "error:locked", "error:locked",
+            // An ephemeral credential lives in the session collection, which stays unlocked.
+            "value:" + Data("probe-secret".utf8).map { String(format: "%02x", $0) }.joined(),
+        ], "\(steps)")
+    }
+
     @Test func noSecretServiceProviderIsNotAvailableWithin100ms() throws {
         let steps = try runProbe(busMode: "--no-provider", ["status", "load:svc:acct", "save:svc:acct"])
         for step in steps {

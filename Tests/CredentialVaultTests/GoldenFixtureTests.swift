@@ -3,11 +3,13 @@ import Testing
 
 @testable import CredentialVault
 
-/// Vault files written by format 1.0, kept forever: every future version must still open them
-/// and read exactly these values. Regenerate (only for a new format version, into a new folder)
-/// with CREDVAULT_WRITE_FIXTURES=1 swift test --filter GoldenFixtureTests.
+/// Vault files written by formats 1.0 and 2.0, kept forever: every future version must still
+/// open them and read exactly these values. A new format version gets a new folder, written with
+/// CREDVAULT_WRITE_FIXTURES=1 swift test --filter GoldenFixtureTests (it writes the current
+/// format's folder and never touches the older ones).
 @Suite final class GoldenFixtureTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/v1")
+    static let fixtureRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+    static let versions = ["v1": "1.0", "v2": "2.0"]
     static let passphrase = "golden fixture passphrase v1"
     static let machineID = "golden-fixture-machine-id"
     let dir = TempDirectory()
@@ -19,9 +21,9 @@ import Testing
     ]
 
     /// Copies the fixtures into a private directory (git does not keep 0600 modes).
-    private func privateCopy() throws -> (URL, DeviceIdentity) {
-        let target = dir.path("v1")
-        try FileManager.default.copyItem(at: Self.fixtures, to: target)
+    private func privateCopy(_ version: String) throws -> (URL, DeviceIdentity) {
+        let target = dir.path(version)
+        try FileManager.default.copyItem(at: Self.fixtureRoot.appendingPathComponent(version), to: target)
         chmod(target.path, 0o700)
         for name in try FileManager.default.contentsOfDirectory(atPath: target.path) {
             chmod(target.appendingPathComponent(name).path, 0o600)
@@ -29,9 +31,9 @@ import Testing
         return (target, DeviceIdentity(hostSecretURL: target.appendingPathComponent("host-secret"), machineID: Self.machineID))
     }
 
-    @Test(arguments: ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
-    func version1FixturesOpenAndReadExactly(name: String) throws {
-        let (folder, device) = try privateCopy()
+    @Test(arguments: ["v1", "v2"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
+    func fixturesOpenAndReadExactly(version: String, name: String) throws {
+        let (folder, device) = try privateCopy(version)
         let key: VaultKey =
             switch name {
             case "passphrase.cvault": .passphrase(Self.passphrase)
@@ -40,7 +42,7 @@ import Testing
             }
         let store = try SealedFileStore.open(
             at: folder.appendingPathComponent(name), key: key, configuration: SealedFileConfiguration(device: device))
-        #expect(store.formatVersion == "1.0")
+        #expect(store.formatVersion == Self.versions[version])
         #expect(try store.listKeys().count == Self.expected.count)
         for (credential, value, options) in Self.expected {
             #expect(try store.load(credential) == value)
@@ -57,9 +59,24 @@ import Testing
         }
     }
 
+    @Test func aVersion1VaultStaysVersion1UntilItsKeyChanges() throws {
+        let (folder, device) = try privateCopy("v1")
+        let url = folder.appendingPathComponent("passphrase.cvault")
+        let configuration = SealedFileConfiguration(device: device)
+        let store = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
+        try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
+        #expect(try LockedVault(url: url).formatVersion == "1.0", "a write keeps format 1 readable by 1.x readers")
+        try store.changeKey(from: .passphrase(Self.passphrase), to: .passphrase("upgraded"), kdf: .insecureTestingOnly)
+        #expect(try LockedVault(url: url).formatVersion == "2.0")
+        let upgraded = try SealedFileStore.open(at: url, key: .passphrase("upgraded"), configuration: configuration)
+        for (credential, value, _) in Self.expected { #expect(try upgraded.load(credential) == value) }
+        #expect(try upgraded.load(CredentialKey(service: "s", account: "new")) == Data("new".utf8))
+    }
+
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CREDVAULT_WRITE_FIXTURES"] == "1"))
     func writeFixtures() throws {
-        let folder = Self.fixtures
+        let folder = Self.fixtureRoot.appendingPathComponent("v\(VaultHeader.currentMajor)")
+        guard !FileManager.default.fileExists(atPath: folder.path) else { return }  // never rewrite a released version
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         chmod(folder.path, 0o700)
         let secret = folder.appendingPathComponent("host-secret")

@@ -3,10 +3,11 @@
 // Secret Service, no bus at all, a daemon stopped with SIGSTOP).
 //
 // Usage: secret-service-probe [--timeout-ms N] STEP...
-// Steps: status | unlock | list | sigstop | sigcont
+// Steps: status | unlock | list | sigstop | sigcont | lock-default
 //        save:SERVICE:ACCOUNT | save-ephemeral:SERVICE:ACCOUNT | load:SERVICE:ACCOUNT |
 //        take:SERVICE:ACCOUNT | delete:SERVICE:ACCOUNT
-// sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID.
+// sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID; lock-default
+// locks the login collection with `dbus-send` (Service.Lock, which never prompts).
 // Prints one line per step: STEP <TAB> OUTCOME <TAB> MILLISECONDS [<TAB> ERROR MESSAGE], where
 // OUTCOME is `ok`, `nil`, `value:<hex>`, `keys:<n>`, `unlocked`, `locked`, or `error:<case>` (a
 // CredentialVaultError case, whose description follows in a fourth field).
@@ -66,6 +67,17 @@ func perform(_ parts: [String], _ key: CredentialKey?) throws(CredentialVaultErr
     case ("load", let key?): return try store.load(key).map { "value:" + $0.map { String(format: "%02x", $0) }.joined() } ?? "nil"
     case ("take", let key?): return try store.take(key).map { "value:" + $0.map { String(format: "%02x", $0) }.joined() } ?? "nil"
     case ("delete", let key?): return try store.delete(key) ? "ok" : "nil"
+    case ("lock-default", _):
+        let lock = Process()
+        lock.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        lock.arguments = [
+            "dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+            "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
+        ]
+        lock.standardOutput = FileHandle.nullDevice
+        do { try lock.run() } catch { return "usage:dbus-send-failed" }
+        lock.waitUntilExit()
+        return lock.terminationStatus == 0 ? "ok" : "usage:dbus-send-failed"
     case ("sigstop", _), ("sigcont", _):
         guard let pid = ProcessInfo.processInfo.environment["CREDVAULT_TEST_KEYRING_PID"].flatMap({ pid_t($0) }) else {
             return "usage:no-CREDVAULT_TEST_KEYRING_PID"

@@ -1,4 +1,9 @@
+import CSodium
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A 256-bit XChaCha20-Poly1305 key in guarded memory: the library's public seal/open, the
 /// same primitive the vault seals its records with.
@@ -25,29 +30,47 @@ public struct SealingKey: Sendable, CustomStringConvertible {
 
     /// Seals `plaintext`, binding `associatedData` (authenticated, not encrypted).
     public func seal(_ plaintext: Data, associatedData: Data = Data()) -> Data {
-        var box = Data(count: plaintext.count + Crypto.sealOverhead)
-        box.withUnsafeMutableBytes { out in
-            plaintext.withUnsafeBytes { p in
-                associatedData.withUnsafeBytes { ad in Crypto.sealRaw(p, key: key, associatedData: ad, into: out) }
+        let count = plaintext.count + Crypto.sealOverhead
+        // sealRaw writes every byte (nonce, ciphertext, tag), so the box is allocated without
+        // zeroing and handed to Data without a copy: `Data(count:)` zero-fills and its mutable
+        // access checks uniqueness, which together cost about as much as sealing 32 bytes.
+        let box = Self.allocate(count)
+        plaintext.withUnsafeBytes { p in
+            associatedData.withUnsafeBytes { ad in
+                Crypto.sealRaw(p, key: key, associatedData: ad, into: UnsafeMutableRawBufferPointer(start: box, count: count))
             }
         }
-        return box
+        return Data(bytesNoCopy: box, count: count, deallocator: .free)
     }
 
     /// Opens a box made by `seal` with the same associated data; `tampered` when anything differs.
     public func open(_ box: Data, associatedData: Data = Data()) throws(CredentialVaultError) -> Data {
         guard box.count >= Crypto.sealOverhead else { throw .corrupted("a sealed box is at least 40 bytes") }
-        var plaintext = Data(count: box.count - Crypto.sealOverhead)
-        let ok = plaintext.withUnsafeMutableBytes { out in
-            box.withUnsafeBytes { b in
-                associatedData.withUnsafeBytes { ad in Crypto.openRaw(b, key: key, associatedData: ad, into: out) }
+        let count = box.count - Crypto.sealOverhead
+        // Decrypted straight into the buffer the returned Data adopts (see `seal`); wiped and
+        // freed if the box does not authenticate.
+        let plaintext = Self.allocate(max(count, 1))
+        let ok = box.withUnsafeBytes { b in
+            associatedData.withUnsafeBytes { ad in
+                Crypto.openRaw(b, key: key, associatedData: ad, into: UnsafeMutableRawBufferPointer(start: plaintext, count: count))
             }
         }
         guard ok else {
-            plaintext.resetBytes(in: 0..<plaintext.count)
+            sodium_memzero(plaintext, max(count, 1))
+            free(plaintext)
             throw .tampered
         }
-        return plaintext
+        if count == 0 {
+            free(plaintext)
+            return Data()
+        }
+        return Data(bytesNoCopy: plaintext, count: count, deallocator: .free)
+    }
+
+    /// `count` uninitialised bytes from malloc (Data frees them with `.free`).
+    private static func allocate(_ count: Int) -> UnsafeMutableRawPointer {
+        guard let pointer = malloc(count) else { fatalError("out of memory allocating \(count) bytes") }
+        return pointer
     }
 
     /// Redacted.

@@ -28,9 +28,12 @@ struct RecordEntry: Sendable {
 /// Record plaintext: flags u8 (1 device-only, 2 ephemeral, 4 has label), expiry u64 (Unix ms,
 /// 0 = persistent), service, account, label (u16 length + UTF-8 each; label only with flag 4),
 /// value (u32 length + bytes). For a device-only record the value bytes are themselves sealed
-/// with the device record key. The associated data binds the format major, the vault id and
+/// with the device record key. The associated data binds the record format, the vault id and
 /// the record id, so a record cannot be moved to another vault or pass for another record.
 enum RecordCodec {
+    /// The record format, bound into every record's associated data. Formats 1 and 2 of the
+    /// file share record format 1 (it was the file's major in format 1, hence the value).
+    static let recordFormat: UInt16 = 1
     private static let flagDeviceOnly: UInt8 = 1
     private static let flagEphemeral: UInt8 = 2
     private static let flagLabel: UInt8 = 4
@@ -38,7 +41,7 @@ enum RecordCodec {
     static func outerAD(vaultID: [UInt8], recordID: [UInt8]) -> [UInt8] {
         var w = ByteWriter(capacity: 40)
         w.raw(Array("CVREC".utf8))
-        w.u16(VaultHeader.currentMajor)
+        w.u16(recordFormat)
         w.raw(vaultID)
         w.raw(recordID)
         return w.bytes

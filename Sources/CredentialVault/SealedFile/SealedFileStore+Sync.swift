@@ -44,22 +44,42 @@ extension SealedFileStore {
         let now = configuration.clock.now()
         return try state.withLock { (s) throws(CredentialVaultError) -> R in
             try Self.refresh(&s, url: url)
+            // The draft takes over the record table (so that changing it copies nothing) and
+            // keeps an undo log of the records it changes; everything else is small and saved.
+            let before = (header: s.contents.header, keys: s.keys, fingerprint: s.fingerprint, deviceKey: s.deviceKey)
             var draft = s
-            let result = try change(&draft)
-            let purged = draft.contents.purgeExpired(now: now)
-            guard changed(result) || purged > 0 else {
-                s.deviceKey = draft.deviceKey
+            s.contents.records = RecordTable()
+            draft.contents.records.beginChanges()
+            do throws(CredentialVaultError) {
+                let result = try change(&draft)
+                let purged = draft.contents.purgeExpired(now: now)
+                guard changed(result) || purged > 0 else {
+                    // Nothing to write: put back whatever the change did, keep a derived device key.
+                    draft.contents.records.rollBack()
+                    draft.contents.header = before.header
+                    draft.keys = before.keys
+                    s = draft
+                    return result
+                }
+                draft.contents.header.generation &+= 1
+                draft.contents.header.recordCount = UInt32(draft.contents.records.count)
+                // Under the lock no other write is in progress: temp files left now are a dead
+                // writer's, and go before they pile up.
+                AtomicFile.removeStaleTemporaries(of: url)
+                try AtomicFile.write(draft.contents.encode(keys: draft.keys), to: url)
+                draft.contents.records.commit()
+                draft.fingerprint = AtomicFile.fingerprint(url.path)
+                s = draft
                 return result
+            } catch {
+                draft.contents.records.rollBack()
+                draft.contents.header = before.header
+                draft.keys = before.keys
+                draft.fingerprint = before.fingerprint
+                draft.deviceKey = before.deviceKey
+                s = draft
+                throw error
             }
-            draft.contents.header.generation &+= 1
-            draft.contents.header.recordCount = UInt32(draft.contents.records.count)
-            // Under the lock no other write is in progress: temp files left now are a dead
-            // writer's, and go before they pile up.
-            AtomicFile.removeStaleTemporaries(of: url)
-            try AtomicFile.write(draft.contents.encode(keys: draft.keys), to: url)
-            draft.fingerprint = AtomicFile.fingerprint(url.path)
-            s = draft
-            return result
         }
     }
 

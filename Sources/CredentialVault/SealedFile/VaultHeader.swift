@@ -1,8 +1,8 @@
-/// The fixed-size header of a sealed-file vault (format 1.x); see docs/FORMAT.md.
+/// The fixed-size header of a sealed-file vault (formats 1.x and 2.x, identical); see docs/FORMAT.md.
 ///
 ///     offset size field
 ///          0    8 magic "CRDVAULT"
-///          8    2 format major (1)        little-endian, like every integer here
+///          8    2 format major (1 or 2)   little-endian, like every integer here
 ///         10    2 format minor (0)
 ///         12   16 vault id (random)
 ///         28    1 key source (1 passphrase, 2 key file, 3 device key)
@@ -19,7 +19,10 @@
 /// included) by the trailing MAC, so no header field can be changed undetected.
 struct VaultHeader: Equatable {
     static let magic: [UInt8] = Array("CRDVAULT".utf8)
-    static let currentMajor: UInt16 = 1
+    /// New vaults are written in format 2; format 1 vaults are read and written as 1 until
+    /// their key is changed or rotated (the re-wrap binds the new major).
+    static let currentMajor: UInt16 = 2
+    static let supportedMajors: ClosedRange<UInt16> = 1...2
     static let currentMinor: UInt16 = 0
     static let keyParametersSize = 64
     static let wrappedKeySize = Crypto.keyBytes + Crypto.sealOverhead
@@ -72,8 +75,8 @@ struct VaultHeader: Equatable {
         guard let magic = reader.bytes(8) else { throw .corrupted("file too short to be a vault") }
         guard magic == Self.magic else { throw .corrupted("not a CredentialVault file") }
         guard let major = reader.u16(), let minor = reader.u16() else { throw .corrupted("truncated header") }
-        guard major == currentMajor else {
-            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads \(currentMajor).x); upgrade CredentialVault")
+        guard supportedMajors.contains(major) else {
+            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x and 2.x); upgrade CredentialVault")
         }
         guard let id = reader.bytes(idSize), let sourceByte = reader.u8(), let kdfByte = reader.u8(),
             let reserved = reader.u16(), let ops = reader.u64(), let mem = reader.u64(),

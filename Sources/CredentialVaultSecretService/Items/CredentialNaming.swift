@@ -31,7 +31,7 @@ struct CredentialNaming {
     /// The key an item stands for, or `nil` when it has no `service` and `username` attributes or
     /// its service is outside this store's prefix. The label is kept only when it is not the
     /// default `"<account> on <service>"`.
-    func key(of item: ItemProxy) -> CredentialKey? {
+    func key(of item: ItemInfo) -> CredentialKey? {
         guard let stored = item.attributes[ItemAttribute.service], let account = item.attributes[ItemAttribute.account],
             stored.hasPrefix(prefix)
         else { return nil }

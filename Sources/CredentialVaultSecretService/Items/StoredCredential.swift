@@ -4,7 +4,7 @@ import Foundation
 /// An item seen as one of this store's credentials.
 struct StoredCredential {
     /// The item.
-    let item: ItemProxy
+    let item: ItemInfo
     /// The credential's key (with the item's label when it is not the default one).
     let key: CredentialKey
     /// `portable` only when the item says so: items written by other tools are device-only.
@@ -15,7 +15,7 @@ struct StoredCredential {
     let expiresAt: Date?
 
     /// `nil` when the item is not a credential of this store (see `CredentialNaming.key(of:)`).
-    init?(_ item: ItemProxy, naming: CredentialNaming, inSession: Bool) {
+    init?(_ item: ItemInfo, naming: CredentialNaming, inSession: Bool) {
         guard let key = naming.key(of: item) else { return nil }
         self.item = item
         self.key = key

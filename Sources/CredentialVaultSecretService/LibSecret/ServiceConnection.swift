@@ -1,15 +1,54 @@
 import CLibSecret
 import Synchronization
 
-/// A strong reference to libsecret's `SecretService` proxy.
+/// A strong reference to libsecret's `SecretService` proxy, and what this process remembers
+/// about the service while the connection lasts (the collection paths behind the aliases).
 final class ServiceHandle: @unchecked Sendable {
     // @unchecked: a GDBusProxy is thread-safe; libsecret's synchronous calls on one service from
-    // several threads at once were measured clean under ThreadSanitizer.
+    // several threads at once were measured clean under ThreadSanitizer. The alias cache is
+    // behind a Mutex.
 
     /// The service proxy (owned).
     let pointer: UnsafeMutablePointer<SecretService>
+    /// The D-Bus connection the proxy talks on (owned by the proxy).
+    let bus: OpaquePointer
+    /// The service's bus name (`org.freedesktop.secrets`).
+    let busName: String
 
-    init(taking pointer: UnsafeMutablePointer<SecretService>) { self.pointer = pointer }
+    /// How long a collection path read from an alias is trusted before `ReadAlias` is asked
+    /// again (a collection that disappears is noticed at once, see `ServiceCall`; this bounds
+    /// how long a process keeps writing to the old collection after the user points the
+    /// `default` alias at another one).
+    static let aliasLifetime: Duration = .seconds(30)
+
+    /// Alias name to (collection path or nil when the alias is unset, when it was read).
+    private let aliases = Mutex<[String: (path: String?, read: ContinuousClock.Instant)]>([:])
+
+    init(taking pointer: UnsafeMutablePointer<SecretService>) {
+        self.pointer = pointer
+        let proxy = UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: GDBusProxy.self)
+        bus = g_dbus_proxy_get_connection(proxy)
+        busName = g_dbus_proxy_get_name(proxy).map { String(cString: $0) } ?? "org.freedesktop.secrets"
+    }
+
+    /// The remembered path of `alias` (`.some(nil)`: the alias is unset), or `nil` when it must
+    /// be read again.
+    func cachedAlias(_ alias: String) -> String?? {
+        aliases.withLock { cache in
+            guard let entry = cache[alias], entry.read.duration(to: .now) < Self.aliasLifetime else { return nil }
+            return .some(entry.path)
+        }
+    }
+
+    /// Remembers the path of `alias`.
+    func remember(alias: String, path: String?) {
+        aliases.withLock { $0[alias] = (path, .now) }
+    }
+
+    /// Forgets every alias (a remembered collection turned out to be gone).
+    func forgetAliases() {
+        aliases.withLock { $0.removeAll() }
+    }
 
     deinit { g_object_unref(pointer) }
 }

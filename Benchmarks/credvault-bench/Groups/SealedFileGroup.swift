@@ -1,0 +1,94 @@
+import CredentialVault
+import Foundation
+
+/// Group 3: durable save, load and delete on an open sealed-file vault holding N credentials,
+/// next to the physical floor of a durable save of a file of the same size, measured in turn
+/// with the saves (A B A B ...) in the same directory.
+enum SealedFileGroup {
+    static let title = "Sealed-file backend: open vault with N items (key file, device-only records, 128 B values)"
+    static let valueSize = 128
+
+    static func run(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) throws {
+        reporter.begin(title)
+        let fixture = try VaultFixture(workspace: workspace, name: "file")
+        let value = Data((0..<valueSize).map { _ in UInt8.random(in: 0...255) })
+        var baseline: [String: (items: Int, median: Double)] = [:]
+        for count in options.items {
+            reporter.progress("   filling the vault to \(count) items")
+            try fixture.grow(to: count, value: value)
+            let directory = try workspace.directory("file-\(count)")
+            let url = try fixture.copy(to: directory)
+            let store = try SealedFileStore.open(at: url, key: fixture.key, configuration: workspace.configuration)
+            let keys = (0..<count).map(VaultFixture.credentialKey)
+            // Saves replace existing credentials, so the vault keeps `count` items throughout.
+            var next = 0
+            func pick() -> CredentialKey {
+                next = (next + 7919) % count
+                return keys[next]
+            }
+            try store.save(value, for: keys[0], options: .default)
+            let fileBytes = try fileSize(url)
+            let floor = FileFloor(directory: directory, fileSize: fileBytes, valueSize: valueSize)
+            reporter.progress("   measuring \(count) items (\(Format.bytes(fileBytes)))")
+            // Save, floor and delete in turn; a delete's credential is put back untimed first.
+            var deletedKey: CredentialKey?
+            let durable = try Timer.measureInterleaved(Plan.durable(options), [
+                Timed { try store.save(value, for: pick(), options: .default) },
+                Timed { try floor.run() },
+                Timed(setup: {
+                    if let key = deletedKey { try store.save(value, for: key, options: .default) }
+                    deletedKey = pick()
+                }) {
+                    guard try store.delete(deletedKey!) else { throw BenchError("delete found nothing") }
+                },
+            ])
+            if let key = deletedKey { try store.save(value, for: key, options: .default) }
+            let loaded = try Timer.measure(Plan.fast(options)) {
+                guard let found = try store.load(pick()), found.count == valueSize else { throw BenchError("load lost a value") }
+                blackHole(found)
+            }
+            let saved = Array(durable[0...1]), deleted = durable[2]
+
+            let floorFigure = figure("file_floor", count, fileBytes, saved[1])
+            var save = figure("file_save", count, fileBytes, saved[0])
+            save.relate(to: floorFigure)
+            save.checks.append(.atMost("ratio to floor", save.ratio!, 1.2))
+            var load = figure("file_load", count, fileBytes, loaded)
+            load.checks.append(.atMost("median", load.sample.median, 10_000, unit: "ns"))
+            var delete = figure("file_delete", count, fileBytes, deleted)
+            delete.relate(to: floorFigure)
+            var figures = [save, floorFigure, load, delete]
+            for index in figures.indices { scale(&figures[index], count: count, baseline: &baseline) }
+            for item in figures { reporter.add(item) }
+        }
+        reporter.note("file_save replaces an existing credential (the vault keeps N items); file_delete deletes one (re-added untimed); both rewrite the vault file durably (lock, temp file, fsync, rename, fsync dir).")
+        reporter.note("file_floor: raw seal of one 128 B value + write a file of the vault's size to a temp file, fsync, rename, fsync dir; measured in turn with file_save and file_delete, in the same directory.")
+        reporter.end()
+    }
+
+    /// Relates a figure to the same figure at the smallest item count; save and load are held
+    /// to the flatness targets (1 to 1,000 items: at most 1.3x; to 10,000: at most 2x).
+    private static func scale(_ figure: inout Figure, count: Int, baseline: inout [String: (items: Int, median: Double)]) {
+        guard let base = baseline[figure.name] else {
+            baseline[figure.name] = (count, figure.sample.median)
+            return
+        }
+        let scale = figure.sample.median / base.median
+        figure.extra.append(JSONField("scale_vs_\(base.items)", .double(scale)))
+        if base.items == 1 && (figure.name == "file_save" || figure.name == "file_load") {
+            figure.checks.append(.atMost("vs 1 item", scale, count <= 1_000 ? 1.3 : 2.0))
+        }
+    }
+
+    private static func figure(_ name: String, _ items: Int, _ fileBytes: Int, _ sample: Sample) -> Figure {
+        var figure = Figure(group: title, name: name, items: items, sample: sample)
+        figure.extra = [JSONField("file_bytes", .int(fileBytes)), JSONField("value_bytes", .int(valueSize))]
+        return figure
+    }
+
+    private static func fileSize(_ url: URL) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        guard let size = attributes[.size] as? NSNumber else { throw BenchError("cannot stat \(url.path)") }
+        return size.intValue
+    }
+}

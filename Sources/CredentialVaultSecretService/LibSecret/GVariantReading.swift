@@ -1,0 +1,63 @@
+import CLibSecret
+
+/// Reading and building the few GVariant shapes of the Secret Service properties
+/// (`g_variant_new` and `g_variant_get` are variadic and do not import into Swift).
+enum GVariantReading {
+    /// The string of an `s` or `o` variant, else `nil`.
+    static func string(_ value: OpaquePointer) -> String? {
+        let type = String(cString: g_variant_get_type_string(value))
+        guard type == "s" || type == "o" else { return nil }
+        return String(cString: g_variant_get_string(value, nil))
+    }
+
+    /// The entries of an `a{sv}` (values unwrapped from their variant) or `a{ss}` dictionary,
+    /// given to `body` one by one (borrowed: do not keep them).
+    static func forEachEntry(_ dictionary: OpaquePointer, _ body: (String, OpaquePointer) -> Void) {
+        let count = g_variant_n_children(dictionary)
+        var index: gsize = 0
+        while index < count {
+            defer { index += 1 }
+            guard let entry = g_variant_get_child_value(dictionary, index) else { continue }
+            defer { g_variant_unref(entry) }
+            guard g_variant_n_children(entry) == 2, let keyValue = g_variant_get_child_value(entry, 0) else { continue }
+            defer { g_variant_unref(keyValue) }
+            guard let key = string(keyValue), let boxed = g_variant_get_child_value(entry, 1) else { continue }
+            defer { g_variant_unref(boxed) }
+            if String(cString: g_variant_get_type_string(boxed)) == "v" {
+                guard let inner = g_variant_get_variant(boxed) else { continue }
+                defer { g_variant_unref(inner) }
+                body(key, inner)
+            } else {
+                body(key, boxed)
+            }
+        }
+    }
+
+    /// An `a{ss}` dictionary read into Swift, else `[:]`.
+    static func stringDictionary(_ value: OpaquePointer) -> [String: String] {
+        guard String(cString: g_variant_get_type_string(value)) == "a{ss}" else { return [:] }
+        var result: [String: String] = [:]
+        forEachEntry(value) { key, entry in result[key] = string(entry) }
+        return result
+    }
+
+    /// A floating `a{ss}` variant of `dictionary`.
+    static func makeStringDictionary(_ dictionary: [String: String]) -> OpaquePointer {
+        var entries: [OpaquePointer?] = dictionary.sorted { $0.key < $1.key }.map { key, value in
+            g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_string(value))
+        }
+        let entryType = g_variant_type_new("{ss}")
+        defer { g_variant_type_free(entryType) }
+        return entries.withUnsafeMutableBufferPointer { buffer in
+            g_variant_new_array(entryType, buffer.baseAddress, gsize(buffer.count))
+        }
+    }
+
+    /// A floating tuple of the strings (`(ss)`, ...).
+    static func makeStringTuple(_ strings: [String]) -> OpaquePointer {
+        var children: [OpaquePointer?] = strings.map { g_variant_new_string($0) }
+        return children.withUnsafeMutableBufferPointer { buffer in
+            g_variant_new_tuple(buffer.baseAddress, gsize(buffer.count))
+        }
+    }
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# CI smoke run of the benchmarks: builds credvault-bench and credvault in release, runs
+# `credvault-bench --quick --json` (about 10 s), and checks that every line is a JSON object
+# with the fields the figures promise (name, median_ns, min_ns, max_ns; size_bytes or items and
+# ratio where they apply) and that every figure group is there. No timing is asserted: the
+# machines are shared and noisy. Runs inside a private keyring (scripts/with-keyring.sh) when
+# gnome-keyring is installed, so that the Secret Service figures are checked too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${CREDVAULT_TEST_KEYRING:-}" ] && [ -x scripts/with-keyring.sh ] \
+    && command -v gnome-keyring-daemon >/dev/null && command -v dbus-run-session >/dev/null; then
+    exec scripts/with-keyring.sh "$0" "$@"
+fi
+for product in credvault-bench credvault; do
+    swift build -c release --product "$product" 2>&1 | grep -vE 'prohibited flag|^\[|^Building|^Build of|Compiling|Planning|Write' || true
+done
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+.build/release/credvault-bench --quick --json >"$out"
+expect_secret_service=no
+[ "${CREDVAULT_TEST_KEYRING:-}" = unlocked ] && expect_secret_service=yes
+python3 - "$out" "$expect_secret_service" <<'PY'
+import json
+import sys
+
+path, expect_secret_service = sys.argv[1], sys.argv[2] == "yes"
+by_size = {"seal", "open", "raw_seal", "raw_open"}
+by_items = {"file_save", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
+            "secret_service_store", "secret_service_lookup", "raw_secret_service_store",
+            "raw_secret_service_lookup", "cli_lookup"}
+with_ratio = {"seal", "open", "file_save", "file_delete", "secret_service_store", "secret_service_lookup",
+              "unlock_interactive", "unlock_moderate", "cli_lookup"}
+required = {"seal", "open", "raw_seal", "raw_open", "unlock_interactive", "unlock_moderate", "unlock_key_file",
+            "unlock_device", "file_save", "file_load", "file_floor", "file_delete", "memory_save",
+            "memory_load", "cli_lookup"}
+if expect_secret_service:
+    required |= {"secret_service_store", "secret_service_lookup"}
+problems, names, count = [], set(), 0
+with open(path, encoding="utf-8") as stream:
+    for number, line in enumerate(stream, 1):
+        try:
+            figure = json.loads(line)
+        except ValueError as error:
+            problems.append(f"line {number}: not JSON ({error}): {line[:80]!r}")
+            continue
+        count += 1
+        name = figure.get("name")
+        names.add(name)
+        for field in ("name", "median_ns", "min_ns", "max_ns"):
+            if field not in figure:
+                problems.append(f"line {number} ({name}): no {field}")
+        for field in ("median_ns", "min_ns", "max_ns"):
+            value = figure.get(field)
+            if not isinstance(value, (int, float)) or value <= 0:
+                problems.append(f"line {number} ({name}): {field} is {value!r}")
+        if all(isinstance(figure.get(f), (int, float)) for f in ("min_ns", "median_ns", "max_ns")):
+            if not figure["min_ns"] <= figure["median_ns"] <= figure["max_ns"]:
+                problems.append(f"line {number} ({name}): min <= median <= max does not hold")
+        if name in by_size and not isinstance(figure.get("size_bytes"), int):
+            problems.append(f"line {number} ({name}): no size_bytes")
+        if name in by_items and not isinstance(figure.get("items"), int):
+            problems.append(f"line {number} ({name}): no items")
+        if name in with_ratio and not isinstance(figure.get("ratio"), (int, float)):
+            problems.append(f"line {number} ({name}): no ratio")
+        if name and name.startswith("unlock_") and "derivations_per_unlock" not in figure:
+            problems.append(f"line {number} ({name}): no derivations_per_unlock")
+for name in sorted(required - names):
+    problems.append(f"missing figure: {name}")
+for problem in problems:
+    print(f"bench-smoke: {problem}", file=sys.stderr)
+print(f"bench-smoke: {count} figures, {len(names)} names, {len(problems)} problems")
+sys.exit(1 if problems else 0)
+PY
