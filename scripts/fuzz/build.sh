@@ -37,6 +37,6 @@ for target in "${targets[@]}"; do
     [ -x "fuzz-out/bin/$target" ] || { echo "fuzz: build of $target failed" >&2; exit 1; }
     seeds="fuzz-out/seeds/$target"
     rm -rf "$seeds" && mkdir -p "$seeds"
-    target_seeds "$target" "$seeds"
+    target_seeds "$target" "$seeds" || { echo "fuzz: writing the seeds of $target failed" >&2; exit 1; }
     echo "fuzz: $target built in $((SECONDS - start)) s, $(ls "$seeds" | wc -l) seeds" >&2
 done

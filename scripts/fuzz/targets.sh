@@ -38,7 +38,10 @@ target_flags() {
 target_seeds() {
     local target=$1 dir=$2
     case "$target" in
-    sealed-file) cp Tests/CredentialVaultTests/Fixtures/v1/*.cvault "$dir/" ;;
+    sealed-file)  # every format version's golden fixtures
+        for v in Tests/CredentialVaultTests/Fixtures/v*/; do
+            for f in "$v"*.cvault; do cp "$f" "$dir/$(basename "$v")-$(basename "$f")"; done
+        done ;;
     esac
     # Each target writes the rest of its seeds itself (the library's own encoders, RFC examples).
     CREDVAULT_FUZZ_SEEDS="$dir" "fuzz-out/bin/$target" -runs=0 >/dev/null 2>&1
