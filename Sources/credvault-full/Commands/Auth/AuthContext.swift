@@ -1,5 +1,6 @@
 import CredentialVault
 import CredentialVaultAuth
+import CredentialVaultCLI
 import Foundation
 
 /// What every auth action needs: the parsed options, the vault, the stored issuer/client.
