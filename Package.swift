@@ -5,6 +5,14 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+// What Foundation needs when it is linked statically: the modules were compiled against the
+// shared Foundation, whose autolink entries do not name these (`swiftc -static-stdlib` adds
+// them). They refer to each other, hence a linker group (all as -Xlinker, which keeps the order).
+let staticFoundation = ["--start-group"] + [
+    "Foundation", "FoundationInternationalization", "FoundationEssentials", "_FoundationICU", "CoreFoundation",
+    "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
+].map { "-l" + $0 } + ["--end-group"]
+
 let package = Package(
     name: "CredentialVault",
     products: [
@@ -40,7 +48,7 @@ let package = Package(
             name: "credvault",
             dependencies: ["CredentialVault", "CredentialVaultCLI"],
             swiftSettings: strict,
-            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]),
+            linkerSettings: [.unsafeFlags(["-static-stdlib"] + staticFoundation.flatMap { ["-Xlinker", $0] }, .when(configuration: .release))]),
         .executableTarget(
             name: "credvault-full",
             dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth"],
