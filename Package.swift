@@ -7,11 +7,12 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 // What Foundation needs when it is linked statically: the modules were compiled against the
 // shared Foundation, whose autolink entries do not name these (`swiftc -static-stdlib` adds
-// them). They refer to each other, hence a linker group (all as -Xlinker, which keeps the order).
-let staticFoundation = ["--start-group"] + [
+// them). lld resolves them in any order (and, unlike gold, does not relay glibc's link-time
+// warning about the mktemp that static Foundation contains).
+let staticFoundation = ["-use-ld=lld"] + [
     "Foundation", "FoundationInternationalization", "FoundationEssentials", "_FoundationICU", "CoreFoundation",
     "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
-].map { "-l" + $0 } + ["--end-group"]
+].map { "-l" + $0 }
 
 let package = Package(
     name: "CredentialVault",
@@ -48,7 +49,7 @@ let package = Package(
             name: "credvault",
             dependencies: ["CredentialVault", "CredentialVaultCLI"],
             swiftSettings: strict,
-            linkerSettings: [.unsafeFlags(["-static-stdlib"] + staticFoundation.flatMap { ["-Xlinker", $0] }, .when(configuration: .release))]),
+            linkerSettings: [.unsafeFlags(["-static-stdlib"] + staticFoundation, .when(configuration: .release))]),
         .executableTarget(
             name: "credvault-full",
             dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth"],
