@@ -141,8 +141,11 @@ public enum VaultOptions {
 
 /// A concrete backend.
 public enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
+    /// The Secret Service (only in `credvault-full`).
     case secretService = "secret-service"
+    /// The sealed file.
     case file
+    /// Process memory: nothing survives the process.
     case memory
 
     /// The name as `--backend` takes it.
@@ -151,9 +154,12 @@ public enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
 
 /// Which backend a name means here, and why (`credvault info` shows why for `auto`).
 public struct BackendResolution: Sendable, Hashable {
+    /// The backend.
     public var kind: VaultBackend
+    /// Why, in words ("chosen explicitly", or what the Secret Service answered for `auto`).
     public var reason: String
 
+    /// Creates a resolution.
     public init(kind: VaultBackend, reason: String) {
         self.kind = kind
         self.reason = reason
