@@ -5,13 +5,24 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+// What Foundation needs when it is linked statically: the modules were compiled against the
+// shared Foundation, whose autolink entries do not name these (`swiftc -static-stdlib` adds
+// them). lld resolves them in any order (and, unlike gold, does not relay glibc's link-time
+// warning about the mktemp that static Foundation contains).
+let staticFoundation = ["-use-ld=lld"] + [
+    "Foundation", "FoundationInternationalization", "FoundationEssentials", "_FoundationICU", "CoreFoundation",
+    "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
+].map { "-l" + $0 }
+
 let package = Package(
     name: "CredentialVault",
     products: [
         .library(name: "CredentialVault", targets: ["CredentialVault"]),
         .library(name: "CredentialVaultSecretService", targets: ["CredentialVaultSecretService"]),
         .library(name: "CredentialVaultAuth", targets: ["CredentialVaultAuth"]),
+        .library(name: "CredentialVaultCLI", targets: ["CredentialVaultCLI"]),
         .executable(name: "credvault", targets: ["credvault"]),
+        .executable(name: "credvault-full", targets: ["credvault-full"]),
         .executable(name: "credvault-bench", targets: ["credvault-bench"]),
     ],
     targets: [
@@ -29,13 +40,23 @@ let package = Package(
             name: "CredentialVaultAuth",
             dependencies: ["CredentialVault", "CSodium", "COpenSSL"],
             swiftSettings: strict),
+        // The command line: its parsing, options and vault commands (CredentialVault only), the
+        // lean `credvault` (file and memory backends; the Swift libraries linked statically in
+        // release, so that it starts in a few milliseconds), and `credvault-full` with every
+        // command and backend, to which `credvault` hands over the rest (execv, git-style).
+        .target(name: "CredentialVaultCLI", dependencies: ["CredentialVault"], swiftSettings: strict),
         .executableTarget(
             name: "credvault",
-            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CredentialVaultAuth"],
+            dependencies: ["CredentialVault", "CredentialVaultCLI"],
+            swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-static-stdlib"] + staticFoundation, .when(configuration: .release))]),
+        .executableTarget(
+            name: "credvault-full",
+            dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth"],
             swiftSettings: strict),
         .executableTarget(
             name: "credvault-bench",
-            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CSodium", "CLibSecret", "credvault"],
+            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CSodium", "CLibSecret", "credvault", "credvault-full"],
             path: "Benchmarks/credvault-bench",
             swiftSettings: strict),
 
@@ -46,13 +67,13 @@ let package = Package(
 
         .testTarget(
             name: "CredentialVaultTests",
-            dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault"],
+            dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault", "credvault-full"],
             exclude: ["Fixtures"],
             swiftSettings: strict),
         // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
         .testTarget(
             name: "CredentialVaultAuthTests",
-            dependencies: ["CredentialVaultAuth", "CredentialVault", "COpenSSL", "CSodium", "credvault"],
+            dependencies: ["CredentialVaultAuth", "CredentialVault", "COpenSSL", "CSodium", "credvault", "credvault-full"],
             swiftSettings: strict),
         // Runs Secret Service operations in a process of its own, on another D-Bus bus than the
         // test process's (locked keyring, no provider, no bus, stopped daemon). Tests only.
@@ -64,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultSecretServiceTests",
             dependencies: [
-                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultConformance", "secret-service-probe", "credvault",
+                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultConformance", "secret-service-probe", "credvault", "credvault-full",
             ],
             swiftSettings: strict),
     ]

@@ -2,14 +2,19 @@
 # Where the time of a whole `credvault lookup` process goes (median of 41 runs each):
 #  - /bin/true, then tiny Swift programs linking one more layer of what credvault links each
 #    time: the Swift runtime, FoundationEssentials, Foundation (with ICU), + libsecret/glib;
-#  - `credvault --help` (all of credvault's libraries loaded, no vault work) and
-#    `credvault lookup` with a key file;
+#  - `credvault-full --help` (every library of the full command line loaded, no vault work) and
+#    `credvault-full lookup` with a key file: what `credvault` was before the lean split;
+#  - the lean `credvault --help` and `credvault lookup` with a key file (CredentialVault and the
+#    CLI library, Swift libraries static in release), and `credvault migrate --help`, which the
+#    lean one hands over to credvault-full (execv);
 #  - the same lookup from a lean program built from Sources/CredentialVault alone (no Secret
 #    Service, auth, OpenSSL, libcurl), with the Swift libraries shared and then static.
-# Usage: Benchmarks/startup-breakdown.sh   (builds credvault in release if needed)
+# Usage: Benchmarks/startup-breakdown.sh   (builds credvault and credvault-full in release if needed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x .build/release/credvault ] || swift build -c release --product credvault >/dev/null 2>&1
+for product in credvault credvault-full; do
+    [ -x .build/release/$product ] || swift build -c release --product $product >/dev/null 2>&1
+done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo 'print("x")' >"$work/runtime.swift"
@@ -50,8 +55,11 @@ rows = [("/bin/true", ["/bin/true"]),
         ("+ FoundationEssentials", [f"{work}/essentials"]),
         ("+ Foundation (ICU)", [f"{work}/foundation"]),
         ("+ libsecret, glib, gio", [f"{work}/libsecret"]),
-        ("credvault --help (no vault work)", [credvault, "--help"]),
-        ("credvault lookup --key-file", [credvault, "lookup", *lookup, "--vault", f"{work}/vault/v.cvault", "--key-file", f"{work}/key"]),
+        ("credvault-full --help (no vault work)", [f"{credvault}-full", "--help"]),
+        ("credvault-full lookup --key-file", [f"{credvault}-full", "lookup", *lookup, "--vault", f"{work}/vault/v.cvault", "--key-file", f"{work}/key"]),
+        ("credvault --help (lean, static)", [credvault, "--help"]),
+        ("credvault lookup --key-file (lean, static)", [credvault, "lookup", *lookup, "--vault", f"{work}/vault/v.cvault", "--key-file", f"{work}/key"]),
+        ("credvault migrate --help (handed to credvault-full)", [credvault, "migrate", "--help"]),
         ("lean lookup: CredentialVault only", [f"{work}/lean", f"{work}/vault/v.cvault", f"{work}/key", *lookup]),
         ("lean lookup, -static-stdlib", [f"{work}/lean-static", f"{work}/vault/v.cvault", f"{work}/key", *lookup])]
 print("| process | median | min |\n|---|---|---|")

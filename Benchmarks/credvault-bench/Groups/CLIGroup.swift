@@ -41,7 +41,7 @@ enum CLIGroup {
         reporter.add(figure)
         reporter.add(startup)
         reporter.add(Figure(group: title, name: "process_spawn", sample: samples[2]))
-        reporter.note("cli_startup: `credvault --help` (dynamic loading of Swift runtime, Foundation, libsodium, libsecret/glib, libcrypto; no vault work); process_spawn: `/bin/true`.")
+        reporter.note("cli_startup: `credvault --help` (starting the lean executable: the Swift libraries and Foundation linked in, libsodium loaded; no vault work); process_spawn: `/bin/true`.")
     }
 
     /// `--credvault PATH`, else `credvault` next to this executable.

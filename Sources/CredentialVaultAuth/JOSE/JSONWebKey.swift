@@ -79,10 +79,11 @@ public struct JSONWebKey: Sendable, Equatable {
             guard exactlyEqual(try Self.requiredString(members, "crv"), "P-256") else {
                 throw .invalidKey("unsupported EC curve")
             }
-            let x = try Self.requiredBytes(members, "x")
-            let y = try Self.requiredBytes(members, "y")
-            // RFC 7518 section 6.2.1.2: coordinates are full-length, never shortened.
-            guard x.count == 32, y.count == 32 else { throw .invalidKey("P-256 coordinates must be 32 bytes") }
+            // RFC 7518 section 6.2.1.2 wants full-length coordinates, but some providers
+            // (glewlwyd among them) drop leading zero bytes, about one key in 128. Left-padding
+            // restores the same integer, so accepting 1...32 bytes is safe; more is refused.
+            let x = try Self.fullLengthCoordinate(Self.requiredBytes(members, "x"))
+            let y = try Self.fullLengthCoordinate(Self.requiredBytes(members, "y"))
             guard ECDSAP256Verifier.isValidPublicKey(x: x, y: y) else { throw .invalidKey("point is not on P-256") }
             self.material = .p256(x: x, y: y)
         } else if exactlyEqual(keyType, "OKP") {
@@ -164,6 +165,12 @@ public struct JSONWebKey: Sendable, Equatable {
     private static func requiredString(_ members: [String: JSONValue], _ name: String) throws(JOSEError) -> String {
         guard let value = try optionalString(members, name) else { throw .invalidKey("missing \"\(name)\"") }
         return value
+    }
+
+    /// A P-256 coordinate left-padded to 32 bytes; throws for an empty or over-long one.
+    static func fullLengthCoordinate(_ bytes: Data) throws(JOSEError) -> Data {
+        guard (1...32).contains(bytes.count) else { throw .invalidKey("P-256 coordinates are at most 32 bytes") }
+        return Data(repeating: 0, count: 32 - bytes.count) + bytes
     }
 
     private static func requiredBytes(_ members: [String: JSONValue], _ name: String) throws(JOSEError) -> Data {

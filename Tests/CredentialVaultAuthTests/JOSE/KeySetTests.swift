@@ -1,4 +1,4 @@
-import CredentialVaultAuth
+@testable import CredentialVaultAuth
 import Foundation
 import Testing
 
@@ -69,13 +69,18 @@ struct KeySetTests {
         #expect(throws: JOSEError.self) { try JSONWebKey(members: huge) }
     }
 
-    @Test func requiresFullLengthCoordinates() throws {
+    @Test func shortenedCoordinatesAreLeftPaddedAndLongOnesRefused() throws {
+        // Some providers (glewlwyd) drop a leading zero byte: the same integer, padded back.
+        #expect(try JSONWebKey.fullLengthCoordinate(Data([1, 2])) == Data(repeating: 0, count: 30) + Data([1, 2]))
         let ec = try TestKeys.p256.get()
+        // Dropping a non-zero leading byte names another point: refused as not on the curve.
         let short = ec.jwk(kid: "s", extra: ["x": .string(Base64URL.encode(ec.publicA.dropFirst()))])
-        #expect(throws: JOSEError.invalidKey("P-256 coordinates must be 32 bytes")) { try JSONWebKey(members: short) }
+        #expect(throws: JOSEError.self) { try JSONWebKey(members: short) }
+        let long = ec.jwk(kid: "l", extra: ["x": .string(Base64URL.encode([0] + ec.publicA))])
+        #expect(throws: JOSEError.invalidKey("P-256 coordinates are at most 32 bytes")) { try JSONWebKey(members: long) }
         let ed = try TestKeys.ed25519.get()
-        let long = ed.jwk(kid: "l", extra: ["x": .string(Base64URL.encode(ed.publicA + [0]))])
-        #expect(throws: JOSEError.invalidKey("Ed25519 keys must be 32 bytes")) { try JSONWebKey(members: long) }
+        let longEd = ed.jwk(kid: "l", extra: ["x": .string(Base64URL.encode(ed.publicA + [0]))])
+        #expect(throws: JOSEError.invalidKey("Ed25519 keys must be 32 bytes")) { try JSONWebKey(members: longEd) }
     }
 
     @Test func rejectsSmallOrderEd25519Keys() throws {

@@ -75,5 +75,6 @@ enum BuiltProducts {
         return url
     }
     static var credvault: URL { directory.appendingPathComponent("credvault") }
+    static var full: URL { directory.appendingPathComponent("credvault-full") }
     static var helper: URL { directory.appendingPathComponent("credvault-testhelper") }
 }

@@ -1,5 +1,6 @@
 import CredentialVault
 import CredentialVaultAuth
+import CredentialVaultCLI
 import Foundation
 
 /// `credvault auth token`.

@@ -2,7 +2,7 @@ import CredentialVault
 import Foundation
 
 /// One `credvault` subcommand.
-protocol Command: Sendable {
+public protocol Command: Sendable {
     /// The word that selects it.
     static var name: String { get }
     /// One line for the command list.
@@ -17,24 +17,24 @@ protocol Command: Sendable {
 }
 
 /// Exit codes (stable, documented in the README).
-enum ExitCode {
-    static let success: Int32 = 0
-    static let notFound: Int32 = 1
-    static let usage: Int32 = 2
-    static let failure: Int32 = 3
-    static let wrongKey: Int32 = 4
-    static let damaged: Int32 = 5
-    static let deviceMismatch: Int32 = 6
-    static let busy: Int32 = 7
-    static let notAvailable: Int32 = 8
-    static let permission: Int32 = 9
-    static let locked: Int32 = 10
+public enum ExitCode {
+    public static let success: Int32 = 0
+    public static let notFound: Int32 = 1
+    public static let usage: Int32 = 2
+    public static let failure: Int32 = 3
+    public static let wrongKey: Int32 = 4
+    public static let damaged: Int32 = 5
+    public static let deviceMismatch: Int32 = 6
+    public static let busy: Int32 = 7
+    public static let notAvailable: Int32 = 8
+    public static let permission: Int32 = 9
+    public static let locked: Int32 = 10
     /// `credvault auth`: the provider refused (invalid grant, wrong client secret, denied...).
-    static let authFailed: Int32 = 11
+    public static let authFailed: Int32 = 11
     /// `credvault auth`: the provider could not be reached or did not answer in time.
-    static let unreachable: Int32 = 12
+    public static let unreachable: Int32 = 12
 
-    static func of(_ error: CredentialVaultError) -> Int32 {
+    public static func of(_ error: CredentialVaultError) -> Int32 {
         switch error {
         case .wrongPassphrase: wrongKey
         case .corrupted, .tampered: damaged
@@ -50,10 +50,11 @@ enum ExitCode {
 }
 
 /// Standard streams, raw bytes in and out.
-struct TerminalIO {
+public struct TerminalIO: Sendable {
+    public init() {}
     /// All of stdin (at most 64 MiB, the largest credential), read without stray copies.
-    func readStdin() throws -> Data { try SecretReader.readAll(0, limit: 64 << 20, what: "stdin") }
-    func write(_ data: Data) { FileHandle.standardOutput.write(data) }
-    func print(_ line: String) { write(Data((line + "\n").utf8)) }
-    func error(_ line: String) { FileHandle.standardError.write(Data(("credvault: " + line + "\n").utf8)) }
+    public func readStdin() throws -> Data { try SecretReader.readAll(0, limit: 64 << 20, what: "stdin") }
+    public func write(_ data: Data) { FileHandle.standardOutput.write(data) }
+    public func print(_ line: String) { write(Data((line + "\n").utf8)) }
+    public func error(_ line: String) { FileHandle.standardError.write(Data(("credvault: " + line + "\n").utf8)) }
 }

@@ -1,11 +1,12 @@
 import CredentialVault
 import CredentialVaultAuth
+import CredentialVaultCLI
 import Foundation
 
 /// `credvault auth login|token|status|logout`: an OpenID Connect session kept in the vault.
 enum AuthCommand: Command {
     static let name = "auth"
-    static let summary = "sign in with OpenID Connect and hand out access tokens"
+    static let summary = Registry.summary(of: name)
     static let help = """
         usage: credvault auth ACTION [OPTIONS] [common options]
 

@@ -1,12 +1,12 @@
 /// Command-line arguments split into positionals, `--flag`s and `--option value`s.
 /// Secrets are never accepted here: options only name files that hold them.
-struct ParsedArguments {
-    var positionals: [String] = []
-    var flags: Set<String> = []
-    var options: [String: String] = [:]
+public struct ParsedArguments: Sendable {
+    public var positionals: [String] = []
+    public var flags: Set<String> = []
+    public var options: [String: String] = [:]
 
     /// Parses `arguments` knowing which names take a value; throws `UsageError` on unknown names.
-    init(_ arguments: [String], flags allowedFlags: Set<String>, options allowedOptions: Set<String>) throws(UsageError) {
+    public init(_ arguments: [String], flags allowedFlags: Set<String>, options allowedOptions: Set<String>) throws(UsageError) {
         var iterator = arguments.makeIterator()
         var onlyPositionals = false
         while let argument = iterator.next() {
@@ -37,7 +37,7 @@ struct ParsedArguments {
     }
 
     /// Exactly `count` positionals, named in the usage message.
-    func positionals(_ names: String...) throws(UsageError) -> [String] {
+    public func positionals(_ names: String...) throws(UsageError) -> [String] {
         guard positionals.count == names.count else {
             throw UsageError("expected \(names.map { $0.uppercased() }.joined(separator: " "))")
         }
@@ -46,7 +46,7 @@ struct ParsedArguments {
 }
 
 /// A wrong command line: exit code 2 with one line on stderr.
-struct UsageError: Error {
-    let message: String
-    init(_ message: String) { self.message = message }
+public struct UsageError: Error {
+    public let message: String
+    public init(_ message: String) { self.message = message }
 }

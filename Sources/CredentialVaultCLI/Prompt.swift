@@ -2,8 +2,8 @@ import CredentialVault
 import Foundation
 
 /// Reads a passphrase from the terminal with echo off (only with --ask-passphrase).
-enum Prompt {
-    static func passphrase(confirm: Bool) throws -> VaultKey {
+public enum Prompt {
+    public static func passphrase(confirm: Bool) throws -> VaultKey {
         let fd = open("/dev/tty", O_RDWR)
         guard fd >= 0 else { throw UsageError("--ask-passphrase needs a terminal; use --passphrase-file") }
         defer { close(fd) }

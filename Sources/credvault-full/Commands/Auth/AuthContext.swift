@@ -1,5 +1,6 @@
 import CredentialVault
 import CredentialVaultAuth
+import CredentialVaultCLI
 import Foundation
 
 /// What every auth action needs: the parsed options, the vault, the stored issuer/client.
@@ -73,4 +74,3 @@ struct SendableArguments: @unchecked Sendable {
     init(_ value: ParsedArguments) { self.value = value }
 }
 
-extension TerminalIO: @unchecked Sendable {}

@@ -1,10 +1,11 @@
 import CredentialVault
+import CredentialVaultCLI
 import Foundation
 
 /// `credvault migrate --from BACKEND --to BACKEND`: move every persistent credential.
 enum MigrateCommand: Command {
     static let name = "migrate"
-    static let summary = "move credentials from one backend to another"
+    static let summary = Registry.summary(of: name)
     static let help = """
         usage: credvault migrate --from BACKEND --to BACKEND [--service SERVICE] [--overwrite] [--json] [common options]
 

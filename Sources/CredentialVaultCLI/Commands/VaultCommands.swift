@@ -1,22 +1,21 @@
 import CredentialVault
-import CredentialVaultSecretService
 import Foundation
 
 /// `credvault init`: create a vault explicitly.
-enum InitCommand: Command {
-    static let name = "init"
-    static let summary = "create a sealed-file vault"
-    static let help = """
+public enum InitCommand: Command {
+    public static let name = "init"
+    public static let summary = "create a sealed-file vault"
+    public static let help = """
         usage: credvault init [--vault PATH] [--passphrase-file PATH | --key-file PATH | --ask-passphrase | --device] [--kdf PRESET]
 
         Creates an empty vault (directory 0700, file 0600) unlocked by the given key (default:
         this machine's device key). Fails when a vault exists.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = []
-    static let options: Set<String> = []
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let url = VaultOptions.vaultURL(args)
         let key = try VaultOptions.explicitKey(args, confirmNew: true) ?? .device
@@ -27,19 +26,19 @@ enum InitCommand: Command {
 }
 
 /// `credvault keygen PATH`: a new random key file.
-enum KeygenCommand: Command {
-    static let name = "keygen"
-    static let summary = "create a random key file"
-    static let help = """
+public enum KeygenCommand: Command {
+    public static let name = "keygen"
+    public static let summary = "create a random key file"
+    public static let help = """
         usage: credvault keygen PATH
 
         Writes 32 random bytes to a new file PATH (mode 0600; refuses to overwrite), to use
         with --key-file.
         """
-    static let flags: Set<String> = []
-    static let options: Set<String> = []
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let path = try args.positionals("path")[0]
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CredentialVaultError.io("cannot create \(path): \(String(cString: strerror(errno)))") }
@@ -52,10 +51,10 @@ enum KeygenCommand: Command {
 }
 
 /// `credvault passwd`: change what unlocks the vault.
-enum PasswdCommand: Command {
-    static let name = "passwd"
-    static let summary = "change the passphrase or key that unlocks the vault"
-    static let help = """
+public enum PasswdCommand: Command {
+    public static let name = "passwd"
+    public static let summary = "change the passphrase or key that unlocks the vault"
+    public static let help = """
         usage: credvault passwd [current key options] (--new-passphrase-file PATH | --new-key-file PATH | --ask-new-passphrase | --new-device)
 
         Re-wraps the vault's data key under the new key; records are not re-encrypted. The
@@ -63,10 +62,10 @@ enum PasswdCommand: Command {
         with the old key or the new one.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = ["ask-new-passphrase", "new-device"]
-    static let options: Set<String> = ["new-passphrase-file", "new-key-file"]
+    public static let flags: Set<String> = ["ask-new-passphrase", "new-device"]
+    public static let options: Set<String> = ["new-passphrase-file", "new-key-file"]
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         var new: [VaultKey] = []
         if let path = args.options["new-passphrase-file"] { new.append(try VaultOptions.passphrase(fromFile: path)) }
@@ -85,20 +84,20 @@ enum PasswdCommand: Command {
 }
 
 /// `credvault rotate`: a new data key, every record re-sealed.
-enum RotateCommand: Command {
-    static let name = "rotate"
-    static let summary = "replace the vault's data key and re-seal every record"
-    static let help = """
+public enum RotateCommand: Command {
+    public static let name = "rotate"
+    public static let summary = "replace the vault's data key and re-seal every record"
+    public static let help = """
         usage: credvault rotate [key options]
 
         Makes a new random data key, re-seals every record with it and wraps it with the same
         key as before. Atomic.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = []
-    static let options: Set<String> = []
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let key = try VaultOptions.explicitKey(args) ?? .device
         guard let store = try VaultOptions.openSealedFile(args, create: false) else {
@@ -111,10 +110,10 @@ enum RotateCommand: Command {
 }
 
 /// `credvault info`: what the backend is and how it is set up.
-enum InfoCommand: Command {
-    static let name = "info"
-    static let summary = "show the backend, where it stores, how it is unlocked, its capabilities"
-    static let help = """
+public enum InfoCommand: Command {
+    public static let name = "info"
+    public static let summary = "show the backend, where it stores, how it is unlocked, its capabilities"
+    public static let help = """
         usage: credvault info [--json] [common options]
 
         Shows the backend (with --backend auto: which one was chosen and why), where it stores,
@@ -123,17 +122,17 @@ enum InfoCommand: Command {
         unlocked, and its collection; exit code 8 when it cannot be reached.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = []
-    static let options: Set<String> = []
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let decision = try VaultOptions.resolve(VaultOptions.backendName(args), args)
         var info: [(String, String)] = [("backend", decision.kind.rawValue)]
         if VaultOptions.backendName(args) == "auto" { info.append(("chosen because", decision.reason)) }
         var status = ExitCode.success
         if decision.kind == .secretService {
-            status = SecretServiceInfo.append(to: &info)
+            status = try VaultOptions.extendedBackends().describeSecretService(into: &info)
         } else if decision.kind == .file {
             let url = VaultOptions.vaultURL(args)
             info.append(("path", url.path))

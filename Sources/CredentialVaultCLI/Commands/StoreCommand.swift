@@ -2,10 +2,10 @@ import CredentialVault
 import Foundation
 
 /// `credvault store SERVICE ACCOUNT`: the secret comes from stdin, byte for byte.
-enum StoreCommand: Command {
-    static let name = "store"
-    static let summary = "store a credential read from stdin"
-    static let help = """
+public enum StoreCommand: Command {
+    public static let name = "store"
+    public static let summary = "store a credential read from stdin"
+    public static let help = """
         usage: credvault store SERVICE ACCOUNT [--label TEXT] [--portable] [--ttl SECONDS] [common options]
 
         Reads the secret from stdin (raw bytes, nothing stripped) and stores it under SERVICE and
@@ -15,10 +15,10 @@ enum StoreCommand: Command {
           --label TEXT    a human-readable label
 
         """ + VaultOptions.help
-    static let flags: Set<String> = ["portable"]
-    static let options: Set<String> = ["label", "ttl"]
+    public static let flags: Set<String> = ["portable"]
+    public static let options: Set<String> = ["label", "ttl"]
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
         var options = StorageOptions(accessibility: args.flags.contains("portable") ? .portable : .deviceOnly)
         if let ttl = args.options["ttl"] {
@@ -34,10 +34,10 @@ enum StoreCommand: Command {
 }
 
 /// `credvault lookup SERVICE ACCOUNT`: exactly the stored bytes on stdout.
-enum LookupCommand: Command {
-    static let name = "lookup"
-    static let summary = "write a credential's exact bytes to stdout"
-    static let help = """
+public enum LookupCommand: Command {
+    public static let name = "lookup"
+    public static let summary = "write a credential's exact bytes to stdout"
+    public static let help = """
         usage: credvault lookup SERVICE ACCOUNT [--take] [common options]
 
         Writes exactly the stored bytes to stdout (no newline added). Exit code 1 when there is
@@ -45,10 +45,10 @@ enum LookupCommand: Command {
           --take   delete it in the same step (single use)
 
         """ + VaultOptions.help
-    static let flags: Set<String> = ["take"]
-    static let options: Set<String> = []
+    public static let flags: Set<String> = ["take"]
+    public static let options: Set<String> = []
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
         guard let store = try VaultOptions.openStore(args, create: false) else { return ExitCode.notFound }
         let key = CredentialKey(service: names[0], account: names[1])
@@ -63,19 +63,19 @@ enum LookupCommand: Command {
 }
 
 /// `credvault delete SERVICE ACCOUNT`.
-enum DeleteCommand: Command {
-    static let name = "delete"
-    static let summary = "delete a credential"
-    static let help = """
+public enum DeleteCommand: Command {
+    public static let name = "delete"
+    public static let summary = "delete a credential"
+    public static let help = """
         usage: credvault delete SERVICE ACCOUNT [common options]
 
         Deletes the credential. Exit code 1 when there was none.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = []
-    static let options: Set<String> = []
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
         guard let store = try VaultOptions.openStore(args, create: false),
             try store.delete(CredentialKey(service: names[0], account: names[1]))
@@ -88,20 +88,20 @@ enum DeleteCommand: Command {
 }
 
 /// `credvault list`: one `SERVICE<TAB>ACCOUNT` line per credential, or JSON.
-enum ListCommand: Command {
-    static let name = "list"
-    static let summary = "list stored credentials (names only)"
-    static let help = """
+public enum ListCommand: Command {
+    public static let name = "list"
+    public static let summary = "list stored credentials (names only)"
+    public static let help = """
         usage: credvault list [--service SERVICE] [--json] [common options]
 
         Prints one SERVICE<TAB>ACCOUNT line per persistent credential (ephemeral ones are never
         listed); --json prints an array of {service, account, label, accessibility}.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = []
-    static let options: Set<String> = ["service"]
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = ["service"]
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let store = try VaultOptions.openStore(args, create: false)
         let keys = try store?.listKeys(service: args.options["service"]) ?? []

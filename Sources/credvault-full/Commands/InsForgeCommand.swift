@@ -1,5 +1,6 @@
 import CredentialVault
 import CredentialVaultAuth
+import CredentialVaultCLI
 import Foundation
 
 /// `credvault insforge signup|signin|verify|reset|whoami|signout --url URL`: an InsForge
@@ -7,7 +8,7 @@ import Foundation
 /// Passwords and codes come from stdin or files, never from arguments.
 enum InsForgeCommand: Command {
     static let name = "insforge"
-    static let summary = "sign in to an InsForge backend, session kept in the vault"
+    static let summary = Registry.summary(of: name)
     static let help = """
         usage: credvault insforge ACTION --url URL [options] [common options]
 

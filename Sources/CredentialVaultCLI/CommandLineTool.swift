@@ -1,0 +1,51 @@
+import CredentialVault
+import Foundation
+
+/// The `credvault` entry point both executables share: pick the command, parse its arguments,
+/// run it, map errors to exit codes with one clear line on stderr (never a secret: errors carry
+/// none).
+public enum CommandLineTool {
+    /// Runs `credvault ARGUMENTS` (without the program name) with `commands`; returns the exit code.
+    ///
+    /// `handOver` is given by the lean `credvault`: it is called, instead of running anything,
+    /// for a command it does not have (one of `Registry.fullOnly`) and for a command line that
+    /// names a backend it does not link (`--backend` or `$CREDVAULT_BACKEND` `secret-service` or
+    /// `auto`), with a few words saying what needs the full executable. It does not return
+    /// when it can hand over (see `FullExecutable.handOver`).
+    public static func run(
+        _ arguments: [String], commands: [any Command.Type], handOver: ((String) -> Int32)? = nil
+    ) -> Int32 {
+        let io = TerminalIO()
+        var arguments = arguments
+        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
+            io.print(Registry.usage())
+            return arguments.isEmpty ? ExitCode.usage : ExitCode.success
+        }
+        arguments.removeFirst()
+        guard let command = commands.first(where: { $0.name == name }) else {
+            if let handOver, Registry.fullOnly.contains(where: { $0.name == name }) { return handOver("credvault \(name)") }
+            io.error("unknown command '\(name)'; see credvault --help")
+            return ExitCode.usage
+        }
+        if arguments.contains("--help") || arguments.contains("-h") {
+            io.print(command.help)
+            return ExitCode.success
+        }
+        do {
+            let parsed = try ParsedArguments(
+                arguments, flags: command.flags.union(VaultOptions.flags), options: command.options.union(VaultOptions.options))
+            let backend = VaultOptions.backendName(parsed)
+            if let handOver, VaultOptions.needsFullExecutable(backend) { return handOver("the \(backend) backend") }
+            return try command.run(parsed, io)
+        } catch let error as UsageError {
+            io.error("\(error.message); see credvault \(name) --help")
+            return ExitCode.usage
+        } catch let error as CredentialVaultError {
+            io.error(error.description)
+            return ExitCode.of(error)
+        } catch {
+            io.error("\(error)")
+            return ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import CredentialVault
+import Foundation
+
+/// The subcommands, in the order `credvault --help` lists them: the vault commands, which every
+/// `credvault` runs, then the commands only `credvault-full` has (they need the Secret Service,
+/// OpenSSL or networking libraries). A new command adds itself here.
+public enum Registry {
+    /// The vault commands (this library).
+    public static let vaultCommands: [any Command.Type] = [
+        StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
+        InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self,
+    ]
+
+    /// The commands `credvault-full` adds, by name and summary (the full executable's command
+    /// types take both from here, so `credvault --help` is the same text in either executable).
+    public static let fullOnly: [(name: String, summary: String)] = [
+        ("migrate", "move credentials from one backend to another"),
+        ("auth", "sign in with OpenID Connect and hand out access tokens"),
+        ("insforge", "sign in to an InsForge backend, session kept in the vault"),
+    ]
+
+    /// The summary of the full-only command `name`.
+    public static func summary(of name: String) -> String {
+        fullOnly.first { $0.name == name }?.summary ?? ""
+    }
+
+    /// The top-level help.
+    public static func usage() -> String {
+        var text = """
+            credvault - keep credentials encrypted (sealed file, Secret Service, memory)
+
+            usage: credvault COMMAND [OPTIONS]   (credvault COMMAND --help for details)
+
+            commands:
+
+            """
+        for (name, summary) in vaultCommands.map({ ($0.name, $0.summary) }) + fullOnly {
+            text += "  " + name.padding(toLength: 10, withPad: " ", startingAt: 0) + summary + "\n"
+        }
+        text += "\n" + VaultOptions.help + "\nExit codes: " + exitCodeHelp
+        return text
+    }
+
+    public static let exitCodeHelp = """
+        0 success, 1 not found, 2 usage error, 3 other failure, 4 wrong passphrase or key,
+        5 corrupted or tampered vault, 6 device mismatch, 7 busy or timed out, 8 not available,
+        9 permission denied, 10 locked, 11 the OpenID provider refused (auth), 12 the provider
+        could not be reached (auth).
+        """
+}

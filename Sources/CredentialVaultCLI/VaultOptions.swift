@@ -1,0 +1,173 @@
+import CredentialVault
+import Foundation
+import Synchronization
+
+/// The options every command shares: which backend and vault, and how to unlock it.
+/// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
+public enum VaultOptions {
+    public static let flags: Set<String> = ["device", "ask-passphrase", "json"]
+    public static let options: Set<String> = ["vault", "passphrase-file", "key-file", "kdf", "backend"]
+
+    public static let help = """
+        common options:
+          --backend file|secret-service|memory|auto
+                                     storage backend (default: file, or $CREDVAULT_BACKEND); auto is
+                                     the Secret Service when it is reachable and unlocked, else the file
+          --vault PATH               sealed-file vault (default: $XDG_DATA_HOME/credential-vault/default.cvault)
+          --passphrase-file PATH     unlock with the passphrase in PATH (one trailing newline is ignored);
+                                     $CREDVAULT_PASSPHRASE_FILE does the same
+          --key-file PATH            unlock with a key file (see credvault keygen)
+          --ask-passphrase           prompt for the passphrase without echo (needs a terminal)
+          --device                   unlock with this machine's device key (the default)
+          --kdf interactive|moderate|sensitive
+                                     Argon2id cost when a passphrase vault is created (default: moderate)
+          --json                     machine-readable output
+        """
+
+    /// The vault file.
+    public static func vaultURL(_ args: ParsedArguments) -> URL {
+        args.options["vault"].map { URL(fileURLWithPath: $0) } ?? SealedFileStore.defaultURL
+    }
+
+    /// The unlock key the options ask for; `nil` when none was given (the device key then).
+    public static func explicitKey(_ args: ParsedArguments, confirmNew: Bool = false) throws -> VaultKey? {
+        var chosen: [VaultKey] = []
+        if let path = args.options["passphrase-file"] ?? ProcessInfo.processInfo.environment["CREDVAULT_PASSPHRASE_FILE"] {
+            chosen.append(try passphrase(fromFile: path))
+        }
+        if let path = args.options["key-file"] { chosen.append(.keyFile(URL(fileURLWithPath: path))) }
+        if args.flags.contains("ask-passphrase") { chosen.append(try Prompt.passphrase(confirm: confirmNew)) }
+        if args.flags.contains("device") { chosen.append(.device) }
+        guard chosen.count <= 1 else {
+            throw UsageError("give one of --passphrase-file, --key-file, --ask-passphrase, --device")
+        }
+        return chosen.first
+    }
+
+    /// Reads a passphrase file: the bytes as they are, minus one trailing newline.
+    public static func passphrase(fromFile path: String) throws -> VaultKey {
+        try SecretReader.passphrase(fromFile: path)
+    }
+
+    /// The Argon2id preset for a new passphrase vault.
+    public static func kdf(_ args: ParsedArguments) throws -> KDFParameters {
+        switch args.options["kdf"] ?? "moderate" {
+        case "interactive": .interactive
+        case "moderate": .moderate
+        case "sensitive": .sensitive
+        // Only for the project's own tests: no brute-force resistance at all.
+        case "insecure-testing-only": .insecureTestingOnly
+        default: throw UsageError("--kdf is interactive, moderate or sensitive")
+        }
+    }
+
+    /// The backend name from `--backend` or `$CREDVAULT_BACKEND` (default `file`).
+    public static func backendName(_ args: ParsedArguments) -> String {
+        args.options["backend"] ?? ProcessInfo.processInfo.environment["CREDVAULT_BACKEND"] ?? "file"
+    }
+
+    /// Opens the chosen store. With `create`, a missing vault is created; without, `nil` is
+    /// returned for a missing vault (read commands then see an empty store).
+    public static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any TokenStorageAdapter)? {
+        try openStore(named: backendName(args), args, create: create)
+    }
+
+    /// Opens the backend called `name` (`file`, `secret-service`, `memory` or `auto`).
+    public static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any TokenStorageAdapter)? {
+        switch try resolve(name, args).kind {
+        case .file: return try openSealedFile(args, create: create)
+        case .secretService: return try extendedBackends().openSecretService()
+        case .memory: return InMemoryStore()
+        }
+    }
+
+    /// What backend `name` means here. `file` and `memory` are taken as they are; `auto` (which
+    /// asks the Secret Service, never prompting, and falls back to the sealed file) and
+    /// `secret-service` are decided by the installed `ExtendedBackends`. An explicit name was
+    /// already chosen over $CREDVAULT_BACKEND, so it is not consulted again.
+    public static func resolve(_ name: String, _ args: ParsedArguments) throws -> BackendResolution {
+        switch name {
+        case VaultBackend.file.rawValue: return BackendResolution(kind: .file, reason: "chosen explicitly")
+        case VaultBackend.memory.rawValue: return BackendResolution(kind: .memory, reason: "chosen explicitly")
+        case _ where needsFullExecutable(name): return try extendedBackends().resolve(name, vaultURL: vaultURL(args))
+        default: throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto)")
+        }
+    }
+
+    /// Whether the backend called `name` needs the Secret Service (which only `credvault-full`
+    /// links): `secret-service`, and `auto` (or `automatic`), which asks it.
+    public static func needsFullExecutable(_ name: String) -> Bool {
+        ["secret-service", "auto", "automatic"].contains(name)
+    }
+
+    /// Installs the Secret Service and the automatic choice (`credvault-full` does, first thing).
+    public static func install(_ backends: any ExtendedBackends) {
+        installed.withLock { $0 = backends }
+    }
+
+    private static let installed = Mutex<(any ExtendedBackends)?>(nil)
+
+    static func extendedBackends() throws -> any ExtendedBackends {
+        guard let backends = installed.withLock({ $0 }) else {
+            throw CredentialVaultError.notAvailable("the Secret Service backend is only in \(FullExecutable.name)")
+        }
+        return backends
+    }
+
+    /// Opens (or creates) the sealed-file vault with the key the options give, or the device
+    /// key when none is given. A vault that needs another kind of key is reported clearly.
+    public static func openSealedFile(_ args: ParsedArguments, create: Bool) throws -> SealedFileStore? {
+        let url = vaultURL(args)
+        let key = try explicitKey(args, confirmNew: create && !FileManager.default.fileExists(atPath: url.path))
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            guard create else { return nil }
+            return try SealedFileStore.openOrCreate(at: url, key: key ?? .device, kdf: kdf(args))
+        }
+        let locked = try LockedVault(url: url)
+        if key == nil && locked.keySource != .device {
+            throw UsageError(
+                "\(url.path) is unlocked with a \(locked.keySource): give --passphrase-file, --key-file or --ask-passphrase")
+        }
+        return try locked.unlock(with: key ?? .device)
+    }
+}
+
+/// A concrete backend.
+public enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
+    /// The Secret Service (only in `credvault-full`).
+    case secretService = "secret-service"
+    /// The sealed file.
+    case file
+    /// Process memory: nothing survives the process.
+    case memory
+
+    /// The name as `--backend` takes it.
+    public var description: String { rawValue }
+}
+
+/// Which backend a name means here, and why (`credvault info` shows why for `auto`).
+public struct BackendResolution: Sendable, Hashable {
+    /// The backend.
+    public var kind: VaultBackend
+    /// Why, in words ("chosen explicitly", or what the Secret Service answered for `auto`).
+    public var reason: String
+
+    /// Creates a resolution.
+    public init(kind: VaultBackend, reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+}
+
+/// The backends that need the Secret Service (libsecret, glib, gio), which the lean `credvault`
+/// does not link: `credvault-full` installs them with `VaultOptions.install`.
+public protocol ExtendedBackends: Sendable {
+    /// What `name` (`secret-service`, `auto` or `automatic`) means here; `auto` asks the Secret
+    /// Service without prompting and falls back to the sealed file at `vaultURL`.
+    func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution
+    /// The Secret Service store.
+    func openSecretService() -> any TokenStorageAdapter
+    /// Adds the Secret Service's state, collection and capabilities to `info` (`credvault
+    /// info`); returns the exit code. Never prompts.
+    func describeSecretService(into info: inout [(String, String)]) -> Int32
+}

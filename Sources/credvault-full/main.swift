@@ -1,0 +1,11 @@
+import CredentialVaultCLI
+import Foundation
+
+/// `credvault-full`: every command and every backend. The lean `credvault` hands it the command
+/// lines that need the Secret Service, OpenSSL or networking libraries (see `FullExecutable`);
+/// it can also be run directly.
+VaultOptions.install(SecretServiceBackends())
+exit(
+    CommandLineTool.run(
+        Array(CommandLine.arguments.dropFirst()),
+        commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self]))
