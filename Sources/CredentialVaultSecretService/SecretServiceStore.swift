@@ -155,11 +155,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
         try key.validate()
         let now = configuration.clock.now()
         return try perform { (call) throws(CredentialVaultError) -> Data? in
-            guard let found = try newest(call, key) else { return nil }
-            if found.isExpired(at: now) {
-                for item in found.all { _ = try call.delete(item) }
-                throw .expired
-            }
+            guard let found = try unexpiredNewest(call, key, now: now) else { return nil }
             if let value = try call.secrets([found.path])[found.path] { return value }
             // Left out of the answer: deleted meanwhile, or its collection was locked meanwhile.
             try call.requireUnlocked(found.collection)
@@ -175,11 +171,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
         try key.validate()
         let now = configuration.clock.now()
         return try perform { (call) throws(CredentialVaultError) -> Data? in
-            guard let found = try newest(call, key) else { return nil }
-            if found.isExpired(at: now) {
-                for item in found.all { _ = try call.delete(item) }
-                throw .expired
-            }
+            guard let found = try unexpiredNewest(call, key, now: now) else { return nil }
             var values = try call.secrets([found.path])
             guard var value = values.removeValue(forKey: found.path) else {
                 try call.requireUnlocked(found.collection)
@@ -342,6 +334,17 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// a locked item of the key throws `locked`, and when no unlocked item is found the
     /// collections' `Locked` properties are asked, so that a locked collection is never
     /// reported as a missing credential.
+    /// The key's newest item; past an ephemeral credential's time to live, its items are
+    /// purged and `expired` is thrown.
+    private func unexpiredNewest(_ call: ServiceCall, _ key: CredentialKey, now: Date) throws(CredentialVaultError) -> Newest? {
+        guard let found = try newest(call, key) else { return nil }
+        if found.isExpired(at: now) {
+            for item in found.all { _ = try call.delete(item) }
+            throw .expired
+        }
+        return found
+    }
+
     private func newest(_ call: ServiceCall, _ key: CredentialKey) throws(CredentialVaultError) -> Newest? {
         let main = try call.collectionPath(.default)
         let session = try call.collectionPath(.session)
