@@ -26,6 +26,25 @@ KEYRINGS = [
 ]
 
 
+def keyring_operations(keyring, hot):
+    """save() and load() callables for a Python keyring, cycling over the `hot` indexes."""
+    turn = {"next": 0}
+
+    def pick():
+        turn["next"] = (turn["next"] + 1) % len(hot)
+        return credential(hot[turn["next"]])
+
+    def save():
+        service, user = pick()
+        keyring.set_password(service, user, VALUE)
+
+    def load():
+        service, user = pick()
+        assert keyring.get_password(service, user) == VALUE
+
+    return pick, save, load
+
+
 def credential(index):
     """The same names credvault-bench uses."""
     return f"svc-{index % 16}.example.com", f"account-{index}"
@@ -61,19 +80,7 @@ def run(out, directory, counts, quick):
             keyring.keyring_key = "correct horse battery staple"
             hot = sorted({0, count // 3, count // 2, (2 * count) // 3, count - 1})
             fill(keyring, count, set(hot))
-            turn = {"next": 0}
-
-            def pick():
-                turn["next"] = (turn["next"] + 1) % len(hot)
-                return credential(hot[turn["next"]])
-
-            def save():
-                service, user = pick()
-                keyring.set_password(service, user, VALUE)
-
-            def load():
-                service, user = pick()
-                assert keyring.get_password(service, user) == VALUE
+            pick, save, load = keyring_operations(keyring, hot)
 
             n = 1 if quick and runs < 10 else (5 if quick else runs)
             size = os.path.getsize(keyring.file_path)

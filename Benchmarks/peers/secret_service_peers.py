@@ -11,7 +11,7 @@ import subprocess
 import secretstorage
 from keyring.backends.SecretService import Keyring
 
-from file_peers import VALUE, credential
+from file_peers import VALUE, credential, keyring_operations
 from timing import measure, progress
 
 
@@ -41,19 +41,7 @@ def run(out, counts, quick):
             collection.create_item(f"Password for '{user}' on '{service}'", attributes, VALUE.encode(), replace=True)
             filled += 1
         hot = sorted({0, count // 2, count - 1})
-        turn = {"next": 0}
-
-        def pick():
-            turn["next"] = (turn["next"] + 1) % len(hot)
-            return credential(hot[turn["next"]])
-
-        def save():
-            service, user = pick()
-            keyring.set_password(service, user, VALUE)
-
-        def load():
-            service, user = pick()
-            assert keyring.get_password(service, user) == VALUE
+        pick, save, load = keyring_operations(keyring, hot)
 
         def tool_store():
             service, user = pick()

@@ -48,18 +48,7 @@ import Testing
 
     /// Writes the value (when asked) straight from a wiped page, so the test keeps no copy.
     private func send(_ secret: MaskedSecret?, to input: Pipe) {
-        if let secret {
-            let page = mmap(nil, secret.count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)!
-            secret.reveal(into: UnsafeMutableRawBufferPointer(start: page, count: secret.count))
-            var written = 0
-            while written < secret.count {
-                let n = write(input.fileHandleForWriting.fileDescriptor, page + written, secret.count - written)
-                if n <= 0 { break }
-                written += n
-            }
-            memset(page, 0, secret.count)
-            munmap(page, secret.count)
-        }
+        secret?.write(to: input.fileHandleForWriting.fileDescriptor)
         try? input.fileHandleForWriting.close()
     }
 

@@ -39,6 +39,21 @@ struct MaskedSecret: Sendable {
         for i in 0..<count { buffer[i] = masked[i] ^ mask[i] }
     }
 
+    /// Writes the secret to `fd` from a private page that is wiped and unmapped right after,
+    /// so the writer keeps no copy in its heap.
+    func write(to fd: Int32) {
+        let page = mmap(nil, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)!
+        reveal(into: UnsafeMutableRawBufferPointer(start: page, count: count))
+        var written = 0
+        while written < count {
+            let n = Glibc.write(fd, page + written, count - written)
+            if n <= 0 { break }
+            written += n
+        }
+        memset(page, 0, count)
+        munmap(page, count)
+    }
+
     /// A new `Data` holding the secret; the caller wipes it with `wipe(_:)`.
     func data() -> Data {
         var data = Data(count: count)
@@ -141,16 +156,7 @@ enum MemoryScanner {
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch { return Report(failure: "cannot start the scanner: \(error)") }
-        let page = mmap(nil, secret.count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)!
-        secret.reveal(into: UnsafeMutableRawBufferPointer(start: page, count: secret.count))
-        var written = 0
-        while written < secret.count {
-            let n = write(input.fileHandleForWriting.fileDescriptor, page + written, secret.count - written)
-            if n <= 0 { break }
-            written += n
-        }
-        memset(page, 0, secret.count)
-        munmap(page, secret.count)
+        secret.write(to: input.fileHandleForWriting.fileDescriptor)
         try? input.fileHandleForWriting.close()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
