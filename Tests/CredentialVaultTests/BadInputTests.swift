@@ -17,14 +17,19 @@ import Testing
 
     /// Opens `bytes` as the vault at `url` and reads everything; returns the error it got.
     private func openAndReadAll(_ bytes: [UInt8], at url: URL) -> CredentialVaultError? {
-        do throws(CredentialVaultError) {
+        if case .failure(let error) = openAndRead(bytes, at: url) { return error }
+        return nil
+    }
+
+    /// Opens `bytes` as the vault at `url`: everything it holds, or the error it got.
+    private func openAndRead(_ bytes: [UInt8], at url: URL) -> Result<[CredentialKey: Data], CredentialVaultError> {
+        Result { () throws(CredentialVaultError) -> [CredentialKey: Data] in
             try? TestVault.write(bytes, to: url)
             let store = try SealedFileStore.open(
                 at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
-            for key in try store.listKeys() { _ = try store.load(key) }
-            return nil
-        } catch {
-            return error
+            var all: [CredentialKey: Data] = [:]
+            for key in try store.listKeys() { all[key] = try store.load(key) }
+            return all
         }
     }
 
@@ -37,21 +42,40 @@ import Testing
         #expect(openAndReadAll(bytes, at: url) == nil, "the intact file still opens")
     }
 
-    @Test func everyFlippedBitIsDetected() throws {
+    /// Every flipped bit is reported, except in the commit records, which are redundant: there
+    /// a flip must leave the vault reading exactly as written (the other commit record, and the
+    /// journal entry it is one short of, give the same state). The zero padding between the
+    /// 4 KiB blocks is sampled, every other byte is tried.
+    @Test func everyFlippedBitIsDetectedOrCorrected() throws {
         let (url, bytes) = try smallVault()
+        guard case .success(let written) = openAndRead(bytes, at: url) else {
+            Issue.record("the intact vault does not open")
+            return
+        }
+        let commitRecords = CommitRecord.offsets.map { $0..<$0 + CommitRecord.size }
+        let padding = [VaultHeader.size..<CommitRecord.offsets[0]] + commitRecords.map { $0.upperBound..<$0.lowerBound + CommitRecord.blockSize }
+        let positions = (0..<bytes.count).filter { p in
+            !padding.contains { $0.contains(p) } || p % 61 == 0 || padding.contains { $0.lowerBound == p || $0.upperBound - 1 == p }
+        }
         var kinds: [String: Int] = [:]
-        for position in 0..<bytes.count {
+        var corrected = 0
+        for position in positions {
             for bit in [0, 7] {
                 var damaged = bytes
                 damaged[position] ^= UInt8(1 << bit)
-                guard let error = openAndReadAll(damaged, at: url) else {
+                switch openAndRead(damaged, at: url) {
+                case .failure(let error):
+                    kinds["\(error)".prefix(24).description, default: 0] += 1
+                case .success(let read) where commitRecords.contains(where: { $0.contains(position) }):
+                    #expect(read == written, "a flipped bit \(bit) of byte \(position) (commit record) changed what the vault reads")
+                    corrected += 1
+                case .success:
                     Issue.record("flipping bit \(bit) of byte \(position) went undetected")
-                    continue
                 }
-                kinds["\(error)".prefix(24).description, default: 0] += 1
             }
         }
         #expect(kinds.count >= 3, "header, key and record damage are told apart: \(kinds)")
+        #expect(corrected == 2 * 2 * CommitRecord.size, "every flip in a commit record is corrected")
     }
 
     @Test func recordsSwappedBetweenVaultsAreRejected() throws {
@@ -63,21 +87,47 @@ import Testing
         var aBytes = try TestVault.bytes(a.url)
         let bBytes = try TestVault.bytes(b.url)
         #expect(aBytes.count == bBytes.count)
-        // Put b's record (and even b's MAC) into a's file.
-        aBytes.replaceSubrange(VaultHeader.size..<aBytes.count, with: bBytes[VaultHeader.size...])
+        // Put b's commit records, snapshot and journal (its MACs included) into a's file.
+        aBytes.replaceSubrange(CommitRecord.offsets[0]..<aBytes.count, with: bBytes[CommitRecord.offsets[0]...])
         let error = openAndReadAll(aBytes, at: a.url)
         #expect(error == .tampered)
     }
 
-    @Test func recordsCannotBeDroppedOrReordered() throws {
+    @Test func journalEntriesCannotBeDroppedReorderedOrReplayed() throws {
+        let store = try TestVault.create(dir)
+        let empty = try TestVault.bytes(store.url).count
+        var ends: [Int] = []
+        for account in ["one", "two", "three"] {
+            try store.save(Data(account.utf8), for: CredentialKey(service: "s", account: account), options: .portable)
+            ends.append(try TestVault.bytes(store.url).count)
+        }
+        let bytes = try TestVault.bytes(store.url)
+        let first = Array(bytes[empty..<ends[0]]), second = Array(bytes[ends[0]..<ends[1]]), third = Array(bytes[ends[1]...])
+        let head = Array(bytes[..<empty])
+        // A "clean" drop of the middle entry (the file then also ends before its commit).
+        #expect(openAndReadAll(head + first + third, at: store.url) != nil)
+        // The same length, but reordered, or the first entry replayed in place of the second.
+        #expect(openAndReadAll(head + second + first + third, at: store.url) == .tampered)
+        #expect(openAndReadAll(head + first + first + third, at: store.url) == .tampered)
+        #expect(openAndReadAll(head + first + third + second, at: store.url) == .tampered)
+    }
+
+    @Test func snapshotRecordsCannotBeDroppedOrReordered() throws {
         let store = try TestVault.create(dir)
         for account in ["one", "two"] { try store.save(Data(account.utf8), for: CredentialKey(service: "s", account: account), options: .portable) }
+        try store.rotateDataKey(key: .passphrase(TestVault.passphrase))  // a rewrite: both records now in the snapshot
         var bytes = try TestVault.bytes(store.url)
+        let start = CommitRecord.snapshotOffset
+        let firstLength = Int(bytes[start]) | Int(bytes[start + 1]) << 8
         // Set the record count to 1 and cut the second record: a "clean" drop.
-        let firstLength = Int(bytes[VaultHeader.size]) | Int(bytes[VaultHeader.size + 1]) << 8
         bytes[144] = 1
-        let cut = VaultHeader.size + 4 + firstLength
+        let cut = start + 4 + firstLength
+        let second = Array(bytes[cut..<bytes.count - 32])
         bytes.removeSubrange(cut..<bytes.count - 32)
+        #expect(openAndReadAll(bytes, at: store.url) == .tampered)
+        // Both records, in the other order.
+        bytes[144] = 2
+        bytes.insert(contentsOf: second, at: start)
         #expect(openAndReadAll(bytes, at: store.url) == .tampered)
     }
 

@@ -3,13 +3,13 @@ import Testing
 
 @testable import CredentialVault
 
-/// Vault files written by formats 1.0 and 2.0, kept forever: every future version must still
+/// Vault files written by formats 1.0, 2.0 and 3.0, kept forever: every future version must still
 /// open them and read exactly these values. A new format version gets a new folder, written with
 /// CREDVAULT_WRITE_FIXTURES=1 swift test --filter GoldenFixtureTests (it writes the current
 /// format's folder and never touches the older ones).
 @Suite final class GoldenFixtureTests {
     static let fixtureRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let versions = ["v1": "1.0", "v2": "2.0"]
+    static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0"]
     static let passphrase = "golden fixture passphrase v1"
     static let machineID = "golden-fixture-machine-id"
     let dir = TempDirectory()
@@ -31,7 +31,7 @@ import Testing
         return (target, DeviceIdentity(hostSecretURL: target.appendingPathComponent("host-secret"), machineID: Self.machineID))
     }
 
-    @Test(arguments: ["v1", "v2"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
+    @Test(arguments: ["v1", "v2", "v3"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
     func fixturesOpenAndReadExactly(version: String, name: String) throws {
         let (folder, device) = try privateCopy(version)
         let key: VaultKey =
@@ -59,18 +59,23 @@ import Testing
         }
     }
 
-    @Test func aVersion1VaultStaysVersion1UntilItsKeyChanges() throws {
-        let (folder, device) = try privateCopy("v1")
+    /// A version 1 or 2 vault is written back in its own format (older readers keep reading it)
+    /// until its key changes: the new key wrap binds the new major version.
+    @Test(arguments: ["v1", "v2"])
+    func anOlderVaultKeepsItsFormatUntilItsKeyChanges(version: String) throws {
+        let (folder, device) = try privateCopy(version)
         let url = folder.appendingPathComponent("passphrase.cvault")
         let configuration = SealedFileConfiguration(device: device)
         let store = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
         try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
-        #expect(try LockedVault(url: url).formatVersion == "1.0", "a write keeps format 1 readable by 1.x readers")
+        #expect(try LockedVault(url: url).formatVersion == Self.versions[version], "a write keeps the format")
         try store.changeKey(from: .passphrase(Self.passphrase), to: .passphrase("upgraded"), kdf: .insecureTestingOnly)
-        #expect(try LockedVault(url: url).formatVersion == "2.0")
+        #expect(try LockedVault(url: url).formatVersion == "3.0")
+        try store.save(Data("after".utf8), for: CredentialKey(service: "s", account: "after"), options: .portable)
         let upgraded = try SealedFileStore.open(at: url, key: .passphrase("upgraded"), configuration: configuration)
         for (credential, value, _) in Self.expected { #expect(try upgraded.load(credential) == value) }
         #expect(try upgraded.load(CredentialKey(service: "s", account: "new")) == Data("new".utf8))
+        #expect(try upgraded.load(CredentialKey(service: "s", account: "after")) == Data("after".utf8))
     }
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CREDVAULT_WRITE_FIXTURES"] == "1"))
@@ -88,6 +93,13 @@ import Testing
             let store = try SealedFileStore.create(
                 at: folder.appendingPathComponent(name), key: key, kdf: .insecureTestingOnly, configuration: SealedFileConfiguration(device: device))
             for (credential, value, options) in Self.expected { try store.save(value, for: credential, options: options) }
+            // Format 3: the records into the snapshot (a rewrite), then a journal with a put, a
+            // delete and a replacement.
+            try store.changeKey(from: key, to: key, kdf: .insecureTestingOnly)
+            let passing = CredentialKey(service: "fixture.example", account: "deleted")
+            try store.save(Data("gone".utf8), for: passing, options: .portable)
+            try store.delete(passing)
+            try store.save(Self.expected[1].1, for: Self.expected[1].0, options: Self.expected[1].2)
         }
     }
 }

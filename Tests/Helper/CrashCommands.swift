@@ -59,9 +59,10 @@ func rotateLoop(_ args: [String]) throws {
     }
 }
 
-/// `save-as-user UID VAULT KEYFILE`: drops to UID (from root), opens the vault and tries one
-/// save; prints `saved` or `error DESCRIPTION`. For faults root does not see (a directory
-/// without write permission).
+/// `save-as-user UID VAULT KEYFILE`: drops to UID (from root), opens the vault, tries one
+/// save, then one data-key rotation (a whole-file rewrite); prints `saved` or `error
+/// DESCRIPTION`, then `rotate: rotated` or `rotate: error DESCRIPTION`. For faults root does not
+/// see (a directory without write permission).
 func saveAsUser(_ args: [String]) throws {
     guard let uid = UInt32(args[0]), setgid(uid) == 0, setuid(uid) == 0 else { fail("save-as-user: cannot become \(args[0])") }
     let store = try openVault(args[1], keyFile: args[2])
@@ -70,5 +71,11 @@ func saveAsUser(_ args: [String]) throws {
         emit("saved")
     } catch {
         emit("error \(error)")
+    }
+    do {
+        try store.rotateDataKey(key: .keyFile(URL(fileURLWithPath: args[2])))
+        emit("rotate: rotated")
+    } catch {
+        emit("rotate: error \(error)")
     }
 }

@@ -14,7 +14,8 @@
 //   hold-exclusive VAULT KEYFILE
 //       inside withExclusiveAccess saves one credential, prints "holding", then sleeps.
 //   save-as-user UID VAULT KEYFILE
-//       as UID (from root): one save, prints "saved" or "error DESCRIPTION".
+//       as UID (from root): one save, then one rotation; prints "saved" or "error DESCRIPTION",
+//       then "rotate: rotated" or "rotate: error DESCRIPTION".
 //   scan-memory PID
 //       reads a secret on stdin, searches /proc/PID/mem for it (see MemoryScan.swift).
 //   hold-lock VAULT SECONDS

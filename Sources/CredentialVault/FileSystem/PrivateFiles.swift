@@ -55,7 +55,11 @@ enum PrivateFiles {
     }
 
     /// Reads a whole file and the fingerprint of the very version read (fstat of the same
-    /// descriptor, so a concurrent rename cannot pair old bytes with a new fingerprint).
+    /// descriptor, so a concurrent rename cannot pair old bytes with a new fingerprint). Reads
+    /// to the end of the file, not to the size fstat saw: bytes appended meanwhile (a format-3
+    /// journal entry) are read too, so a commit record read along the way never names bytes
+    /// beyond what was read. The fingerprint is the one from before reading: if the file
+    /// changes meanwhile, the next comparison sees a difference.
     static func readVersion(_ path: String, limit: Int) throws(CredentialVaultError)
         -> (bytes: [UInt8], fingerprint: AtomicFile.Fingerprint)?
     {
@@ -70,9 +74,14 @@ enum PrivateFiles {
         guard Int(info.st_size) <= limit else {
             throw .corrupted("\(path) is larger than \(limit) bytes")
         }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        // One byte more than the size seen, so that reaching the end needs no second buffer.
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var done = 0
-        while done < bytes.count {
+        while true {
+            if done == bytes.count {
+                guard bytes.count <= limit else { throw .corrupted("\(path) is larger than \(limit) bytes") }
+                bytes.append(contentsOf: repeatElement(0, count: max(bytes.count / 2, 4096)))
+            }
             let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0 {
                 if errno == EINTR { continue }
@@ -81,7 +90,7 @@ enum PrivateFiles {
             if n == 0 { break }
             done += n
         }
-        if done < bytes.count { bytes.removeLast(bytes.count - done) }
+        bytes.removeLast(bytes.count - done)
         return (bytes, AtomicFile.Fingerprint(info))
     }
 

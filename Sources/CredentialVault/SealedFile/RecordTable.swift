@@ -12,10 +12,13 @@ struct RecordTable: Sendable, Sequence {
     private var undo: [CredentialKey: RecordEntry?]?
     /// How many records are ephemeral, so that purging expired ones costs nothing when none is.
     private(set) var ephemeralCount: Int
+    /// Each record's key by its record id: a journal deletes a record by id (format 3).
+    private var keysByID: [RecordID: CredentialKey]
 
     init(_ entries: [CredentialKey: RecordEntry] = [:]) {
         self.entries = entries
         ephemeralCount = entries.values.reduce(0) { $0 + ($1.isEphemeral ? 1 : 0) }
+        keysByID = Dictionary(uniqueKeysWithValues: entries.map { (RecordID($1.sealed.id), $0) })
     }
 
     var count: Int { entries.count }
@@ -37,6 +40,19 @@ struct RecordTable: Sendable, Sequence {
         return old
     }
 
+    /// The key of the record with this id, if the table holds it.
+    func key(forRecordID id: [UInt8]) -> CredentialKey? { keysByID[RecordID(id)] }
+
+    /// What changed since `beginChanges()`: per key, the record before and the record now
+    /// (`nil`: absent), leaving out keys changed and then put back.
+    var pendingChanges: [(before: RecordEntry?, after: RecordEntry?)] {
+        guard let log = undo else { return [] }
+        return log.compactMap { key, before in
+            let after = entries[key]
+            return before?.sealed.id == after?.sealed.id ? nil : (before, after)
+        }
+    }
+
     /// Starts recording what to put back (see `rollBack()`).
     mutating func beginChanges() { undo = [:] }
 
@@ -53,8 +69,36 @@ struct RecordTable: Sendable, Sequence {
     private mutating func replace(_ key: CredentialKey, with new: RecordEntry?) {
         let old = entries[key]
         if undo != nil && undo?.index(forKey: key) == nil { undo?[key] = .some(old) }
-        if old?.isEphemeral == true { ephemeralCount -= 1 }
-        if new?.isEphemeral == true { ephemeralCount += 1 }
+        if let old {
+            if old.isEphemeral { ephemeralCount -= 1 }
+            keysByID[RecordID(old.sealed.id)] = nil
+        }
+        if let new {
+            if new.isEphemeral { ephemeralCount += 1 }
+            keysByID[RecordID(new.sealed.id)] = key
+        }
         entries[key] = new
+    }
+}
+
+/// A record id as two words: hashing them costs less than hashing an array. (Ids are 16 bytes
+/// in every file; another length, which only a test makes, is kept whole.)
+struct RecordID: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+    let otherLength: [UInt8]?
+
+    init(_ bytes: [UInt8]) {
+        guard bytes.count == SealedRecord.idSize else {
+            (high, low, otherLength) = (0, 0, bytes)
+            return
+        }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for i in 0..<8 {
+            high = high << 8 | UInt64(bytes[i])
+            low = low << 8 | UInt64(bytes[8 + i])
+        }
+        (self.high, self.low, otherLength) = (high, low, nil)
     }
 }

@@ -2,10 +2,20 @@ import Foundation
 
 /// Keeping the in-memory state in step with the file, and the locked write path.
 extension SealedFileStore {
-    /// Re-reads the file when its fingerprint changed (another process wrote it).
+    /// Catches up with the file when its fingerprint changed (another process wrote it): for a
+    /// format-3 file still on the same inode, by reading just the entries appended since; else
+    /// by reading the whole file.
     static func refresh(_ state: inout State, url: URL) throws(CredentialVaultError) {
         let current = AtomicFile.fingerprint(url.path)
         if current != nil && current == state.fingerprint { return }
+        if let journal = state.contents.journal, let known = state.fingerprint,
+            let news = JournaledFile.catchUp(from: journal, inode: known, path: url.path, macKey: state.keys.macKey),
+            (try? state.contents.apply(news.entries, keys: state.keys)) != nil
+        {
+            state.contents.journal = news.position
+            state.fingerprint = news.fingerprint
+            return
+        }
         guard let (bytes, fingerprint) = try PrivateFiles.readVersion(url.path, limit: VaultFile.maxSize) else {
             throw .io("the vault file \(url.path) was removed; restore it from a backup")
         }
@@ -31,9 +41,9 @@ extension SealedFileStore {
     }
 
     /// The write path: take the lock file (unless this task holds it through
-    /// `withExclusiveAccess`), re-read the file under it, apply `change` to a draft of the state
-    /// (contents and keys), purge expired records, write atomically and durably, and only then
-    /// adopt the draft. `changed` says from the result whether anything changed; with nothing to
+    /// `withExclusiveAccess`), catch up with the file under it, apply `change` to a draft of the
+    /// state (contents and keys), purge expired records, write atomically and durably
+    /// (`persist`), and only then adopt the draft. `changed` says from the result whether anything changed; with nothing to
     /// change or purge nothing is written. A failure leaves file and memory as they were.
     func mutate<R>(
         _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
@@ -46,7 +56,9 @@ extension SealedFileStore {
             try Self.refresh(&s, url: url)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
-            let before = (header: s.contents.header, keys: s.keys, fingerprint: s.fingerprint, deviceKey: s.deviceKey)
+            let before = (
+                header: s.contents.header, keys: s.keys, fingerprint: s.fingerprint, journal: s.contents.journal, deviceKey: s.deviceKey
+            )
             var draft = s
             s.contents.records = RecordTable()
             draft.contents.records.beginChanges()
@@ -61,14 +73,8 @@ extension SealedFileStore {
                     s = draft
                     return result
                 }
-                draft.contents.header.generation &+= 1
-                draft.contents.header.recordCount = UInt32(draft.contents.records.count)
-                // Under the lock no other write is in progress: temp files left now are a dead
-                // writer's, and go before they pile up.
-                AtomicFile.removeStaleTemporaries(of: url)
-                try AtomicFile.write(draft.contents.encode(keys: draft.keys), to: url)
+                try persist(&draft, previousHeader: before.header)
                 draft.contents.records.commit()
-                draft.fingerprint = AtomicFile.fingerprint(url.path)
                 s = draft
                 return result
             } catch {
@@ -76,6 +82,7 @@ extension SealedFileStore {
                 draft.contents.header = before.header
                 draft.keys = before.keys
                 draft.fingerprint = before.fingerprint
+                draft.contents.journal = before.journal
                 draft.deviceKey = before.deviceKey
                 s = draft
                 throw error

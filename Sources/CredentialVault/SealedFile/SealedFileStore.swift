@@ -78,8 +78,10 @@ public final class SealedFileStore: ExclusiveAccessStore {
             for: key, kdf: kdf, vaultID: Crypto.randomBytes(VaultHeader.idSize), dataKey: dataKey, generation: 0,
             configuration: configuration)
         let keys = VaultKeys(dataKey: dataKey)
-        let contents = VaultContents(header: header, records: RecordTable())
-        try AtomicFile.write(contents.encode(keys: keys), to: url)
+        var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
+        let (bytes, journal) = contents.wholeFile(keys: keys)
+        contents.journal = journal
+        try AtomicFile.write(bytes, to: url)
         return try SealedFileStore(
             url: url, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(url.path),
             configuration: configuration)

@@ -1,13 +1,30 @@
 import Foundation
 
-/// The decoded state of an unlocked vault: its header and its records by key.
+/// The decoded state of an unlocked vault: its header, its records by key, and for format 3
+/// where its journal stands.
 struct VaultContents: Sendable {
     var header: VaultHeader
     var records: RecordTable
+    /// `nil` for formats 1 and 2, which have no journal.
+    var journal: JournalPosition?
 
     /// Authenticates and decodes a file already known to carry `header`.
     static func decode(bytes: [UInt8], header: VaultHeader, keys: VaultKeys) throws(CredentialVaultError) -> VaultContents {
-        let sealed = try VaultFile.records(of: bytes, header: header, macKey: keys.macKey)
+        guard header.major >= 3 else {
+            let sealed = try VaultFile.records(of: bytes, header: header, macKey: keys.macKey)
+            return VaultContents(header: header, records: try table(of: sealed, header: header, keys: keys), journal: nil)
+        }
+        let file = try JournaledFile.read(bytes, header: header, macKey: keys.macKey)
+        var contents = VaultContents(
+            header: header, records: try table(of: file.snapshot, header: header, keys: keys), journal: file.position)
+        try contents.apply(file.committed, keys: keys)
+        guard contents.records.count == Int(file.committedCount) else { throw .corrupted("the record count does not match the journal") }
+        try contents.apply(file.rolledForward, keys: keys)
+        return contents
+    }
+
+    /// Opens every record of a snapshot (names and flags; values stay sealed).
+    private static func table(of sealed: [SealedRecord], header: VaultHeader, keys: VaultKeys) throws(CredentialVaultError) -> RecordTable {
         var records: [CredentialKey: RecordEntry] = [:]
         records.reserveCapacity(sealed.count)
         for record in sealed {
@@ -15,14 +32,53 @@ struct VaultContents: Sendable {
             // The MAC covers the table, so a duplicate can only come from a faulty writer.
             guard records.updateValue(entry, forKey: entry.key) == nil else { throw .corrupted("duplicate record") }
         }
-        return VaultContents(header: header, records: RecordTable(records))
+        return RecordTable(records)
     }
 
-    /// The file bytes for this state.
-    func encode(keys: VaultKeys) -> [UInt8] {
+    /// Applies journal entries, all or nothing: a record that does not open, or a delete of a
+    /// record the vault does not hold, leaves the records as they were.
+    mutating func apply(_ entries: [[JournalOp]], keys: VaultKeys) throws(CredentialVaultError) {
+        guard !entries.isEmpty else { return }
+        records.beginChanges()
+        do throws(CredentialVaultError) {
+            for ops in entries {
+                for op in ops {
+                    switch op {
+                    case .put(let sealed):
+                        let entry = try RecordCodec.openEntry(sealed, vaultID: header.vaultID, keys: keys)
+                        records[entry.key] = entry
+                    case .delete(let id):
+                        guard let key = records.key(forRecordID: id) else {
+                            throw .corrupted("the journal deletes a record the vault does not hold")
+                        }
+                        records[key] = nil
+                    }
+                }
+            }
+            records.commit()
+        } catch {
+            records.rollBack()
+            throw error
+        }
+    }
+
+    /// The journal entry's changes for what changed in `records` since `beginChanges()`.
+    func pendingOps() -> [JournalOp] {
+        records.pendingChanges.map { before, after in
+            if let after { .put(after.sealed) } else { .delete(recordID: before!.sealed.id) }
+        }
+    }
+
+    /// The whole file for this state (a new vault, a rewrite, formats 1 and 2); for format 3
+    /// also where its (empty) journal then stands.
+    func wholeFile(keys: VaultKeys) -> (bytes: [UInt8], journal: JournalPosition?) {
         var header = header
         header.recordCount = UInt32(records.count)
-        return VaultFile.serialize(header: header, records: records.values, macKey: keys.macKey)
+        guard header.major >= 3 else {
+            return (VaultFile.serialize(header: header, records: records.values, macKey: keys.macKey), nil)
+        }
+        let (bytes, position) = JournaledFile.serialize(header: header, records: records.values, macKey: keys.macKey)
+        return (bytes, position)
     }
 
     /// Removes expired ephemeral records; returns how many.

@@ -1,4 +1,5 @@
-/// The whole file: header, records, and a trailing MAC (formats 1.x and 2.x; see docs/FORMAT.md).
+/// The whole file of formats 1.x and 2.x (header, records, trailing MAC; see docs/FORMAT.md),
+/// and the record table that format 3 keeps as its snapshot (`JournaledFile`).
 ///
 ///     header (148 bytes) | record* | MAC (32 bytes)
 ///     record = length u32 | id (16) | nonce (24) | ciphertext | tag (16)
@@ -17,14 +18,26 @@ enum VaultFile {
     static let maxSize = 1 << 30
     static let minRecordSize = SealedRecord.idSize + Crypto.sealOverhead
 
-    /// Serialises header and records and appends the MAC. The output buffer is sized exactly
-    /// up front and filled in place: every save rewrites the whole file, so growing a buffer
-    /// (reallocating and copying it a dozen times for a large vault) or copying each record's
-    /// entry out of the table would cost as much as the write itself.
+    /// Serialises a format-1 or -2 file: header, records, MAC.
     static func serialize(header: VaultHeader, records: Dictionary<CredentialKey, RecordEntry>.Values, macKey: SecureBytes) -> [UInt8] {
+        layOut(header: header, records: records, tableOffset: VaultHeader.size) { headerBytes, table in
+            header.major == 1
+                ? Crypto.keyedHash(key: macKey, [headerBytes, table])
+                : tableMAC(header: headerBytes, table: table, macKey: macKey, recordRanges: nil, label: "CRDVAULT table MAC v2")
+        }
+    }
+
+    /// `header ‖ zeros up to tableOffset ‖ records ‖ mac(header, table)`. The output buffer is
+    /// sized exactly up front and filled in place: a whole-file write of a large vault must not
+    /// also grow a buffer (reallocating and copying it a dozen times) or copy each record's
+    /// entry out of the table, which would cost as much as the write itself.
+    static func layOut(
+        header: VaultHeader, records: Dictionary<CredentialKey, RecordEntry>.Values, tableOffset: Int,
+        mac: (_ header: UnsafeRawBufferPointer, _ table: UnsafeRawBufferPointer) -> [UInt8]
+    ) -> [UInt8] {
         var headerBytes = ByteWriter(capacity: VaultHeader.size)
         header.encode(into: &headerBytes)
-        var bodySize = headerBytes.bytes.count
+        var bodySize = tableOffset
         for entry in records { bodySize += 4 + entry.sealed.id.count + entry.sealed.box.count }
         let total = bodySize + Crypto.macBytes
         return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
@@ -35,15 +48,17 @@ enum VaultFile {
                 offset += bytes.count
             }
             headerBytes.bytes.withUnsafeBytes(put)
+            out.baseAddress!.advanced(by: offset).initializeMemory(as: UInt8.self, repeating: 0, count: tableOffset - offset)
+            offset = tableOffset
             for entry in records {
                 withUnsafeBytes(of: UInt32(entry.sealed.id.count + entry.sealed.box.count).littleEndian, put)
                 entry.sealed.id.withUnsafeBytes(put)
                 entry.sealed.box.withUnsafeBytes(put)
             }
             precondition(offset == bodySize, "the vault's records changed while being serialised")
-            let body = UnsafeRawBufferPointer(rebasing: out[..<bodySize])
-            let mac = header.major == 1 ? Crypto.keyedHash(key: macKey, [body]) : tableMAC(body, macKey: macKey, recordRanges: nil)
-            mac.withUnsafeBytes(put)
+            let headerPart = UnsafeRawBufferPointer(rebasing: out[..<VaultHeader.size])
+            let table = UnsafeRawBufferPointer(rebasing: out[tableOffset..<bodySize])
+            mac(headerPart, table).withUnsafeBytes(put)
             initialized = total
         }
     }
@@ -58,65 +73,76 @@ enum VaultFile {
         }.get()
     }
 
-    /// Checks the MAC and splits the records. `tampered` when the MAC fails, `corrupted` when
-    /// the content does not parse. (Format 2 parses the table first: a damaged length is
-    /// `corrupted`, any other change `tampered`.)
+    /// Checks the MAC and splits the records of a format-1 or -2 file. `tampered` when the MAC
+    /// fails, `corrupted` when the content does not parse. (Format 2 parses the table first: a
+    /// damaged length is `corrupted`, any other change `tampered`.)
     static func records(of bytes: [UInt8], header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> [SealedRecord] {
         guard bytes.count >= VaultHeader.size + Crypto.macBytes else { throw .corrupted("truncated file") }
-        let bodyEnd = bytes.count - Crypto.macBytes
         return try bytes.withUnsafeBytes { raw in
             Result { () throws(CredentialVaultError) -> [SealedRecord] in
-                let body = UnsafeRawBufferPointer(rebasing: raw[..<bodyEnd])
-                let stored = Array(raw[bodyEnd...])
+                let headerBytes = UnsafeRawBufferPointer(rebasing: raw[..<VaultHeader.size])
+                let table = UnsafeRawBufferPointer(rebasing: raw[VaultHeader.size..<raw.count - Crypto.macBytes])
+                let stored = Array(raw[(raw.count - Crypto.macBytes)...])
                 if header.major == 1 {
-                    guard constantTimeEquals(Crypto.keyedHash(key: macKey, [body]), stored) else { throw .tampered }
+                    guard constantTimeEquals(Crypto.keyedHash(key: macKey, [headerBytes, table]), stored) else { throw .tampered }
                 }
-                var reader = ByteReader(body, offset: VaultHeader.size)
-                guard Int(header.recordCount) <= reader.remaining / (minRecordSize + 4) else {
-                    throw .corrupted("record count exceeds the file size")
-                }
-                var records: [SealedRecord] = []
-                var ranges: [Range<Int>] = []
-                records.reserveCapacity(Int(header.recordCount))
-                ranges.reserveCapacity(Int(header.recordCount))
-                for _ in 0..<header.recordCount {
-                    let start = reader.offset
-                    guard let length = reader.u32(), Int(length) >= minRecordSize,
-                        let id = reader.bytes(SealedRecord.idSize), let box = reader.bytes(Int(length) - SealedRecord.idSize)
-                    else { throw .corrupted("malformed record table") }
-                    records.append(SealedRecord(id: id, box: box))
-                    ranges.append(start..<reader.offset)
-                }
-                guard reader.remaining == 0 else { throw .corrupted("trailing bytes after the records") }
+                let (records, ranges) = try splitTable(table, count: header.recordCount)
                 if header.major != 1 {
-                    guard constantTimeEquals(tableMAC(body, macKey: macKey, recordRanges: ranges), stored) else { throw .tampered }
+                    let mac = tableMAC(header: headerBytes, table: table, macKey: macKey, recordRanges: ranges, label: "CRDVAULT table MAC v2")
+                    guard constantTimeEquals(mac, stored) else { throw .tampered }
                 }
                 return records
             }
         }.get()
     }
 
-    /// The format-2 MAC: the header, then each record's length, id and nonce (contiguous) and
-    /// its tag (its last 16 bytes). `recordRanges` are the records' byte ranges in `body`; `nil`
-    /// walks the table (the writer, whose table is well-formed by construction).
-    static func tableMAC(_ body: UnsafeRawBufferPointer, macKey: SecureBytes, recordRanges: [Range<Int>]?) -> [UInt8] {
+    /// Splits a record table of exactly `count` records that fills `table`; also returns each
+    /// record's byte range in `table`. `corrupted` when it does not.
+    static func splitTable(_ table: UnsafeRawBufferPointer, count: UInt32) throws(CredentialVaultError) -> ([SealedRecord], [Range<Int>]) {
+        var reader = ByteReader(table)
+        guard Int(count) <= reader.remaining / (minRecordSize + 4) else {
+            throw .corrupted("record count exceeds the file size")
+        }
+        var records: [SealedRecord] = []
+        var ranges: [Range<Int>] = []
+        records.reserveCapacity(Int(count))
+        ranges.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            let start = reader.offset
+            guard let length = reader.u32(), Int(length) >= minRecordSize,
+                let id = reader.bytes(SealedRecord.idSize), let box = reader.bytes(Int(length) - SealedRecord.idSize)
+            else { throw .corrupted("malformed record table") }
+            records.append(SealedRecord(id: id, box: box))
+            ranges.append(start..<reader.offset)
+        }
+        guard reader.remaining == 0 else { throw .corrupted("trailing bytes after the records") }
+        return (records, ranges)
+    }
+
+    /// The table MAC of formats 2 and 3: a label, the header, then each record's length, id and
+    /// nonce (contiguous) and its tag (its last 16 bytes). `recordRanges` are the records' byte
+    /// ranges in `table`; `nil` walks the table (the writer, whose table is well-formed by
+    /// construction).
+    static func tableMAC(
+        header: UnsafeRawBufferPointer, table: UnsafeRawBufferPointer, macKey: SecureBytes, recordRanges: [Range<Int>]?,
+        label: StaticString
+    ) -> [UInt8] {
         var parts: [UnsafeRawBufferPointer] = []
         parts.reserveCapacity(2 + 2 * (recordRanges?.count ?? 64))
-        let label = StaticString("CRDVAULT table MAC v2")
         parts.append(UnsafeRawBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount))
-        parts.append(UnsafeRawBufferPointer(rebasing: body[..<VaultHeader.size]))
+        parts.append(header)
         let prefix = 4 + SealedRecord.idSize + Crypto.nonceBytes
         func add(_ range: Range<Int>) {
-            parts.append(UnsafeRawBufferPointer(rebasing: body[range.lowerBound..<range.lowerBound + prefix]))
-            parts.append(UnsafeRawBufferPointer(rebasing: body[range.upperBound - Crypto.tagBytes..<range.upperBound]))
+            parts.append(UnsafeRawBufferPointer(rebasing: table[range.lowerBound..<range.lowerBound + prefix]))
+            parts.append(UnsafeRawBufferPointer(rebasing: table[range.upperBound - Crypto.tagBytes..<range.upperBound]))
         }
         if let recordRanges {
             recordRanges.forEach(add)
         } else {
-            var offset = VaultHeader.size
-            while offset < body.count {
+            var offset = 0
+            while offset < table.count {
                 var length: UInt32 = 0
-                withUnsafeMutableBytes(of: &length) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: body[offset..<offset + 4])) }
+                withUnsafeMutableBytes(of: &length) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: table[offset..<offset + 4])) }
                 let end = offset + 4 + Int(UInt32(littleEndian: length))
                 add(offset..<end)
                 offset = end

@@ -1,4 +1,5 @@
-/// The fixed-size header of a sealed-file vault (formats 1.x and 2.x, identical); see docs/FORMAT.md.
+/// The fixed-size header of a sealed-file vault (the same in formats 1.x, 2.x and 3.x); see
+/// docs/FORMAT.md.
 ///
 ///     offset size field
 ///          0    8 magic "CRDVAULT"
@@ -12,17 +13,17 @@
 ///         40    8 KDF memory limit in bytes
 ///         48   16 salt
 ///         64   72 wrapped data key: nonce(24) ciphertext(32) tag(16); associated data = bytes 0..<64
-///        136    8 generation (incremented by every write)
-///        144    4 record count
+///        136    8 generation (incremented by every write; in format 3, of the snapshot)
+///        144    4 record count (in format 3, of the snapshot)
 ///
-/// Bytes 0..<64 are authenticated by the data-key wrapping, and the whole file (header
-/// included) by the trailing MAC, so no header field can be changed undetected.
+/// Bytes 0..<64 are authenticated by the data-key wrapping, and the whole header by the file
+/// MAC (formats 1 and 2) or the snapshot MAC (format 3), so no field can be changed undetected.
 struct VaultHeader: Equatable {
     static let magic: [UInt8] = Array("CRDVAULT".utf8)
-    /// New vaults are written in format 2; format 1 vaults are read and written as 1 until
-    /// their key is changed or rotated (the re-wrap binds the new major).
-    static let currentMajor: UInt16 = 2
-    static let supportedMajors: ClosedRange<UInt16> = 1...2
+    /// New vaults are written in format 3; format 1 and 2 vaults are read and written in their
+    /// own format until their key is changed or rotated (the re-wrap binds the new major).
+    static let currentMajor: UInt16 = 3
+    static let supportedMajors: ClosedRange<UInt16> = 1...3
     static let currentMinor: UInt16 = 0
     static let keyParametersSize = 64
     static let wrappedKeySize = Crypto.keyBytes + Crypto.sealOverhead
@@ -76,7 +77,7 @@ struct VaultHeader: Equatable {
         guard magic == Self.magic else { throw .corrupted("not a CredentialVault file") }
         guard let major = reader.u16(), let minor = reader.u16() else { throw .corrupted("truncated header") }
         guard supportedMajors.contains(major) else {
-            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x and 2.x); upgrade CredentialVault")
+            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x to 3.x); upgrade CredentialVault")
         }
         guard let id = reader.bytes(idSize), let sourceByte = reader.u8(), let kdfByte = reader.u8(),
             let reserved = reader.u16(), let ops = reader.u64(), let mem = reader.u64(),

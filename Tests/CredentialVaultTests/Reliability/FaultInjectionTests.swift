@@ -57,13 +57,15 @@ final class FaultInjectionTests {
 
     @Test func diskFullDuringSaveChangesNothingAndSaysSo() throws {
         let (fs, store, keyFile) = try vaultOnScratch(size: "256k")
+        let sizeBefore = try TestVault.bytes(store.url).count
         let filler = fs.fill()
         let big = CredentialKey(service: "s", account: "big")
         let error = failure { try store.save(Data(repeating: 1, count: 8192), for: big, options: .portable) }
         expectIOError(error, mentioning: "disk is full")
         print("disk full: \(error.map { "\($0)" } ?? "no error")")
         try expectUnchanged(store, keyFile: keyFile)
-        expectIOError(failure { _ = try store.delete(CredentialKey(service: "s", account: "one")) }, mentioning: "disk is full")
+        #expect(try TestVault.bytes(store.url).count == sizeBefore, "the partial journal entry was cut off again")
+        // A rotation rewrites the whole file (a new file beside it, then a rename).
         expectIOError(failure { try store.rotateDataKey(key: .keyFile(keyFile)) }, mentioning: "disk is full")
         try expectUnchanged(store, keyFile: keyFile)
         // Space again: the same handle carries on.
@@ -87,7 +89,7 @@ final class FaultInjectionTests {
 
     /// Root ignores directory permissions, so a user process (nobody) makes this save.
     @Test(.enabled(if: geteuid() == 0, "needs root to run the save as another user"))
-    func readOnlyDirectoryDuringSaveChangesNothingAndSaysSo() throws {
+    func readOnlyDirectoryStillTakesSavesAndRefusesRewrites() throws {
         let nobody: uid_t = 65534
         chmod(dir.url.path, 0o711)  // let nobody reach its own folder inside
         let folder = dir.path("user")
@@ -104,11 +106,18 @@ final class FaultInjectionTests {
         let helper = try HelperProcess(
             ["save-as-user", "\(nobody)", store.url.path, keyFile.path], environment: HelperProcess.environment(dir))
         #expect(helper.waitForExit() == 0, "\(helper.stderrText())")
-        let line = helper.lines.first ?? ""
+        // A save appends to the vault file in place: the directory's mode does not matter.
+        #expect(helper.lines.first == "saved", "\(helper.lines)")
+        // A rotation writes a new file beside it: refused, with nothing changed.
+        let line = helper.lines.dropFirst().first ?? ""
         print("read-only directory: \(line)")
-        #expect(line.hasPrefix("error permission denied") && line.contains("nothing was changed"), "\(line)")
+        #expect(line.hasPrefix("rotate: error permission denied") && line.contains("nothing was changed"), "\(line)")
         chmod(folder.path, 0o700)
         for name in ["", "v.cvault", "v.cvault.lock", "key"] { chown(folder.appendingPathComponent(name).path, 0, 0) }
-        try expectUnchanged(store, keyFile: keyFile)
+        let fresh = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        var expected = before
+        expected[CredentialKey(service: "s", account: "new")] = Data("new".utf8)
+        #expect(try VaultDirectory.contents(of: fresh) == expected, "the save kept, the rotation changed nothing")
+        #expect(VaultDirectory.tempFiles(of: store.url).isEmpty, "no temp file left")
     }
 }

@@ -1,5 +1,6 @@
-import CredentialVault
 import Foundation
+
+@testable import CredentialVault
 
 #if canImport(Glibc)
 import Glibc
@@ -53,6 +54,22 @@ enum TestVault {
         let bytes = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ name.utf8.count) }
         _ = FileManager.default.createFile(atPath: url.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
         return url
+    }
+
+    /// The sealed records (record id → box) a store holds.
+    static func sealedRecords(_ store: SealedFileStore) -> [[UInt8]: [UInt8]] {
+        store.state.withLock { s in Dictionary(uniqueKeysWithValues: s.contents.records.values.map { ($0.sealed.id, $0.sealed.box) }) }
+    }
+
+    /// How many records (ephemeral ones included) a fresh open of `store`'s file finds (a
+    /// passphrase vault made by `create`).
+    static func storedRecordCount(_ store: SealedFileStore, clock: any CredentialClock) throws -> Int {
+        let dir = store.url.deletingLastPathComponent().deletingLastPathComponent()
+        let configuration = SealedFileConfiguration(
+            device: DeviceIdentity(hostSecretURL: dir.appendingPathComponent("this-machine/host-secret"), machineID: "machine-this-machine"),
+            clock: clock)
+        let fresh = try LockedVault(url: store.url).unlock(with: .passphrase(passphrase), configuration: configuration)
+        return fresh.state.withLock { $0.contents.records.count }
     }
 
     /// The bytes of a file.

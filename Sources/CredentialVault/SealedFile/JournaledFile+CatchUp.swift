@@ -1,0 +1,50 @@
+/// Catching up with another process's writes to a format-3 file without reading it whole.
+extension JournaledFile {
+    /// What the file holds beyond a known position.
+    struct CatchUp {
+        /// The committed entries after the known position (none: nothing was committed since).
+        var entries: [[JournalOp]]
+        var position: JournalPosition
+        /// The fingerprint of the version read (taken before reading, so a later write always
+        /// changes it).
+        var fingerprint: AtomicFile.Fingerprint
+    }
+
+    /// Reads the commit records and, when the newest one extends the journal from `known`, the
+    /// entries in between: a few hundred bytes instead of the whole file. `nil` when the file
+    /// is not simply `known` plus committed entries (another file was renamed in by a rewrite,
+    /// a commit record is damaged, anything unexpected): then the caller reads the whole file,
+    /// which also reports what is wrong.
+    static func catchUp(from known: JournalPosition, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes) -> CatchUp? {
+        guard let file = try? InPlaceFile(path, writable: false), let fingerprint = try? file.fingerprint(),
+            fingerprint.device == inode.device, fingerprint.inode == inode.inode
+        else { return nil }
+        var commits: [CommitRecord] = []
+        for offset in CommitRecord.offsets {
+            guard let bytes = try? file.read(at: offset, count: CommitRecord.size),
+                let commit = bytes.withUnsafeBytes({ CommitRecord.decode($0, macKey: macKey) })
+            else { return nil }
+            commits.append(commit)
+        }
+        let newestSlot = commits[1].generation > commits[0].generation ? 1 : 0
+        let newest = commits[newestSlot]
+        if newest.generation == known.generation && newest.journalEnd == UInt64(known.end) {
+            return constantTimeEquals(newest.chain, known.chain) ? CatchUp(entries: [], position: known, fingerprint: fingerprint) : nil
+        }
+        guard newest.generation > known.generation, newest.journalEnd > UInt64(known.end),
+            newest.journalEnd - UInt64(known.end) <= UInt64(VaultFile.maxSize),
+            let appended = try? file.read(at: known.end, count: Int(newest.journalEnd) - known.end),
+            appended.count == Int(newest.journalEnd) - known.end
+        else { return nil }
+        // Read the appended bytes as if they sat at offset 0, then move the position back.
+        var local = JournalPosition(generation: known.generation, end: 0, chain: known.chain, newestSlot: newestSlot, snapshotEnd: 0)
+        let entries = appended.withUnsafeBytes { raw in
+            try? Self.entries(raw, from: &local, macKey: macKey, strict: true)
+        }
+        guard let entries, local.generation == newest.generation, constantTimeEquals(local.chain, newest.chain) else { return nil }
+        let position = JournalPosition(
+            generation: newest.generation, end: Int(newest.journalEnd), chain: newest.chain, newestSlot: newestSlot,
+            snapshotEnd: known.snapshotEnd)
+        return CatchUp(entries: entries, position: position, fingerprint: fingerprint)
+    }
+}

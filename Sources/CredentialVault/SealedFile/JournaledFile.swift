@@ -1,0 +1,142 @@
+/// Where a format-3 vault's journal stands: what the next write appends after and commits.
+struct JournalPosition: Sendable, Equatable {
+    /// The generation of the newest commit (the header's, plus one per journal entry).
+    var generation: UInt64
+    /// The file offset just after the last committed entry: the next entry goes there.
+    var end: Int
+    /// The chain value after the last committed entry (the snapshot MAC when there is none).
+    var chain: [UInt8]
+    /// The commit record (0 or 1) naming the newest commit; the next commit overwrites the other.
+    var newestSlot: Int
+    /// Where the snapshot ends and the journal starts.
+    var snapshotEnd: Int
+
+    /// The journal's size in bytes.
+    var journalBytes: Int { end - snapshotEnd }
+}
+
+/// The whole file of format 3: a snapshot of the records, then a journal of the writes since
+/// (docs/FORMAT.md).
+///
+///     header (148) ‖ zeros to 4096 ‖ commit record 0 ‖ zeros to 8192 ‖ commit record 1 ‖ zeros to 12288
+///     ‖ record* ‖ snapshot MAC (32) ‖ journal entry* ‖ [residue of an interrupted append]
+///
+/// A save appends one entry and then commits it by overwriting the older commit record, each
+/// step made durable before the next; the whole file is rewritten (atomically, by rename) only
+/// for a new vault, a new key, or once the journal outgrows the snapshot. So a save costs the
+/// same at any vault size, and a crash leaves either commit record naming a complete state.
+enum JournaledFile {
+    static let snapshotLabel: StaticString = "CRDVAULT snapshot v3"
+    /// The smallest format-3 file: up to the snapshot, an empty table and its MAC.
+    static let minimumSize = CommitRecord.snapshotOffset + Crypto.macBytes
+
+    /// A whole file for these records: both commit records name the snapshot, the journal is
+    /// empty. Returns the bytes and the journal position they describe.
+    static func serialize(
+        header: VaultHeader, records: Dictionary<CredentialKey, RecordEntry>.Values, macKey: SecureBytes
+    ) -> (bytes: [UInt8], position: JournalPosition) {
+        var snapshotMAC: [UInt8] = []
+        var bytes = VaultFile.layOut(header: header, records: records, tableOffset: CommitRecord.snapshotOffset) { head, table in
+            snapshotMAC = VaultFile.tableMAC(header: head, table: table, macKey: macKey, recordRanges: nil, label: snapshotLabel)
+            return snapshotMAC
+        }
+        let commit = CommitRecord(
+            generation: header.generation, journalEnd: UInt64(bytes.count), recordCount: header.recordCount, chain: snapshotMAC)
+        let encoded = commit.encoded(macKey: macKey)
+        for offset in CommitRecord.offsets { bytes.replaceSubrange(offset..<offset + CommitRecord.size, with: encoded) }
+        let position = JournalPosition(
+            generation: header.generation, end: bytes.count, chain: snapshotMAC, newestSlot: 0, snapshotEnd: bytes.count)
+        return (bytes, position)
+    }
+
+    /// What a whole format-3 file holds, authenticated but not yet opened record by record.
+    struct Contents {
+        var snapshot: [SealedRecord]
+        /// The committed entries' changes, in order.
+        var committed: [[JournalOp]]
+        /// The record count the newest commit states.
+        var committedCount: UInt32
+        /// Entries past the newest valid commit record that complete the chain, applied only
+        /// when the other commit record is damaged: that is what a power cut tearing a commit
+        /// record leaves (its entry was durable before), so that save is kept; with both commit
+        /// records intact an uncommitted entry is the residue of an interrupted save and ignored.
+        var rolledForward: [[JournalOp]]
+        var position: JournalPosition
+    }
+
+    /// Checks the layout and every MAC of a format-3 file. `corrupted` for a damaged layout or a
+    /// file cut short of its last commit, `tampered` for anything that does not authenticate.
+    static func read(_ bytes: [UInt8], header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> Contents {
+        guard bytes.count >= minimumSize else { throw .corrupted("truncated file") }
+        return try bytes.withUnsafeBytes { raw in
+            Result { () throws(CredentialVaultError) -> Contents in try read(raw, header: header, macKey: macKey) }
+        }.get()
+    }
+
+    private static func read(_ raw: UnsafeRawBufferPointer, header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> Contents {
+        // Padding is zero: no byte of the file is left unchecked.
+        let padding = [VaultHeader.size..<CommitRecord.offsets[0]] + CommitRecord.offsets.map { $0 + CommitRecord.size..<$0 + CommitRecord.blockSize }
+        for range in padding where raw[range].contains(where: { $0 != 0 }) { throw .corrupted("damaged padding at byte \(range.lowerBound)") }
+        let commits = CommitRecord.offsets.map {
+            CommitRecord.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<$0 + CommitRecord.size]), macKey: macKey)
+        }
+        // The snapshot: `recordCount` records, then their MAC.
+        var reader = ByteReader(raw, offset: CommitRecord.snapshotOffset)
+        for _ in 0..<min(header.recordCount, UInt32(raw.count / (VaultFile.minRecordSize + 4))) {
+            guard let length = reader.u32(), Int(length) >= VaultFile.minRecordSize, reader.take(Int(length)) != nil else { break }
+        }
+        let tableEnd = reader.offset
+        guard let storedMAC = reader.bytes(Crypto.macBytes) else { throw .corrupted("malformed record table") }
+        let table = UnsafeRawBufferPointer(rebasing: raw[CommitRecord.snapshotOffset..<tableEnd])
+        let (snapshot, ranges) = try VaultFile.splitTable(table, count: header.recordCount)
+        let snapshotMAC = VaultFile.tableMAC(
+            header: UnsafeRawBufferPointer(rebasing: raw[..<VaultHeader.size]), table: table, macKey: macKey, recordRanges: ranges,
+            label: snapshotLabel)
+        guard constantTimeEquals(snapshotMAC, storedMAC) else { throw .tampered }
+        let snapshotEnd = reader.offset
+
+        // The newest intact commit record, and the journal up to it.
+        guard let newestSlot = commits.indices.filter({ commits[$0] != nil }).max(by: { commits[$0]!.generation < commits[$1]!.generation }),
+            let newest = commits[newestSlot]
+        else { throw .tampered }
+        guard newest.journalEnd >= UInt64(snapshotEnd), newest.journalEnd <= UInt64(raw.count) else {
+            throw .corrupted("truncated file: the journal ends before its last commit")
+        }
+        let end = Int(newest.journalEnd)
+        var position = JournalPosition(
+            generation: header.generation, end: snapshotEnd, chain: snapshotMAC, newestSlot: newestSlot, snapshotEnd: snapshotEnd)
+        let committed = try entries(UnsafeRawBufferPointer(rebasing: raw[..<end]), from: &position, macKey: macKey, strict: true)
+        guard position.generation == newest.generation, constantTimeEquals(position.chain, newest.chain) else { throw .tampered }
+        let damagedCommit = commits.contains { $0 == nil }
+        let rolled = damagedCommit ? try entries(raw, from: &position, macKey: macKey, strict: false) : []
+        return Contents(
+            snapshot: snapshot, committed: committed, committedCount: newest.recordCount, rolledForward: rolled, position: position)
+    }
+
+    /// Reads the entries from `position.end` to the end of `raw`, advancing `position`. Strict:
+    /// every byte must be a whole, authentic entry; else up to the first one that is not.
+    static func entries(
+        _ raw: UnsafeRawBufferPointer, from position: inout JournalPosition, macKey: SecureBytes, strict: Bool
+    ) throws(CredentialVaultError) -> [[JournalOp]] {
+        var found: [[JournalOp]] = []
+        while position.end < raw.count {
+            switch JournalEntry.read(raw, at: position.end, after: position.chain, macKey: macKey) {
+            case .entry(let ops, let next, let chain):
+                found.append(ops)
+                position.end = next
+                position.chain = chain
+                position.generation &+= 1
+            case .incomplete:
+                if strict { throw .corrupted("a journal entry runs past the last commit") }
+                return found
+            case .broken:
+                if strict { throw .tampered }
+                return found
+            case .malformed:
+                if strict { throw .corrupted("malformed journal entry") }
+                return found
+            }
+        }
+        return found
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// Writing a changed state to the file: a journal entry, or the whole file.
+extension SealedFileStore {
+    /// The journal may grow to the snapshot's size, and at least to this, before a write
+    /// rewrites the whole file. Appends then cost the same at any vault size, and rewrites
+    /// (each as costly as the file is large) come once per snapshot's worth of appends, so
+    /// their cost per save stays constant too.
+    static let minimumJournalLimit = 64 << 10
+
+    /// Makes `draft` durable. A format-3 vault whose key did not change gets one journal entry
+    /// with the records changed since `beginChanges()` (`InPlaceFile.commit`); a new key, a
+    /// journal past its limit, or a format-1 or -2 vault (no journal) rewrites the whole file
+    /// atomically. Sets the draft's generation, journal position and fingerprint; on failure
+    /// the file is unchanged (see `InPlaceFile.commit` for the one exception) and the draft
+    /// must be discarded.
+    func persist(_ draft: inout State, previousHeader: VaultHeader) throws(CredentialVaultError) {
+        let contents = draft.contents
+        if contents.header.major >= 3, contents.header == previousHeader, let journal = contents.journal {
+            let ops = contents.pendingOps()
+            if ops.isEmpty { return }  // put back as it was: nothing to write
+            let (entry, chain) = JournalEntry.encode(ops, after: journal.chain, macKey: draft.keys.macKey)
+            let limit = max(journal.snapshotEnd, Self.minimumJournalLimit)
+            if journal.journalBytes + entry.count <= limit {
+                let commit = CommitRecord(
+                    generation: journal.generation + 1, journalEnd: UInt64(journal.end + entry.count),
+                    recordCount: UInt32(contents.records.count), chain: chain)
+                let slot = 1 - journal.newestSlot
+                let file = try InPlaceFile(url.path, writable: true)
+                try file.commit(
+                    entry: entry, at: journal.end, commitRecord: commit.encoded(macKey: draft.keys.macKey),
+                    commitOffset: CommitRecord.offsets[slot], generation: commit.generation)
+                draft.contents.journal = JournalPosition(
+                    generation: commit.generation, end: Int(commit.journalEnd), chain: chain, newestSlot: slot,
+                    snapshotEnd: journal.snapshotEnd)
+                draft.fingerprint = try file.fingerprint()
+                return
+            }
+        }
+        try rewrite(&draft)
+    }
+
+    /// Replaces the whole file with the draft's state (a fresh snapshot and an empty journal in
+    /// format 3), atomically and durably.
+    private func rewrite(_ draft: inout State) throws(CredentialVaultError) {
+        let generation = (draft.contents.journal?.generation ?? draft.contents.header.generation) &+ 1
+        draft.contents.header.generation = generation
+        draft.contents.header.recordCount = UInt32(draft.contents.records.count)
+        let (bytes, journal) = draft.contents.wholeFile(keys: draft.keys)
+        // Under the lock no other write is in progress: temp files left now are a dead
+        // writer's, and go before they pile up.
+        AtomicFile.removeStaleTemporaries(of: url)
+        try AtomicFile.write(bytes, to: url)
+        draft.contents.journal = journal
+        draft.fingerprint = AtomicFile.fingerprint(url.path)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Format 3's journal: what a save writes, what each crash point leaves and how it reads, and
+/// when the file is rewritten.
+@Suite final class JournalTests {
+    let dir = TempDirectory()
+    let a = CredentialKey(service: "s", account: "a")
+    let b = CredentialKey(service: "s", account: "b")
+
+    private func open(_ url: URL) throws -> SealedFileStore {
+        try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+    }
+
+    private func everything(_ store: SealedFileStore) throws -> [CredentialKey: Data] {
+        var all: [CredentialKey: Data] = [:]
+        for key in try store.listKeys() { all[key] = try store.load(key) }
+        return all
+    }
+
+    private func inode(_ url: URL) -> UInt64? { AtomicFile.fingerprint(url.path)?.inode }
+
+    /// The file before and after one save of `b` (the vault already holds `a`).
+    private func beforeAndAfterOneSave() throws -> (store: SealedFileStore, before: [UInt8], after: [UInt8]) {
+        let store = try TestVault.create(dir)
+        try store.save(Data("first".utf8), for: a, options: .portable)
+        let before = try TestVault.bytes(store.url)
+        try store.save(Data("second".utf8), for: b, options: .portable)
+        return (store, before, try TestVault.bytes(store.url))
+    }
+
+    @Test func aSaveAppendsOneEntryAndRewritesOneCommitRecordInPlace() throws {
+        let (store, before, after) = try beforeAndAfterOneSave()
+        let inodeBefore = inode(store.url)
+        try store.save(Data("third".utf8), for: a, options: .portable)
+        let third = try TestVault.bytes(store.url)
+        #expect(inode(store.url) == inodeBefore, "no new file: the save was made in place")
+        #expect(third.count > after.count && third.count - after.count < 300, "one small entry appended")
+        // Everything before the old end is unchanged but one commit record.
+        let changed = (0..<after.count).filter { after[$0] != third[$0] }
+        let commitRecords = CommitRecord.offsets.map { $0..<$0 + CommitRecord.size }
+        #expect(!changed.isEmpty && changed.allSatisfy { p in commitRecords.contains { $0.contains(p) } })
+        #expect(Set(changed.map { p in commitRecords.firstIndex { $0.contains(p) }! }).count == 1, "exactly one commit record")
+        // The two saves before wrote the two commit records in turn.
+        let firstChanged = (0..<before.count).filter { before[$0] != after[$0] }
+        #expect(Set(firstChanged.map { p in commitRecords.firstIndex { $0.contains(p) } }) != Set(changed.map { p in commitRecords.firstIndex { $0.contains(p) } }))
+        #expect(try everything(open(store.url)) == [a: Data("third".utf8), b: Data("second".utf8)])
+    }
+
+    /// Killed after appending the entry, before the commit record: both commit records are
+    /// intact and name the state before, so that is what the vault reads; the next save
+    /// overwrites the orphan entry.
+    @Test func anUncommittedEntryIsIgnoredAndOverwritten() throws {
+        let (store, before, after) = try beforeAndAfterOneSave()
+        let crashed = before + after[before.count...]
+        try TestVault.write(crashed, to: store.url)
+        let reopened = try open(store.url)
+        #expect(try everything(reopened) == [a: Data("first".utf8)])
+        let c = CredentialKey(service: "s", account: "c")
+        try reopened.save(Data("after the crash".utf8), for: c, options: .portable)
+        #expect(try everything(open(store.url)) == [a: Data("first".utf8), c: Data("after the crash".utf8)])
+    }
+
+    /// Power lost while the commit record was written: it fails its MAC. Its entry was durable
+    /// before, so the vault reads the save (rolled forward), and the next save repairs it.
+    @Test func aTornCommitRecordRollsTheDurableEntryForward() throws {
+        let (store, before, after) = try beforeAndAfterOneSave()
+        guard let slot = CommitRecord.offsets.first(where: { before[$0..<$0 + CommitRecord.size] != after[$0..<$0 + CommitRecord.size] }) else {
+            Issue.record("no commit record changed")
+            return
+        }
+        var torn = after
+        for i in slot + 40..<slot + CommitRecord.size { torn[i] = before[i] }  // half old, half new
+        try TestVault.write(torn, to: store.url)
+        let reopened = try open(store.url)
+        #expect(try everything(reopened) == [a: Data("first".utf8), b: Data("second".utf8)])
+        try reopened.save(Data("repaired".utf8), for: a, options: .portable)
+        let repaired = try TestVault.bytes(store.url)
+        for offset in CommitRecord.offsets {
+            #expect(repaired.withUnsafeBytes { CommitRecord.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + CommitRecord.size]), macKey: reopened.state.withLock { $0.keys.macKey }) } != nil)
+        }
+        #expect(try everything(open(store.url)) == [a: Data("repaired".utf8), b: Data("second".utf8)])
+    }
+
+    /// A torn append (the entry cut short) is residue: ignored, then cut by the next save.
+    @Test func aTornEntryIsResidueAndCutByTheNextSave() throws {
+        let (store, before, after) = try beforeAndAfterOneSave()
+        for cut in [1, 4, 30, after.count - before.count - 1] {
+            try TestVault.write(before + after[before.count..<before.count + cut], to: store.url)
+            let reopened = try open(store.url)
+            #expect(try everything(reopened) == [a: Data("first".utf8)])
+        }
+        let reopened = try open(store.url)
+        try reopened.save(Data("clean".utf8), for: b, options: .portable)
+        let bytes = try TestVault.bytes(store.url)
+        #expect(bytes.count == after.count - Data("second".utf8).count + Data("clean".utf8).count, "no residue left behind")
+        #expect(try everything(open(store.url)) == [a: Data("first".utf8), b: Data("clean".utf8)])
+    }
+
+    /// Another handle (another process) reads what this one appended without re-reading the
+    /// whole file, and sees deletes and replacements too.
+    @Test func anotherHandleCatchesUpWithAppendedEntries() throws {
+        let writer = try TestVault.create(dir)
+        let reader = try open(writer.url)
+        for round in 0..<50 {
+            try writer.save(Data("v\(round)".utf8), for: a, options: .portable)
+            if round % 3 == 0 { try writer.save(Data("b\(round)".utf8), for: b, options: .default) }
+            if round % 5 == 0 { try writer.delete(b) }
+            #expect(try reader.load(a) == Data("v\(round)".utf8))
+            #expect(try reader.load(b) == (try writer.load(b)))
+            #expect(reader.state.withLock { $0.contents.journal } == writer.state.withLock { $0.contents.journal })
+        }
+    }
+
+    /// The journal is compacted into a new snapshot once it outgrows the old one: the file
+    /// stays bounded however many saves it takes, and reads the same.
+    @Test func theJournalIsCompactedWhenItOutgrowsTheSnapshot() throws {
+        let store = try TestVault.create(dir, key: .keyFile(try TestVault.keyFile(dir)))
+        let value = Data(repeating: 0x5A, count: 200)
+        var inodes: Set<UInt64> = []
+        var largest = 0
+        for round in 0..<1_000 {
+            try store.save(value + Data("\(round)".utf8), for: CredentialKey(service: "s", account: "\(round % 7)"), options: .portable)
+            inodes.insert(inode(store.url) ?? 0)
+            largest = max(largest, try TestVault.bytes(store.url).count)
+        }
+        #expect(inodes.count >= 2, "at least one rewrite")
+        #expect(largest <= JournaledFile.minimumSize + 7 * 400 + SealedFileStore.minimumJournalLimit + 400)
+        let reopened = try SealedFileStore.open(at: store.url, key: .keyFile(dir.path("key")), configuration: TestVault.configuration(dir))
+        #expect(try reopened.load(CredentialKey(service: "s", account: "\(999 % 7)")) == value + Data("999".utf8))
+        #expect(try reopened.listKeys().count == 7)
+    }
+}
