@@ -25,13 +25,13 @@ import sys
 
 path, expect_secret_service = sys.argv[1], sys.argv[2] == "yes"
 by_size = {"seal", "open", "raw_seal", "raw_open"}
-by_items = {"file_save", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
+by_items = {"file_save", "file_save_amortized", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
             "secret_service_store", "secret_service_lookup", "raw_secret_service_store",
             "raw_secret_service_lookup", "cli_lookup"}
-with_ratio = {"seal", "open", "file_save", "file_delete", "secret_service_store", "secret_service_lookup",
+with_ratio = {"seal", "open", "file_save", "file_save_amortized", "file_delete", "secret_service_store", "secret_service_lookup",
               "unlock_interactive", "unlock_moderate", "cli_lookup"}
 required = {"seal", "open", "raw_seal", "raw_open", "unlock_interactive", "unlock_moderate", "unlock_key_file",
-            "unlock_device", "file_save", "file_load", "file_floor", "file_delete", "memory_save",
+            "unlock_device", "file_save", "file_save_amortized", "file_load", "file_floor", "file_delete", "memory_save",
             "memory_load", "cli_lookup"}
 if expect_secret_service:
     required |= {"secret_service_store", "secret_service_lookup"}
