@@ -7,7 +7,10 @@
 //   2. as a record table behind a valid header, with a valid MAC appended (u32 record count,
 //      then the table), so the framing is reached past the MAC;
 //   3. as a record plaintext, sealed with the record key, so the record parser is reached past
-//      the AEAD.
+//      the AEAD;
+//   4. as the body of a format-3 journal entry with a valid chain MAC, behind an empty snapshot
+//      whose second commit record is damaged (so the entry is rolled forward), so the journal
+//      parser and the replay of its puts and deletes are reached past the MAC.
 // Any error is fine; a crash, a trap, a leak or a hang is a finding.
 import Foundation
 
@@ -105,6 +108,22 @@ private func asRecordPlaintext(_ bytes: [UInt8]) {
     }
 }
 
+/// 4. A journal entry body, chained for real, rolled forward behind an empty snapshot.
+private func asJournalEntry(_ bytes: [UInt8]) {
+    guard !bytes.isEmpty, bytes.count < 1 << 20 else { return }
+    var header = fixture.header
+    header.major = 3
+    header.recordCount = 0
+    let (snapshot, position) = JournaledFile.serialize(header: header, records: [CredentialKey: RecordEntry]().values, macKey: fixture.keys.macKey)
+    var framed = ByteWriter()
+    framed.u32(UInt32(bytes.count))
+    framed.raw(bytes)
+    let chain = framed.bytes.withUnsafeBytes { JournalEntry.chain(after: position.chain, framed: $0, macKey: fixture.keys.macKey) }
+    var file = snapshot + framed.bytes + chain
+    file[CommitRecord.offsets[1]] ^= 1  // damaged: the entry past the other one is rolled forward
+    _ = try? VaultContents.decode(bytes: file, header: header, keys: fixture.keys)
+}
+
 /// With CREDVAULT_FUZZ_SEEDS=DIR, writes seeds for shapes 2 and 3 (real record tables and
 /// plaintexts, made with the library's own encoder) and exits.
 private func writeSeeds(to directory: String) {
@@ -132,6 +151,11 @@ private func writeSeeds(to directory: String) {
         table.raw(record.sealed.box)
     }
     _ = FileManager.default.createFile(atPath: "\(directory)/record-table", contents: Data(table.bytes))
+    // Shape 4: a journal body putting the records, then deleting the first.
+    let (entry, _) = JournalEntry.encode(
+        records.map { .put($0.sealed) } + [.delete(recordID: records[0].sealed.id)], after: [UInt8](repeating: 0, count: 32),
+        macKey: fixture.keys.macKey)
+    _ = FileManager.default.createFile(atPath: "\(directory)/journal-body", contents: Data(entry[4..<entry.count - 32]))
     _exit(0)  // not exit(): LeakSanitizer would count the seed values still in scope
 }
 
@@ -148,5 +172,6 @@ public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     asVaultFile(bytes)
     asRecordTable(bytes)
     asRecordPlaintext(bytes)
+    asJournalEntry(bytes)
     return 0
 }

@@ -31,4 +31,36 @@ import Testing
             }
         }
     }
+
+    /// Readers take no lock: while two processes append and commit (and the journal is
+    /// compacted now and then), every read sees a whole committed state, never an error, and
+    /// never fewer credentials than a read before it.
+    @Test func aReaderWithoutTheLockOnlyEverSeesCommittedStates() throws {
+        let keyFile = try TestVault.keyFile(dir)
+        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let reader = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let writers = try ["left", "right"].map { prefix in
+            let process = Process()
+            process.executableURL = BuiltProducts.helper
+            process.arguments = ["store-many", store.url.path, keyFile.path, prefix, "400"]
+            process.environment = ["CREDVAULT_TEST_HOST_SECRET": dir.path("this-machine/host-secret").path]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        var seen = 0, reads = 0
+        while writers.contains(where: \.isRunning) || reads == 0 {
+            let keys = try reader.listKeys(service: "stress")
+            #expect(keys.count >= seen, "a read went back from \(seen) to \(keys.count) credentials")
+            seen = keys.count
+            if let key = keys.last { #expect(try reader.load(key) != nil) }
+            reads += 1
+        }
+        for writer in writers {
+            writer.waitUntilExit()
+            #expect(writer.terminationStatus == 0)
+        }
+        #expect(try reader.listKeys(service: "stress").count == 800)
+        print("lock-free reader: \(reads) reads while 800 saves were made")
+    }
 }
