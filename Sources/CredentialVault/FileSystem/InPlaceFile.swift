@@ -60,13 +60,19 @@ struct InPlaceFile: ~Copyable {
             throw PrivateFiles.error(errno, "cannot write \(path)")
         }
         do throws(CredentialVaultError) {
-            try write(entry, at: end)
+            let code = write(entry, at: end)
+            guard code == 0 else { throw PrivateFiles.error(code, "cannot write \(path)") }
             guard fdatasync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(path)") }
         } catch {
             _ = ftruncate(fd, off_t(end))  // the partial entry is only residue; give its space back
             throw error
         }
-        try write(commitRecord, at: commitOffset)
+        // From here on a failure may leave the commit record written in part, which a reader
+        // takes for a torn write and rolls the (durable) entry forward: say so.
+        let code = write(commitRecord, at: commitOffset)
+        guard code == 0 else {
+            throw .io("cannot commit to \(path): \(String(cString: strerror(code))); the change may or may not be on disk")
+        }
         guard fdatasync(fd) == 0 else {
             let reason = String(cString: strerror(errno))
             throw .io("cannot flush \(path): \(reason); the change may or may not be on disk")
@@ -88,15 +94,17 @@ struct InPlaceFile: ~Copyable {
     /// `UTIME_OMIT` from <sys/stat.h> (a macro Swift does not import): leave that time alone.
     private static let utimeOmit = (1 << 30) - 2
 
-    private func write(_ bytes: [UInt8], at offset: Int) throws(CredentialVaultError) {
+    /// Writes all of `bytes` at `offset`; 0, or the errno of the failure.
+    private func write(_ bytes: [UInt8], at offset: Int) -> Int32 {
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, $0.count - done, off_t(offset + done)) }
             if n < 0 {
                 if errno == EINTR { continue }
-                throw PrivateFiles.error(errno, "cannot write \(path)")
+                return errno
             }
             done += n
         }
+        return 0
     }
 }

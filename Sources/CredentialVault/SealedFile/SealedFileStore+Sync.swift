@@ -43,8 +43,9 @@ extension SealedFileStore {
     /// The write path: take the lock file (unless this task holds it through
     /// `withExclusiveAccess`), catch up with the file under it, apply `change` to a draft of the
     /// state (contents and keys), purge expired records, write atomically and durably
-    /// (`persist`), and only then adopt the draft. `changed` says from the result whether anything changed; with nothing to
-    /// change or purge nothing is written. A failure leaves file and memory as they were.
+    /// (`persist`), and only then adopt the draft. `changed` says from the result whether
+    /// anything changed; with nothing to change or purge nothing is written. A failure leaves
+    /// file and memory as they were.
     func mutate<R>(
         _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
     ) throws(CredentialVaultError) -> R {

@@ -4,11 +4,13 @@ import Synchronization
 /// A vault in one file, sealed with libsodium (XChaCha20-Poly1305 records, Argon2id or key file
 /// or device key unlock), for servers and headless machines. See docs/FORMAT.md.
 ///
-/// Persistent, cross-process safe (a lock file with a bounded wait; every write re-reads the
-/// file under the lock), device-only records sealed a second time with the device key,
-/// ephemeral records with TTL. Reads are served from memory and re-read only when the file
-/// changed on disk. Every write is atomic and durable; a failed write leaves the file and this
-/// object as they were.
+/// Persistent, cross-process safe (a lock file with a bounded wait; every write catches up with
+/// the file under the lock), device-only records sealed a second time with the device key,
+/// ephemeral records with TTL. Reads are served from memory and catch up only when the file
+/// changed on disk (reading just what another process appended). Every write is atomic and
+/// durable, and costs the same at any vault size: one journal entry appended and committed, the
+/// whole file rewritten only once the journal outgrows its snapshot (format 3). A failed write
+/// leaves the file and this object as they were.
 public final class SealedFileStore: ExclusiveAccessStore {
     struct State: Sendable {
         var keys: VaultKeys
