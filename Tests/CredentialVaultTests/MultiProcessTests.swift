@@ -7,18 +7,21 @@ import Testing
 @Suite final class MultiProcessTests {
     let dir = TempDirectory()
 
+    /// A helper process saving `count` credentials `prefix-0...` to the vault.
+    private func storeMany(_ url: URL, keyFile: URL, prefix: String, count: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = BuiltProducts.helper
+        process.arguments = ["store-many", url.path, keyFile.path, prefix, "\(count)"]
+        process.environment = ["CREDVAULT_TEST_HOST_SECRET": dir.path("this-machine/host-secret").path]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     @Test func twoProcessesStoring200EachEndWithAll400() throws {
         let keyFile = try TestVault.keyFile(dir)
         let store = try TestVault.create(dir, key: .keyFile(keyFile))
-        let writers = try ["left", "right"].map { prefix in
-            let process = Process()
-            process.executableURL = BuiltProducts.helper
-            process.arguments = ["store-many", store.url.path, keyFile.path, prefix, "200"]
-            process.environment = ["CREDVAULT_TEST_HOST_SECRET": dir.path("this-machine/host-secret").path]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            return process
-        }
+        let writers = try ["left", "right"].map { try storeMany(store.url, keyFile: keyFile, prefix: $0, count: 200) }
         for writer in writers {
             writer.waitUntilExit()
             #expect(writer.terminationStatus == 0)
@@ -39,15 +42,7 @@ import Testing
         let keyFile = try TestVault.keyFile(dir)
         let store = try TestVault.create(dir, key: .keyFile(keyFile))
         let reader = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
-        let writers = try ["left", "right"].map { prefix in
-            let process = Process()
-            process.executableURL = BuiltProducts.helper
-            process.arguments = ["store-many", store.url.path, keyFile.path, prefix, "400"]
-            process.environment = ["CREDVAULT_TEST_HOST_SECRET": dir.path("this-machine/host-secret").path]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            return process
-        }
+        let writers = try ["left", "right"].map { try storeMany(store.url, keyFile: keyFile, prefix: $0, count: 400) }
         var seen = 0, reads = 0
         while writers.contains(where: \.isRunning) || reads == 0 {
             let keys = try reader.listKeys(service: "stress")
