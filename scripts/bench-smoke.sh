@@ -25,7 +25,7 @@ import sys
 
 path, expect_secret_service = sys.argv[1], sys.argv[2] == "yes"
 by_size = {"seal", "open", "raw_seal", "raw_open"}
-by_items = {"file_save", "file_save_amortized", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
+by_items = {"file_save", "file_save_amortized", "file_journal_floor", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
             "secret_service_store", "secret_service_lookup", "raw_secret_service_store",
             "raw_secret_service_lookup", "cli_lookup"}
 with_ratio = {"seal", "open", "file_save", "file_save_amortized", "file_delete", "secret_service_store", "secret_service_lookup",
