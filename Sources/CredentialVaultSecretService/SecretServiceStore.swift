@@ -21,25 +21,48 @@ import Synchronization
 /// enforced by cancelling its libsecret calls: a daemon that does not answer gives `timedOut`,
 /// no session bus or no Secret Service gives `notAvailable` at once. A locked default collection
 /// gives `locked`, never "not found" (libsecret itself answers a lookup on a locked collection
-/// with nothing). Nothing here ever asks for a password: only `unlockInteractively()` may.
+/// with nothing). Nothing here ever asks for a password: only `unlockInteractively()` may (a
+/// provider that answers a write with a prompt gets it dismissed, and the write gives `locked`).
 ///
-/// **Replacing and taking.** `save` creates a new item and then deletes the key's older items,
-/// so a crash in between leaves two items, of which readers take the newest (by the daemon's
-/// modification time, then the order it created them) and the next save removes the other.
+/// **Replacing and taking.** A persistent `save` sends `SearchItems` for the key and
+/// `CreateItem` with *replace* together: the daemon overwrites in place the default
+/// collection's item with the same attributes (keeping its object path: one keyring write), or
+/// makes one. The key's other items the search listed (another accessibility; items of
+/// `secret-tool` or Python `keyring`, which the replace does not match; an ephemeral one in
+/// `session`; duplicates left by older versions of this library) are then deleted, so exactly
+/// one item is left; the deletes cost nothing when there are none, the usual case. A crash
+/// before them leaves several items, of which readers take the newest (by the daemon's
+/// modification time, then creation time, then the order it created them: the written item,
+/// unless another was written within the same second) and the next save removes the others.
+/// An ephemeral `save` writes a new item in `session` (its expiry attribute never matches an
+/// older one's) and deletes the key's older items.
+///
 /// `take` reads the newest item and deletes it, and returns the value only when its own delete
-/// removed that item: when several callers race to take the same value, at most one gets it
-/// (the daemon serialises deletes; the others get `nil`). The Secret Service has no atomic
-/// read-and-delete, so a `save` that lands between a taker's read and its delete is not lost:
-/// it is a new item, which the taker does not delete. This is why `save` does not use the
-/// Secret Service's `CreateItem` with *replace* (one keyring write instead of two): a replaced
-/// item keeps its object path, which a racing taker would then delete with the new value.
+/// removed that item: of several callers racing for one value, at most one gets it. The Secret
+/// Service has no atomic read-and-delete, and a replaced item keeps its path, so a save landing
+/// between a taker's read and its delete would be deleted along with the old value. Hence a
+/// lock: `save` and `take` hold the key's lock file (`KeyLock`: one of 64 files in
+/// `$XDG_RUNTIME_DIR/credential-vault/`, chosen by a hash of the key, held with `flock`) around
+/// their D-Bus calls. Among CredentialVault users (threads, and processes of the user that see
+/// the same `XDG_RUNTIME_DIR`) the saves and takes of one key thus run one after the other, and
+/// a save racing a take is either what the take returns or still stored after it. A wait for
+/// the lock ends at the operation's deadline with `busy`. `load`, `metadata`, `listKeys`,
+/// `delete` and `deleteAll` take no lock (a delete removes whatever it finds, which is right in
+/// either order with a save). Writers that do not take the lock are not excluded: `secret-tool
+/// store` and Python `keyring` replace in place themselves, and CredentialVault versions before
+/// the lock saved without it, so a `take` racing one of them can delete the value it wrote, as a
+/// take racing those tools always could.
 ///
 /// **Cost.** The connection to the service is made on first use and kept for the process
 /// lifetime, with the collection paths behind the `default` and `session` aliases. Every call
 /// is one D-Bus round trip on object paths (no proxy per collection or item): a `load` is
-/// `SearchItems` + `GetSecrets` like a bare libsecret lookup; the lock state comes from the
-/// search's list of locked items, or from the collection when nothing matched. Expired ephemeral
-/// items are swept when one this store wrote has expired, else at most once a minute per process.
+/// `SearchItems` + `GetSecrets` like a bare libsecret lookup; a persistent `save` is
+/// `SearchItems` and `CreateItem` sent back to back (`Pipeline`: about one round trip), one
+/// keyring write like a bare `secret_service_store_sync` (one `CreateItem` with replace), plus
+/// the lock file's open, `flock` and close (no D-Bus). The lock state comes from the search's
+/// list of locked items, from the collection when nothing matched, or, for a persistent
+/// `save`, from the create's own answer. Expired ephemeral items are swept when one this store
+/// wrote has expired, else at most once a minute per process.
 /// Thread-safe: every instance may be used from any thread.
 public final class SecretServiceStore: TokenStorageAdapter {
     /// The store's configuration.
@@ -61,7 +84,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
     public var defaultService: String { configuration.defaultService }
 
     /// Persistent, device-only and portable, ephemeral (the `session` collection), and safe for
-    /// several processes at once (the daemon serialises every change).
+    /// several processes at once (the daemon serialises every change, and the saves and takes
+    /// of one key hold its lock file).
     public var capabilities: BackendCapabilities {
         BackendCapabilities(
             isPersistent: true, supportsDeviceOnly: true, supportsPortable: true,
@@ -70,17 +94,21 @@ public final class SecretServiceStore: TokenStorageAdapter {
 
     // MARK: - TokenStorageAdapter
 
-    /// Stores `value` under `key`: a new item in the default collection (persistent) or the
-    /// `session` collection (ephemeral), after which the key's older items are deleted.
-    /// Throws `locked` when the default collection is locked (also for an ephemeral credential:
-    /// an older persistent value under the same key could not be removed), `notAvailable` when
-    /// there is no default collection (a persistent credential) or no service.
+    /// Stores `value` under `key`: in the default collection (persistent) or the `session`
+    /// collection (ephemeral), replacing the key's item and deleting its other items (see
+    /// "Replacing and taking"). Throws `locked` when the default collection is locked (also for
+    /// an ephemeral credential: an older persistent value under the same key could not be
+    /// removed), `notAvailable` when there is no default collection (a persistent credential) or
+    /// no service, `busy` when the key's lock stays held past the deadline.
     ///
-    /// Round trips: `SearchItems` (the key's items so far, which also proves the collections
-    /// they are in unlocked), `CreateItem`, `SearchItems` again (to see concurrent saves of the
-    /// same key), one `Item.Delete` per older item; plus `Properties.Get(Locked)` when no item
-    /// of the key proved the collection unlocked, and `Properties.GetAll` of the items only a
-    /// concurrent save can have created.
+    /// A persistent credential is written before the search's answer is read: when that answer
+    /// shows an older ephemeral item of the key in a locked `session` collection, `locked` is
+    /// thrown with the new value stored but that item (which `load` would read first) left.
+    ///
+    /// Round trips of a persistent credential: `SearchItems` and `CreateItem` with replace, sent
+    /// together (about one round trip), plus one `Item.Delete` per other item of the key. Of an
+    /// ephemeral one: `SearchItems`, `Properties.Get(Locked)` of each collection that no item of
+    /// the key proved unlocked, `CreateItem` and one `Item.Delete` per older item.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
         try key.validate()
         try capabilities.check(options)
@@ -90,56 +118,44 @@ public final class SecretServiceStore: TokenStorageAdapter {
             let (seconds, attoseconds) = ttl.components
             expiresAt = now.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
         }
-        try perform { (call) throws(CredentialVaultError) in
+        let attributes = naming.attributes(of: key, options: options, expiresAt: expiresAt)
+        try perform(locking: key) { (call) throws(CredentialVaultError) in
             let main = try call.collectionPath(.default)
             let session = try call.collectionPath(.session)
-            let target: String
-            if expiresAt != nil {
+            // The key's items before this save, and the one it wrote. Under the lock no other
+            // CredentialVault save or take of the key runs until this one returns.
+            let before: ServiceCall.Found
+            let mine: String
+            if let expiresAt {
                 guard let session else {
                     throw .unsupported("this Secret Service has no session collection for ephemeral credentials")
                 }
-                target = session
+                before = try call.search(naming.identity(of: key))
+                if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
+                // An unlocked item of the key proves its collection unlocked; else ask, before
+                // writing anything (an older persistent value must be removable).
+                if before.unlocked(in: main).isEmpty { try call.requireUnlocked(main) }
+                if before.unlocked(in: session).isEmpty { try call.requireUnlocked(session) }
+                // A new item: its expiry attribute differs from any older one's, so a replace
+                // would never match.
+                mine = try call.createItem(in: session, attributes: attributes, label: key.displayLabel, value: value, replace: false)
+                notePending(expiry: expiresAt)
             } else {
                 guard let main else {
                     throw .notAvailable(
                         "the Secret Service has no default collection: create a keyring (log in to a desktop session once, or use seahorse)")
                 }
-                target = main
+                // One keyring write when the key's item has these attributes. A locked default
+                // collection makes the create fail (`locked`), so nothing is written then.
+                (before, mine) = try call.searchAndReplace(
+                    naming.identity(of: key), in: main, attributes: attributes, label: key.displayLabel, value: value)
+                // Only an older ephemeral value can be behind a lock here (the value is written).
+                if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
             }
-            let identity = naming.identity(of: key)
-            // The key's items before this save: all of them are older than the one it creates.
-            let before = try call.search(identity)
-            if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
-            // An unlocked item of the key proves its collection unlocked; else ask.
-            if before.unlocked(in: main).isEmpty { try call.requireUnlocked(main) }
-            if target == session, before.unlocked(in: session).isEmpty { try call.requireUnlocked(session) }
-            let mine = try call.createItem(
-                in: target, attributes: naming.attributes(of: key, options: options, expiresAt: expiresAt),
-                label: key.displayLabel, value: value)
-            if let expiresAt { notePending(expiry: expiresAt) }
-            // Replace the key's previous value. Items that existed before the create go; items a
-            // concurrent save of the same key created meanwhile go only when older than ours
-            // (in the same collection; in the other one when not modified later), so that two
-            // processes saving the same key at once keep the newer item, not neither.
-            let existing = Set(before.unlocked)
-            let after = try call.search(identity)
-            var concurrent: [(path: String, sameCollection: Bool)] = []
-            for (collection, sameCollection) in [(target, true), (target == main ? session : main, false)] {
-                for path in after.unlocked(in: collection) where path != mine {
-                    if existing.contains(path) {
-                        _ = try call.delete(path)
-                    } else {
-                        concurrent.append((path, sameCollection))
-                    }
-                }
-            }
-            if !concurrent.isEmpty, let created = try call.info(mine) {
-                for (path, sameCollection) in concurrent {
-                    guard let other = try call.info(path) else { continue }
-                    if sameCollection ? other.order < created.order : other.modified <= created.modified {
-                        _ = try call.delete(path)
-                    }
-                }
+            // The key's other items: another accessibility, other tools' items, the other
+            // collection, duplicates. Usually none.
+            for path in before.unlocked(in: main) + before.unlocked(in: session) where path != mine {
+                _ = try call.delete(path)
             }
             try purgeExpiredIfDue(call, now: now)
         }
@@ -163,14 +179,16 @@ public final class SecretServiceStore: TokenStorageAdapter {
         }
     }
 
-    /// Reads the key's newest item and deletes it; the value is returned only when this call's
-    /// delete removed that item, so of several callers racing for one value at most one gets it.
-    /// Older duplicates are deleted too. Throws `expired` past an ephemeral credential's time
-    /// to live (after purging it).
+    /// Reads the key's newest item and deletes it, holding the key's lock; the value is returned
+    /// only when this call's delete removed that item, so of several callers racing for one
+    /// value at most one gets it, and a CredentialVault `save` racing it is never lost (see
+    /// "Replacing and taking"). Older duplicates are deleted too. Throws `expired` past an
+    /// ephemeral credential's time to live (after purging it), `busy` when the key's lock stays
+    /// held past the deadline.
     public func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
         try key.validate()
         let now = configuration.clock.now()
-        return try perform { (call) throws(CredentialVaultError) -> Data? in
+        return try perform(locking: key) { (call) throws(CredentialVaultError) -> Data? in
             guard let found = try unexpiredNewest(call, key, now: now) else { return nil }
             var values = try call.secrets([found.path])
             guard var value = values.removeValue(forKey: found.path) else {
@@ -295,16 +313,25 @@ public final class SecretServiceStore: TokenStorageAdapter {
 
     // MARK: - Helpers
 
-    /// Runs `body` with a call whose deadline starts now. When a remembered alias turned out to
+    /// Runs `body` with a call whose deadline starts now; with `key`, holding that key's
+    /// `KeyLock` (taken once connected, so that a missing service is reported as such first,
+    /// and waited for until the deadline at most: `busy`). When a remembered alias turned out to
     /// name a collection that is gone (the user deleted or replaced the keyring), the aliases
     /// are read again and `body` runs once more, within the same deadline (`body` finds that
     /// out before it changes anything).
-    func perform<T>(_ body: (ServiceCall) throws(CredentialVaultError) -> T) throws(CredentialVaultError) -> T {
+    func perform<T>(
+        locking key: CredentialKey? = nil, _ body: (ServiceCall) throws(CredentialVaultError) -> T
+    ) throws(CredentialVaultError) -> T {
         let deadline = Deadline(configuration.timeout)
         defer { deadline.finish() }
+        var lock: KeyLock?
+        defer { lock?.release() }
         var retried = false
         while true {
             let call = try ServiceCall(connection: connection, deadline: deadline)
+            if let key, lock == nil {
+                lock = try KeyLock.acquire(service: naming.storedService(key.service), account: key.account, until: deadline.end)
+            }
             do {
                 return try body(call)
             } catch {

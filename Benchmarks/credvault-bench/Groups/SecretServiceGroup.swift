@@ -73,7 +73,7 @@ enum SecretServiceGroup {
                 reporter.add(raw)
             }
         }
-        reporter.note("ours: `SecretServiceStore.save` (device-only, the default: a new item, then the key's older items in the default and session collections deleted, then expired session items purged) and `load` (session collection searched first, then the default one); raw: `secret_service_store_sync` / `secret_service_lookup_sync` on a held connection.")
+        reporter.note("ours: `SecretServiceStore.save` (device-only, the default: the key's lock file held, `SearchItems` and `CreateItem` with replace sent together, so the hot key's item is rewritten in place, one keyring write; the key's other items would then be deleted, none here) and `load` (`SearchItems` in both collections, then `GetSecrets`); raw: `secret_service_store_sync` (one `CreateItem` with replace on the `default` alias) / `secret_service_lookup_sync` on a held connection.")
     }
 
     /// Deletes what the benchmark wrote to the session's keyring (a private one is thrown away).

@@ -14,11 +14,14 @@ final class Deadline: @unchecked Sendable {
     let cancellable: UnsafeMutablePointer<GCancellable>
     /// How long the operation may take.
     let duration: Duration
+    /// When the operation's time is up (for waits that are not D-Bus calls, e.g. `KeyLock`).
+    let end: ContinuousClock.Instant
     private let timer: DispatchWorkItem
 
     /// Starts the clock: `cancellable` is cancelled `duration` from now.
     init(_ duration: Duration) {
         self.duration = duration
+        end = .now + duration
         let cancellable = g_cancellable_new()!
         self.cancellable = cancellable
         let box = CancellableReference(cancellable)

@@ -33,6 +33,24 @@ enum GVariantReading {
         }
     }
 
+    /// The strings (or object paths) of the array that is child `index` of the tuple `tuple`;
+    /// `[]` when there is no such child.
+    static func strings(_ tuple: OpaquePointer, child index: gsize) -> [String] {
+        guard g_variant_n_children(tuple) > index, let list = g_variant_get_child_value(tuple, index) else { return [] }
+        defer { g_variant_unref(list) }
+        var result: [String] = []
+        let count = g_variant_n_children(list)
+        var position: gsize = 0
+        while position < count {
+            if let child = g_variant_get_child_value(list, position) {
+                if let text = string(child) { result.append(text) }
+                g_variant_unref(child)
+            }
+            position += 1
+        }
+        return result
+    }
+
     /// An `a{ss}` dictionary read into Swift, else `[:]`.
     static func stringDictionary(_ value: OpaquePointer) -> [String: String] {
         guard String(cString: g_variant_get_type_string(value)) == "a{ss}" else { return [:] }
@@ -47,6 +65,18 @@ enum GVariantReading {
             g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_string(value))
         }
         let entryType = g_variant_type_new("{ss}")
+        defer { g_variant_type_free(entryType) }
+        return entries.withUnsafeMutableBufferPointer { buffer in
+            g_variant_new_array(entryType, buffer.baseAddress, gsize(buffer.count))
+        }
+    }
+
+    /// A floating `a{sv}` variant of D-Bus properties (each value, floating, is boxed in a variant).
+    static func makePropertyDictionary(_ properties: [(name: String, value: OpaquePointer?)]) -> OpaquePointer {
+        var entries: [OpaquePointer?] = properties.map { name, value in
+            g_variant_new_dict_entry(g_variant_new_string(name), g_variant_new_variant(value))
+        }
+        let entryType = g_variant_type_new("{sv}")
         defer { g_variant_type_free(entryType) }
         return entries.withUnsafeMutableBufferPointer { buffer in
             g_variant_new_array(entryType, buffer.baseAddress, gsize(buffer.count))

@@ -41,6 +41,9 @@ struct PathCalls: @unchecked Sendable {
     let readAlias: @convention(c) (
         UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, UnsafeMutablePointer<GCancellable>?, GErrorOut
     ) -> UnsafeMutablePointer<gchar>?
+    /// A value as the `(oayays)` secret structure of the service's open session (encrypted for
+    /// it), for a D-Bus call made without libsecret; floating.
+    let encodeSecret: @convention(c) (UnsafeMutablePointer<SecretService>?, OpaquePointer?) -> OpaquePointer?
 
     /// The functions, or `nil` when this libsecret lacks one of them.
     static let shared: PathCalls? = {
@@ -53,9 +56,12 @@ struct PathCalls: @unchecked Sendable {
             let getSecrets = symbol("secret_service_get_secrets_for_dbus_paths_sync", as: type(of: PathCalls.getSecretsType)),
             let deleteItem = symbol("secret_service_delete_item_dbus_path_sync", as: type(of: PathCalls.deleteType)),
             let createItem = symbol("secret_service_create_item_dbus_path_sync", as: type(of: PathCalls.createType)),
-            let readAlias = symbol("secret_service_read_alias_dbus_path_sync", as: type(of: PathCalls.readAliasType))
+            let readAlias = symbol("secret_service_read_alias_dbus_path_sync", as: type(of: PathCalls.readAliasType)),
+            let encodeSecret = symbol("secret_service_encode_dbus_secret", as: type(of: PathCalls.encodeSecretType))
         else { return nil }
-        return PathCalls(search: search, getSecrets: getSecrets, deleteItem: deleteItem, createItem: createItem, readAlias: readAlias)
+        return PathCalls(
+            search: search, getSecrets: getSecrets, deleteItem: deleteItem, createItem: createItem, readAlias: readAlias,
+            encodeSecret: encodeSecret)
     }()
 
     // Type witnesses for `symbol(_:as:)` (never called).
@@ -77,4 +83,7 @@ struct PathCalls: @unchecked Sendable {
     private static let readAliasType: @convention(c) (
         UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, UnsafeMutablePointer<GCancellable>?, GErrorOut
     ) -> UnsafeMutablePointer<gchar>? = { _, _, _, _ in nil }
+    private static let encodeSecretType: @convention(c) (UnsafeMutablePointer<SecretService>?, OpaquePointer?) -> OpaquePointer? = {
+        _, _ in nil
+    }
 }

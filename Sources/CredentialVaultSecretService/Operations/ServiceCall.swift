@@ -36,7 +36,7 @@ final class ServiceCall {
     let deadline: Deadline
     let service: ServiceHandle
     private let connection: ServiceConnection
-    private let paths: PathCalls
+    let paths: PathCalls
     /// Set when a remembered alias path named a collection that is gone: the operation is then
     /// run once more with freshly read aliases (`SecretServiceStore.perform`).
     private(set) var foundStaleAlias = false
@@ -64,7 +64,7 @@ final class ServiceCall {
 
     /// The error for a remembered collection that turned out to be gone: the aliases are read
     /// again and the operation retried once.
-    private func staleAlias() -> CredentialVaultError {
+    func staleAlias() -> CredentialVaultError {
         foundStaleAlias = true
         service.forgetAliases()
         return .io("the Secret Service collection behind an alias disappeared")
@@ -196,19 +196,7 @@ final class ServiceCall {
         }
         guard let reply else { return nil }
         defer { g_variant_unref(reply) }
-        guard g_variant_n_children(reply) == 1, let list = g_variant_get_child_value(reply, 0) else { return [] }
-        defer { g_variant_unref(list) }
-        var result: [String] = []
-        let count = g_variant_n_children(list)
-        var index: gsize = 0
-        while index < count {
-            if let child = g_variant_get_child_value(list, index) {
-                if let path = GVariantReading.string(child) { result.append(path) }
-                g_variant_unref(child)
-            }
-            index += 1
-        }
-        return result
+        return GVariantReading.strings(reply, child: 0)
     }
 
     /// The infos of the items at `paths` that still exist.
@@ -220,10 +208,12 @@ final class ServiceCall {
         return result
     }
 
-    /// Creates a new item in the collection at `collection` (never replacing one: see
-    /// `SecretServiceStore.save`) and returns its path.
+    /// `Collection.CreateItem` in the collection at `collection`; returns the item's path. With
+    /// `replace`, an item of that collection whose attributes include all of `attributes` (the
+    /// `xdg:schema` one added here included) gets the new label and value and keeps its path;
+    /// else a new item is made.
     func createItem(
-        in collection: String, attributes: [String: String], label: String, value: Data
+        in collection: String, attributes: [String: String], label: String, value: Data, replace: Bool
     ) throws(CredentialVaultError) -> String {
         var attributes = attributes
         // What libsecret's schema-based create records, so that secret-tool shows the schema.
@@ -241,7 +231,9 @@ final class ServiceCall {
         let created: UnsafeMutablePointer<gchar>?
         do {
             created = try withGError {
-                paths.createItem(service.pointer, collection, properties, secret, SECRET_ITEM_CREATE_NONE, deadline.cancellable, $0)
+                paths.createItem(
+                    service.pointer, collection, properties, secret, replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE,
+                    deadline.cancellable, $0)
             }
         } catch {
             if error.isNoSuchObject { throw staleAlias() }
