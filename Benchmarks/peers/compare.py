@@ -7,7 +7,7 @@ from results import OURS, human, load, tools, wheres
 SECTIONS = [
     ("Seal (per call)", "seal", "size"),
     ("Open (per call)", "open", "size"),
-    ("Save (credvault: durable, fsync'd; the INI keyrings: rewritten in place, no fsync)", "file_save", "items"),
+    ("Save (credvault: durable, fdatasync'd journal append and commit; the INI keyrings: rewritten in place, no fsync)", "file_save", "items"),
     ("Load from a file store", "file_load", "items"),
     ("Secret Service store", "secret_service_store", "items"),
     ("Secret Service lookup", "secret_service_lookup", "items"),

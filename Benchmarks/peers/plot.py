@@ -10,8 +10,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 from results import OURS, load  # noqa: E402
 
 SERIES = [
-    (OURS, "file_save", "credvault sealed file (durable: fsync + rename)", "-", "o"),
+    (OURS, "file_save", "credvault sealed file (durable: journal append + commit record)", "-", "o"),
     ("physical floor (same run)", "file_save", "physical floor: write temp + fsync + rename + fsync dir", ":", "."),
+    ("journal floor (same run)", "file_save", "journal floor: append + fdatasync + commit write + fdatasync", ":", "+"),
     ("keyrings.alt plaintext", "file_save", "keyrings.alt plaintext (no encryption, no fsync)", "--", "s"),
     ("keyrings.alt encrypted", "file_save", "keyrings.alt encrypted (PBKDF2 per value, no fsync)", "--", "^"),
     ("keyrings.cryptfile", "file_save", "keyrings.cryptfile (Argon2id per value, no fsync)", "--", "v"),

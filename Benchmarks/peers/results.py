@@ -8,6 +8,7 @@ RAW_TOOLS = {
     "raw_seal": ("libsodium (raw, same run)", "seal"),
     "raw_open": ("libsodium (raw, same run)", "open"),
     "file_floor": ("physical floor (same run)", "file_save"),
+    "file_journal_floor": ("journal floor (same run)", "file_save"),
     "raw_secret_service_store": ("libsecret (bare, same run)", "secret_service_store"),
     "raw_secret_service_lookup": ("libsecret (bare, same run)", "secret_service_lookup"),
     "cli_startup": ("credvault --help (process start only)", "cli_lookup"),
