@@ -324,7 +324,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
     ) throws(CredentialVaultError) -> T {
         let deadline = Deadline(configuration.timeout)
         defer { deadline.finish() }
-        var lock: KeyLock?
+        var lock: FileLock?
         defer { lock?.release() }
         var retried = false
         while true {

@@ -23,28 +23,14 @@ import Glibc
 /// is killed, so a lock is never left stale. Waiting polls (0.1 ms doubling up to 5 ms) until
 /// the operation's deadline, then throws `busy`: never a hang. A holder keeps it for at most its
 /// own deadline, after which its D-Bus calls are cancelled.
-final class KeyLock {
+enum KeyLock {
     /// How many lock files the keys are spread over.
     static let stripes = 64
-
-    private var fd: Int32
-
-    private init(fd: Int32) { self.fd = fd }
-
-    deinit { release() }
-
-    /// Releases the lock (closing the descriptor drops it). Idempotent.
-    func release() {
-        if fd >= 0 {
-            close(fd)
-            fd = -1
-        }
-    }
 
     /// Acquires the lock of the key whose identifying attributes are `service` and `account`,
     /// waiting until `deadline` at most; throws `busy` past it, `permissionDenied` or `io` when
     /// the lock file cannot be opened.
-    static func acquire(service: String, account: String, until deadline: ContinuousClock.Instant) throws(CredentialVaultError) -> KeyLock {
+    static func acquire(service: String, account: String, until deadline: ContinuousClock.Instant) throws(CredentialVaultError) -> FileLock {
         let path = try path(service: service, account: account)
         var pause = Duration.microseconds(100)
         while true {
@@ -78,7 +64,7 @@ final class KeyLock {
     }
 
     /// Tries once; `nil` when another holder has it.
-    private static func tryAcquire(_ path: String) throws(CredentialVaultError) -> KeyLock? {
+    private static func tryAcquire(_ path: String) throws(CredentialVaultError) -> FileLock? {
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd < 0, errno == ENOENT {
             // The directory was removed meanwhile (a runtime directory is cleaned at logout).
@@ -87,13 +73,9 @@ final class KeyLock {
             fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         }
         guard fd >= 0 else { throw LockDirectory.error(errno, "cannot open the Secret Service lock file \(path)") }
-        while true {
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return KeyLock(fd: fd) }
-            let code = errno
-            if code == EINTR { continue }
-            close(fd)
-            if code == EWOULDBLOCK { return nil }
-            throw LockDirectory.error(code, "cannot lock \(path)")
+        switch FileLock.tryLock(fd) {
+        case .success(let lock): return lock
+        case .failure(let failure): throw LockDirectory.error(failure.code, "cannot lock \(path)")
         }
     }
 }
