@@ -38,10 +38,10 @@ swiftc -O "$work/libsecret.swift" -I Sources/CLibSecret $(pkg-config --cflags-on
     -lsecret-1 -o "$work/libsecret" 2>/dev/null
 library=$(find Sources/CredentialVault -name '*.swift')
 # shellcheck disable=SC2086
-swiftc -O -wmo -parse-as-library -module-name CredentialVault -I Sources/CSodium $library "$work/Lean.swift" \
+swiftc -O -wmo -parse-as-library -package-name CredentialVault -module-name CredentialVault -I Sources/CSodium $library "$work/Lean.swift" \
     -lsodium -o "$work/lean" 2>/dev/null
 # shellcheck disable=SC2086
-swiftc -O -wmo -parse-as-library -static-stdlib -module-name CredentialVault -I Sources/CSodium $library \
+swiftc -O -wmo -parse-as-library -static-stdlib -package-name CredentialVault -module-name CredentialVault -I Sources/CSodium $library \
     "$work/Lean.swift" -lsodium -o "$work/lean-static" 2>/dev/null
 export HOME="$work" XDG_STATE_HOME="$work/state" XDG_DATA_HOME="$work/data"
 .build/release/credvault keygen "$work/key"

@@ -13,7 +13,8 @@ source scripts/fuzz/targets.sh
 mkdir -p fuzz-out/bin
 targets=("$@")
 ((${#targets[@]})) || targets=($(available_targets))
-flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g)
+# -package-name: the library uses `package` access between its modules, as SwiftPM builds it.
+flags=(-sanitize=fuzzer,address -parse-as-library -swift-version 6 -O -g -package-name CredentialVault)
 quiet() { grep -vE 'prohibited flag|Cannot export local symbol' || true; }
 vault_module_built=0
 for target in "${targets[@]}"; do
