@@ -136,4 +136,37 @@ import Glibc
         #expect(try reopened.load(CredentialKey(service: "s", account: "\(999 % 7)")) == value + Data("999".utf8))
         #expect(try reopened.listKeys().count == 7)
     }
+
+    /// A torn commit record is repaired before anything else is appended, so at most one entry
+    /// past an intact commit record can be rolled forward: here the torn save's, not the one
+    /// after it that was killed before its commit.
+    @Test func onlyTheEntryOfATornCommitIsRolledForward() throws {
+        let (store, before, after) = try beforeAndAfterOneSave()
+        let c = CredentialKey(service: "s", account: "c")
+        try store.save(Data("killed before its commit".utf8), for: c, options: .portable)
+        let third = try TestVault.bytes(store.url)
+        guard let slot = CommitRecord.offsets.first(where: { before[$0..<$0 + CommitRecord.size] != after[$0..<$0 + CommitRecord.size] }) else {
+            Issue.record("no commit record changed")
+            return
+        }
+        var crashed = after + third[after.count...]  // b committed, c appended but never committed
+        for i in slot + 40..<slot + CommitRecord.size { crashed[i] = before[i] }  // and b's commit torn
+        try TestVault.write(crashed, to: store.url)
+        #expect(try everything(open(store.url)) == [a: Data("first".utf8), b: Data("second".utf8)])
+    }
+
+    /// A writer appends after the commit records it checks under the lock, not after what it
+    /// last read: one whose view is stale but whose fingerprint looks current (a file system
+    /// without fine-grained times, attribute caching) still keeps the other process's save.
+    @Test func aWriterWithAStaleViewStillAppendsAfterTheLastCommit() throws {
+        let writer = try TestVault.create(dir)
+        let stale = try open(writer.url)
+        try writer.save(Data("one".utf8), for: a, options: .portable)
+        _ = try stale.load(a)
+        try writer.save(Data("two".utf8), for: a, options: .portable)
+        // Make `stale` believe nothing changed since it last read.
+        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(writer.url.path) }
+        try stale.save(Data("mine".utf8), for: b, options: .portable)
+        #expect(try everything(open(writer.url)) == [a: Data("two".utf8), b: Data("mine".utf8)])
+    }
 }

@@ -46,17 +46,37 @@ struct InPlaceFile: ~Copyable {
         return bytes
     }
 
+    /// Checks that this is still the file the caller read (`expected`'s device and inode) and
+    /// that it reaches `end`: a writer appends only to the file whose commit records it just
+    /// verified under the lock, and never cuts below a committed end.
+    func check(expected: AtomicFile.Fingerprint, reaches end: Int) throws(CredentialVaultError) {
+        let current = try fingerprint()
+        guard current.device == expected.device, current.inode == expected.inode else {
+            throw .io("\(path) was replaced while it was locked for writing; nothing was changed")
+        }
+        guard current.size >= Int64(end) else { throw .corrupted("truncated file: the journal ends before its last commit") }
+    }
+
+    /// Overwrites a commit record and makes it durable (repairing a damaged one with the state
+    /// the other one and the journal give). Nothing else depends on it until it is durable.
+    func repair(commitRecord: [UInt8], at offset: Int) throws(CredentialVaultError) {
+        let code = write(commitRecord, at: offset)
+        guard code == 0 else { throw PrivateFiles.error(code, "cannot write \(path)") }
+        guard fdatasync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(path)") }
+    }
+
     /// Appends `entry` at `end` (cutting the residue of an interrupted append first), makes it
     /// durable, then overwrites the commit record at `commitOffset` and makes that durable. The
     /// order is what makes it crash-safe: a commit record never names bytes that are not on disk.
+    /// `end` must be a verified committed end (`check`).
     ///
     /// A failure before the commit record is written leaves the committed state as it was
-    /// ("nothing was changed"); a failure to flush the commit record itself leaves the outcome
-    /// unknown and says so.
-    func commit(entry: [UInt8], at end: Int, commitRecord: [UInt8], commitOffset: Int, generation: UInt64) throws(CredentialVaultError) {
+    /// ("nothing was changed"); a failure to write or flush the commit record itself leaves the
+    /// outcome unknown and says so.
+    func commit(entry: [UInt8], at end: Int, commitRecord: [UInt8], commitOffset: Int) throws(CredentialVaultError) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw PrivateFiles.error(errno, "cannot inspect \(path)") }
-        if Int(info.st_size) != end, ftruncate(fd, off_t(end)) != 0 {
+        if Int(info.st_size) > end, ftruncate(fd, off_t(end)) != 0 {
             throw PrivateFiles.error(errno, "cannot write \(path)")
         }
         do throws(CredentialVaultError) {
@@ -77,22 +97,7 @@ struct InPlaceFile: ~Copyable {
             let reason = String(cString: strerror(errno))
             throw .io("cannot flush \(path): \(reason); the change may or may not be on disk")
         }
-        markChanged(generation: generation)
     }
-
-    /// Gives the file a modification time no earlier version had. Readers notice another
-    /// process's writes by the file's (inode, size, mtime, ctime); a commit record overwrite does
-    /// not change the size, and two writes within one clock tick (ext4's timestamps move in
-    /// ticks of several milliseconds) would otherwise leave the fingerprint as it was.
-    private func markChanged(generation: UInt64) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let times = [timespec(tv_sec: 0, tv_nsec: Self.utimeOmit), timespec(tv_sec: now.tv_sec, tv_nsec: Int(generation % 1_000_000_000))]
-        _ = futimens(fd, times)
-    }
-
-    /// `UTIME_OMIT` from <sys/stat.h> (a macro Swift does not import): leave that time alone.
-    private static let utimeOmit = (1 << 30) - 2
 
     /// Writes all of `bytes` at `offset`; 0, or the errno of the failure.
     private func write(_ bytes: [UInt8], at offset: Int) -> Int32 {

@@ -80,7 +80,7 @@ enum PrivateFiles {
         while true {
             if done == bytes.count {
                 guard bytes.count <= limit else { throw .corrupted("\(path) is larger than \(limit) bytes") }
-                bytes.append(contentsOf: repeatElement(0, count: max(bytes.count / 2, 4096)))
+                bytes.append(contentsOf: repeatElement(0, count: min(max(bytes.count / 2, 4096), limit + 1 - bytes.count)))
             }
             let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
             if n < 0 {

@@ -14,7 +14,8 @@ extension JournaledFile {
     /// entries in between: a few hundred bytes instead of the whole file. `nil` when the file
     /// is not simply `known` plus committed entries (another file was renamed in by a rewrite,
     /// a commit record is damaged, anything unexpected): then the caller reads the whole file,
-    /// which also reports what is wrong.
+    /// which also reports what is wrong. The caller checks that applying the entries gives
+    /// `position.recordCount` records.
     static func catchUp(from known: JournalPosition, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes) -> CatchUp? {
         guard let file = try? InPlaceFile(path, writable: false), let fingerprint = try? file.fingerprint(),
             fingerprint.device == inode.device, fingerprint.inode == inode.inode
@@ -29,7 +30,11 @@ extension JournaledFile {
         let newestSlot = commits[1].generation > commits[0].generation ? 1 : 0
         let newest = commits[newestSlot]
         if newest.generation == known.generation && newest.journalEnd == UInt64(known.end) {
-            return constantTimeEquals(newest.chain, known.chain) ? CatchUp(entries: [], position: known, fingerprint: fingerprint) : nil
+            guard constantTimeEquals(newest.chain, known.chain) else { return nil }
+            var position = known  // both commit records decoded: none is damaged (any more)
+            position.newestSlot = newestSlot
+            position.otherSlotDamaged = false
+            return CatchUp(entries: [], position: position, fingerprint: fingerprint)
         }
         guard newest.generation > known.generation, newest.journalEnd > UInt64(known.end),
             newest.journalEnd - UInt64(known.end) <= UInt64(VaultFile.maxSize),
@@ -37,14 +42,15 @@ extension JournaledFile {
             appended.count == Int(newest.journalEnd) - known.end
         else { return nil }
         // Read the appended bytes as if they sat at offset 0, then move the position back.
-        var local = JournalPosition(generation: known.generation, end: 0, chain: known.chain, newestSlot: newestSlot, snapshotEnd: 0)
+        var local = JournalPosition(
+            generation: known.generation, end: 0, chain: known.chain, newestSlot: newestSlot, snapshotEnd: 0, recordCount: 0)
         let entries = appended.withUnsafeBytes { raw in
             try? Self.entries(raw, from: &local, macKey: macKey, strict: true)
         }
         guard let entries, local.generation == newest.generation, constantTimeEquals(local.chain, newest.chain) else { return nil }
         let position = JournalPosition(
             generation: newest.generation, end: Int(newest.journalEnd), chain: newest.chain, newestSlot: newestSlot,
-            snapshotEnd: known.snapshotEnd)
+            snapshotEnd: known.snapshotEnd, recordCount: Int(newest.recordCount))
         return CatchUp(entries: entries, position: position, fingerprint: fingerprint)
     }
 }

@@ -10,6 +10,12 @@ struct JournalPosition: Sendable, Equatable {
     var newestSlot: Int
     /// Where the snapshot ends and the journal starts.
     var snapshotEnd: Int
+    /// How many records the vault holds at this position.
+    var recordCount: Int
+    /// The other commit record is damaged (a torn write, or a changed bit): the next write
+    /// rewrites it with this position before it appends anything, so that no more than one
+    /// entry past an intact commit record is ever rolled forward.
+    var otherSlotDamaged = false
 
     /// The journal's size in bytes.
     var journalBytes: Int { end - snapshotEnd }
@@ -45,7 +51,8 @@ enum JournaledFile {
         let encoded = commit.encoded(macKey: macKey)
         for offset in CommitRecord.offsets { bytes.replaceSubrange(offset..<offset + CommitRecord.size, with: encoded) }
         let position = JournalPosition(
-            generation: header.generation, end: bytes.count, chain: snapshotMAC, newestSlot: 0, snapshotEnd: bytes.count)
+            generation: header.generation, end: bytes.count, chain: snapshotMAC, newestSlot: 0, snapshotEnd: bytes.count,
+            recordCount: Int(header.recordCount))
         return (bytes, position)
     }
 
@@ -56,10 +63,12 @@ enum JournaledFile {
         var committed: [[JournalOp]]
         /// The record count the newest commit states.
         var committedCount: UInt32
-        /// Entries past the newest valid commit record that complete the chain, applied only
-        /// when the other commit record is damaged: that is what a power cut tearing a commit
-        /// record leaves (its entry was durable before), so that save is kept; with both commit
-        /// records intact an uncommitted entry is the residue of an interrupted save and ignored.
+        /// At most one entry past the newest intact commit record that completes the chain,
+        /// applied only when the other commit record is damaged: that is what a power cut tearing
+        /// a commit record leaves (its entry was durable before), so that save is kept; with both
+        /// commit records intact an uncommitted entry is the residue of an interrupted save and
+        /// ignored. One at most, because a writer repairs a damaged commit record before it
+        /// appends: only the entry whose commit was torn can lie past the intact one.
         var rolledForward: [[JournalOp]]
         var position: JournalPosition
     }
@@ -104,22 +113,25 @@ enum JournaledFile {
         }
         let end = Int(newest.journalEnd)
         var position = JournalPosition(
-            generation: header.generation, end: snapshotEnd, chain: snapshotMAC, newestSlot: newestSlot, snapshotEnd: snapshotEnd)
+            generation: header.generation, end: snapshotEnd, chain: snapshotMAC, newestSlot: newestSlot, snapshotEnd: snapshotEnd,
+            recordCount: Int(newest.recordCount))
         let committed = try entries(UnsafeRawBufferPointer(rebasing: raw[..<end]), from: &position, macKey: macKey, strict: true)
         guard position.generation == newest.generation, constantTimeEquals(position.chain, newest.chain) else { throw .tampered }
-        let damagedCommit = commits.contains { $0 == nil }
-        let rolled = damagedCommit ? try entries(raw, from: &position, macKey: macKey, strict: false) : []
+        position.otherSlotDamaged = commits.contains { $0 == nil }
+        let rolled = position.otherSlotDamaged ? try entries(raw, from: &position, macKey: macKey, strict: false, atMost: 1) : []
         return Contents(
             snapshot: snapshot, committed: committed, committedCount: newest.recordCount, rolledForward: rolled, position: position)
     }
 
-    /// Reads the entries from `position.end` to the end of `raw`, advancing `position`. Strict:
-    /// every byte must be a whole, authentic entry; else up to the first one that is not.
+    /// Reads the entries from `position.end` to the end of `raw` (`atMost` of them), advancing
+    /// `position`. Strict: every byte must be a whole, authentic entry; else up to the first one
+    /// that is not.
     static func entries(
-        _ raw: UnsafeRawBufferPointer, from position: inout JournalPosition, macKey: SecureBytes, strict: Bool
+        _ raw: UnsafeRawBufferPointer, from position: inout JournalPosition, macKey: SecureBytes, strict: Bool,
+        atMost limit: Int = .max
     ) throws(CredentialVaultError) -> [[JournalOp]] {
         var found: [[JournalOp]] = []
-        while position.end < raw.count {
+        while position.end < raw.count && found.count < limit {
             switch JournalEntry.read(raw, at: position.end, after: position.chain, macKey: macKey) {
             case .entry(let ops, let next, let chain):
                 found.append(ops)

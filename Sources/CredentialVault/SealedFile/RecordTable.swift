@@ -18,7 +18,8 @@ struct RecordTable: Sendable, Sequence {
     init(_ entries: [CredentialKey: RecordEntry] = [:]) {
         self.entries = entries
         ephemeralCount = entries.values.reduce(0) { $0 + ($1.isEphemeral ? 1 : 0) }
-        keysByID = Dictionary(uniqueKeysWithValues: entries.map { (RecordID($1.sealed.id), $0) })
+        // Ids are unique in any table read from a file (checked there); never trap on one that is not.
+        keysByID = Dictionary(entries.map { (RecordID($1.sealed.id), $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     var count: Int { entries.count }

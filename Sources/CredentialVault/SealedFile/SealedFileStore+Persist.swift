@@ -10,30 +10,48 @@ extension SealedFileStore {
 
     /// Makes `draft` durable. A format-3 vault whose key did not change gets one journal entry
     /// with the records changed since `beginChanges()` (`InPlaceFile.commit`); a new key, a
-    /// journal past its limit, or a format-1 or -2 vault (no journal) rewrites the whole file
-    /// atomically. Sets the draft's generation, journal position and fingerprint; on failure
-    /// the file is unchanged (see `InPlaceFile.commit` for the one exception) and the draft
-    /// must be discarded.
+    /// journal past its limit (or one that would take the file past `VaultFile.maxSize`), or a
+    /// format-1 or -2 vault (no journal) rewrites the whole file atomically. The caller has
+    /// verified the file's commit records under the lock (`refresh(_:url:verify:)`), so the
+    /// position appended after is the committed one. Sets the draft's generation, journal
+    /// position and fingerprint; on failure the file is unchanged (see `InPlaceFile.commit` for
+    /// the one exception) and the draft must be discarded.
     func persist(_ draft: inout State, previousHeader: VaultHeader) throws(CredentialVaultError) {
         let contents = draft.contents
-        if contents.header.major >= 3, contents.header == previousHeader, let journal = contents.journal {
+        if contents.header.major >= 3, contents.header == previousHeader, var journal = contents.journal,
+            let known = draft.fingerprint
+        {
             let ops = contents.pendingOps()
             if ops.isEmpty { return }  // put back as it was: nothing to write
-            let (entry, chain) = JournalEntry.encode(ops, after: journal.chain, macKey: draft.keys.macKey)
+            let macKey = draft.keys.macKey
+            let (entry, chain) = JournalEntry.encode(ops, after: journal.chain, macKey: macKey)
             let limit = max(journal.snapshotEnd, Self.minimumJournalLimit)
-            if journal.journalBytes + entry.count <= limit {
+            if journal.journalBytes + entry.count <= limit, journal.end + entry.count <= VaultFile.maxSize {
+                let file = try InPlaceFile(url.path, writable: true)
+                try file.check(expected: known, reaches: journal.end)
+                if journal.otherSlotDamaged {
+                    // First make both commit records intact again (naming this position), so
+                    // that a crash in the append below leaves its entry as residue.
+                    let repaired = CommitRecord(
+                        generation: journal.generation, journalEnd: UInt64(journal.end), recordCount: UInt32(journal.recordCount),
+                        chain: journal.chain)
+                    try file.repair(commitRecord: repaired.encoded(macKey: macKey), at: CommitRecord.offsets[1 - journal.newestSlot])
+                    journal.newestSlot = 1 - journal.newestSlot
+                    journal.otherSlotDamaged = false
+                }
                 let commit = CommitRecord(
                     generation: journal.generation + 1, journalEnd: UInt64(journal.end + entry.count),
                     recordCount: UInt32(contents.records.count), chain: chain)
                 let slot = 1 - journal.newestSlot
-                let file = try InPlaceFile(url.path, writable: true)
                 try file.commit(
-                    entry: entry, at: journal.end, commitRecord: commit.encoded(macKey: draft.keys.macKey),
-                    commitOffset: CommitRecord.offsets[slot], generation: commit.generation)
+                    entry: entry, at: journal.end, commitRecord: commit.encoded(macKey: macKey),
+                    commitOffset: CommitRecord.offsets[slot])
                 draft.contents.journal = JournalPosition(
                     generation: commit.generation, end: Int(commit.journalEnd), chain: chain, newestSlot: slot,
-                    snapshotEnd: journal.snapshotEnd)
-                draft.fingerprint = try file.fingerprint()
+                    snapshotEnd: journal.snapshotEnd, recordCount: contents.records.count)
+                // Durable now: a failing fstat must not turn it into a reported failure (no
+                // fingerprint only means the next read checks the file).
+                draft.fingerprint = try? file.fingerprint()
                 return
             }
         }
@@ -47,6 +65,9 @@ extension SealedFileStore {
         draft.contents.header.generation = generation
         draft.contents.header.recordCount = UInt32(draft.contents.records.count)
         let (bytes, journal) = draft.contents.wholeFile(keys: draft.keys)
+        guard bytes.count <= VaultFile.maxSize else {
+            throw .invalidArgument("the vault would grow past \(VaultFile.maxSize >> 20) MiB; nothing was changed")
+        }
         // Under the lock no other write is in progress: temp files left now are a dead
         // writer's, and go before they pile up.
         AtomicFile.removeStaleTemporaries(of: url)

@@ -3,17 +3,21 @@ import Foundation
 /// Keeping the in-memory state in step with the file, and the locked write path.
 extension SealedFileStore {
     /// Catches up with the file when its fingerprint changed (another process wrote it): for a
-    /// format-3 file still on the same inode, by reading just the entries appended since; else
-    /// by reading the whole file.
-    static func refresh(_ state: inout State, url: URL) throws(CredentialVaultError) {
+    /// format-3 file still on the same inode, by reading the commit records and just the
+    /// entries appended since; else by reading the whole file. `verify` (the write path, under
+    /// the lock) skips the fingerprint shortcut for a format-3 file and always checks its commit
+    /// records: a writer must append after the committed end, whatever the file's times say.
+    static func refresh(_ state: inout State, url: URL, verify: Bool = false) throws(CredentialVaultError) {
         let current = AtomicFile.fingerprint(url.path)
-        if current != nil && current == state.fingerprint { return }
+        let journaled = state.contents.journal != nil
+        if current != nil && current == state.fingerprint && !(verify && journaled) { return }
         if let journal = state.contents.journal, let known = state.fingerprint,
             let news = JournaledFile.catchUp(from: journal, inode: known, path: url.path, macKey: state.keys.macKey),
-            (try? state.contents.apply(news.entries, keys: state.keys)) != nil
+            (try? state.contents.apply(news.entries, keys: state.keys)) != nil,
+            state.contents.records.count == news.position.recordCount
         {
             state.contents.journal = news.position
-            state.fingerprint = news.fingerprint
+            state.fingerprint = settled(news.fingerprint, journal: news.position)
             return
         }
         guard let (bytes, fingerprint) = try PrivateFiles.readVersion(url.path, limit: VaultFile.maxSize) else {
@@ -29,7 +33,20 @@ extension SealedFileStore {
             // Another process rotated the data key: our key no longer opens the file.
             throw .locked
         }
-        state.fingerprint = fingerprint
+        state.fingerprint = settled(fingerprint, journal: state.contents.journal)
+    }
+
+    /// The fingerprint to remember for a state read from a file with `fingerprint`. A format-3
+    /// file whose size is not its committed end (an append in progress, or residue) gets one
+    /// no file has (keeping its device and inode), so the next read checks the commit records
+    /// again. Otherwise every later commit makes the file larger than this fingerprint says
+    /// (an entry is never empty), and a rewrite gives it another inode: a change is always
+    /// seen, without relying on file times.
+    static func settled(_ fingerprint: AtomicFile.Fingerprint, journal: JournalPosition?) -> AtomicFile.Fingerprint {
+        guard let journal, fingerprint.size != Int64(journal.end) else { return fingerprint }
+        var unsettled = fingerprint
+        unsettled.size = -1
+        return unsettled
     }
 
     /// Reads the current state (re-reading the file if it changed).
@@ -54,7 +71,7 @@ extension SealedFileStore {
         defer { lock?.release() }
         let now = configuration.clock.now()
         return try state.withLock { (s) throws(CredentialVaultError) -> R in
-            try Self.refresh(&s, url: url)
+            try Self.refresh(&s, url: url, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
             let before = (

@@ -47,7 +47,8 @@ public final class SealedFileStore: ExclusiveAccessStore {
         self.url = url
         lockPath = url.path + ".lock"
         self.configuration = configuration
-        state = Mutex(State(keys: keys, contents: contents, fingerprint: fingerprint, deviceKey: nil))
+        state = Mutex(
+            State(keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: nil))
         // Expired ephemeral records are purged on open. Best effort: if the vault is busy or
         // read-only they stay on disk, but they are never served.
         if contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {

@@ -20,17 +20,22 @@ struct VaultContents: Sendable {
         try contents.apply(file.committed, keys: keys)
         guard contents.records.count == Int(file.committedCount) else { throw .corrupted("the record count does not match the journal") }
         try contents.apply(file.rolledForward, keys: keys)
+        contents.journal?.recordCount = contents.records.count
         return contents
     }
 
     /// Opens every record of a snapshot (names and flags; values stay sealed).
     private static func table(of sealed: [SealedRecord], header: VaultHeader, keys: VaultKeys) throws(CredentialVaultError) -> RecordTable {
         var records: [CredentialKey: RecordEntry] = [:]
+        var ids: Set<RecordID> = []
         records.reserveCapacity(sealed.count)
+        ids.reserveCapacity(sealed.count)
         for record in sealed {
             let entry = try RecordCodec.openEntry(record, vaultID: header.vaultID, keys: keys)
             // The MAC covers the table, so a duplicate can only come from a faulty writer.
-            guard records.updateValue(entry, forKey: entry.key) == nil else { throw .corrupted("duplicate record") }
+            guard records.updateValue(entry, forKey: entry.key) == nil, ids.insert(RecordID(record.id)).inserted else {
+                throw .corrupted("duplicate record")
+            }
         }
         return RecordTable(records)
     }
@@ -46,6 +51,9 @@ struct VaultContents: Sendable {
                     switch op {
                     case .put(let sealed):
                         let entry = try RecordCodec.openEntry(sealed, vaultID: header.vaultID, keys: keys)
+                        if let holder = records.key(forRecordID: sealed.id), holder != entry.key {
+                            throw .corrupted("the journal reuses the id of another record")
+                        }
                         records[entry.key] = entry
                     case .delete(let id):
                         guard let key = records.key(forRecordID: id) else {

@@ -63,14 +63,18 @@ enum VaultFile {
         }
     }
 
-    /// Parses the header only (the file is still locked).
+    /// Parses the header only (the file is still locked), and refuses a file too short for its
+    /// format before any key derivation is run for it.
     static func header(of bytes: [UInt8]) throws(CredentialVaultError) -> VaultHeader {
-        try bytes.withUnsafeBytes { raw in
+        let header = try bytes.withUnsafeBytes { raw in
             Result { () throws(CredentialVaultError) -> VaultHeader in
                 var reader = ByteReader(raw)
                 return try VaultHeader.decode(&reader)
             }
         }.get()
+        let minimum = header.major >= 3 ? JournaledFile.minimumSize : VaultHeader.size + Crypto.macBytes
+        guard bytes.count >= minimum else { throw .corrupted("truncated file") }
+        return header
     }
 
     /// Checks the MAC and splits the records of a format-1 or -2 file. `tampered` when the MAC
