@@ -78,6 +78,25 @@ import Testing
         #expect(try upgraded.load(CredentialKey(service: "s", account: "after")) == Data("after".utf8))
     }
 
+    /// A writer of a format 1 or 2 vault checks the header's generation under the lock rather
+    /// than trusting the file's fingerprint (rewrites reuse inode numbers; times move in ticks):
+    /// one whose view is stale but whose fingerprint looks current keeps the other's save.
+    @Test(arguments: ["v1", "v2"])
+    func anOlderFormatWriterWithAStaleViewKeepsTheOtherSave(version: String) throws {
+        let (folder, device) = try privateCopy(version)
+        let url = folder.appendingPathComponent("passphrase.cvault")
+        let configuration = SealedFileConfiguration(device: device)
+        let writer = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
+        let stale = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
+        try writer.save(Data("theirs".utf8), for: CredentialKey(service: "s", account: "theirs"), options: .portable)
+        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(url.path) }
+        try stale.save(Data("mine".utf8), for: CredentialKey(service: "s", account: "mine"), options: .portable)
+        let fresh = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
+        #expect(try fresh.load(CredentialKey(service: "s", account: "theirs")) == Data("theirs".utf8))
+        #expect(try fresh.load(CredentialKey(service: "s", account: "mine")) == Data("mine".utf8))
+        #expect(fresh.formatVersion == Self.versions[version])
+    }
+
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CREDVAULT_WRITE_FIXTURES"] == "1"))
     func writeFixtures() throws {
         let folder = Self.fixtureRoot.appendingPathComponent("v\(VaultHeader.currentMajor)")

@@ -82,9 +82,13 @@ import Glibc
         #expect(try everything(reopened) == [a: Data("first".utf8), b: Data("second".utf8)])
         try reopened.save(Data("repaired".utf8), for: a, options: .portable)
         let repaired = try TestVault.bytes(store.url)
-        for offset in CommitRecord.offsets {
-            #expect(repaired.withUnsafeBytes { CommitRecord.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + CommitRecord.size]), macKey: reopened.state.withLock { $0.keys.macKey }) } != nil)
+        let macKey = reopened.state.withLock { $0.keys.macKey }
+        let generations = CommitRecord.offsets.compactMap { offset in
+            repaired.withUnsafeBytes { CommitRecord.decode(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + CommitRecord.size]), macKey: macKey) }?.generation
         }
+        // The torn record was repaired (naming the rolled-forward save) before the new entry was
+        // appended and committed into the other one: two intact records, one generation apart.
+        #expect(generations.count == 2 && generations.max()! - generations.min()! == 1, "\(generations)")
         #expect(try everything(open(store.url)) == [a: Data("repaired".utf8), b: Data("second".utf8)])
     }
 

@@ -20,13 +20,20 @@ extension JournaledFile {
         guard let file = try? InPlaceFile(path, writable: false), let fingerprint = try? file.fingerprint(),
             fingerprint.device == inode.device, fingerprint.inode == inode.inode
         else { return nil }
-        var commits: [CommitRecord] = []
+        var decoded: [CommitRecord?] = []
         for offset in CommitRecord.offsets {
-            guard let bytes = try? file.read(at: offset, count: CommitRecord.size),
-                let commit = bytes.withUnsafeBytes({ CommitRecord.decode($0, macKey: macKey) })
-            else { return nil }
-            commits.append(commit)
+            guard let bytes = try? file.read(at: offset, count: CommitRecord.size) else { return nil }
+            decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey) })
         }
+        // A damaged commit record the caller already knows of, with nothing committed since:
+        // unchanged (the next write repairs it), not a whole-file read on every call.
+        if known.otherSlotDamaged, let intact = decoded[known.newestSlot], decoded[1 - known.newestSlot] == nil,
+            intact.journalEnd <= UInt64(known.end), intact.generation <= known.generation
+        {
+            return CatchUp(entries: [], position: known, fingerprint: fingerprint)
+        }
+        let commits = decoded.compactMap { $0 }
+        guard commits.count == 2 else { return nil }
         let newestSlot = commits[1].generation > commits[0].generation ? 1 : 0
         let newest = commits[newestSlot]
         if newest.generation == known.generation && newest.journalEnd == UInt64(known.end) {

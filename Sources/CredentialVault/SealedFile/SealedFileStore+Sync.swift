@@ -5,16 +5,18 @@ extension SealedFileStore {
     /// Catches up with the file when its fingerprint changed (another process wrote it): for a
     /// format-3 file still on the same inode, by reading the commit records and just the
     /// entries appended since; else by reading the whole file. `verify` (the write path, under
-    /// the lock) skips the fingerprint shortcut for a format-3 file and always checks its commit
-    /// records: a writer must append after the committed end, whatever the file's times say.
+    /// the lock) never takes the fingerprint's word: a format-3 file's commit records are always
+    /// checked (a writer must append after the committed end), a format-1 or -2 file's header
+    /// generation too (inode numbers are reused by rewrites, and file times move in ticks).
     static func refresh(_ state: inout State, url: URL, verify: Bool = false) throws(CredentialVaultError) {
         let current = AtomicFile.fingerprint(url.path)
-        let journaled = state.contents.journal != nil
-        if current != nil && current == state.fingerprint && !(verify && journaled) { return }
+        if current != nil && current == state.fingerprint {
+            if !verify { return }
+            if state.contents.journal == nil && headerUnchanged(state.contents.header, url: url) { return }
+        }
         if let journal = state.contents.journal, let known = state.fingerprint,
             let news = JournaledFile.catchUp(from: journal, inode: known, path: url.path, macKey: state.keys.macKey),
-            (try? state.contents.apply(news.entries, keys: state.keys)) != nil,
-            state.contents.records.count == news.position.recordCount
+            (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil
         {
             state.contents.journal = news.position
             state.fingerprint = settled(news.fingerprint, journal: news.position)
@@ -34,6 +36,20 @@ extension SealedFileStore {
             throw .locked
         }
         state.fingerprint = settled(fingerprint, journal: state.contents.journal)
+    }
+
+    /// Whether a format-1 or -2 file still carries the header `known` was read with: every write
+    /// of those formats increments its generation (and a key change re-wraps the key).
+    private static func headerUnchanged(_ known: VaultHeader, url: URL) -> Bool {
+        guard let file = try? InPlaceFile(url.path, writable: false), let bytes = try? file.read(at: 0, count: VaultHeader.size),
+            let header = try? bytes.withUnsafeBytes({ raw in
+                Result { () throws(CredentialVaultError) -> VaultHeader in
+                    var reader = ByteReader(raw)
+                    return try VaultHeader.decode(&reader)
+                }
+            }).get()
+        else { return false }
+        return header.generation == known.generation && header.wrappedKey == known.wrappedKey && header.major == known.major
     }
 
     /// The fingerprint to remember for a state read from a file with `fingerprint`. A format-3

@@ -40,9 +40,10 @@ struct VaultContents: Sendable {
         return RecordTable(records)
     }
 
-    /// Applies journal entries, all or nothing: a record that does not open, or a delete of a
-    /// record the vault does not hold, leaves the records as they were.
-    mutating func apply(_ entries: [[JournalOp]], keys: VaultKeys) throws(CredentialVaultError) {
+    /// Applies journal entries, all or nothing: a record that does not open, a delete of a
+    /// record the vault does not hold, or a result without `expectedCount` records (when given)
+    /// leaves the records as they were.
+    mutating func apply(_ entries: [[JournalOp]], keys: VaultKeys, expectedCount: Int? = nil) throws(CredentialVaultError) {
         guard !entries.isEmpty else { return }
         records.beginChanges()
         do throws(CredentialVaultError) {
@@ -62,6 +63,9 @@ struct VaultContents: Sendable {
                         records[key] = nil
                     }
                 }
+            }
+            if let expectedCount, records.count != expectedCount {
+                throw .corrupted("the record count does not match the journal")
             }
             records.commit()
         } catch {
