@@ -31,6 +31,16 @@ import Testing
         return (target, DeviceIdentity(hostSecretURL: target.appendingPathComponent("host-secret"), machineID: Self.machineID))
     }
 
+    /// A private copy of `version`'s passphrase vault and a configuration for its machine.
+    private func passphraseCopy(_ version: String) throws -> (URL, SealedFileConfiguration) {
+        let (folder, device) = try privateCopy(version)
+        return (folder.appendingPathComponent("passphrase.cvault"), SealedFileConfiguration(device: device))
+    }
+
+    private func open(_ url: URL, _ configuration: SealedFileConfiguration, passphrase: String = passphrase) throws -> SealedFileStore {
+        try SealedFileStore.open(at: url, key: .passphrase(passphrase), configuration: configuration)
+    }
+
     @Test(arguments: ["v1", "v2", "v3"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
     func fixturesOpenAndReadExactly(version: String, name: String) throws {
         let (folder, device) = try privateCopy(version)
@@ -63,16 +73,14 @@ import Testing
     /// until its key changes: the new key wrap binds the new major version.
     @Test(arguments: ["v1", "v2"])
     func anOlderVaultKeepsItsFormatUntilItsKeyChanges(version: String) throws {
-        let (folder, device) = try privateCopy(version)
-        let url = folder.appendingPathComponent("passphrase.cvault")
-        let configuration = SealedFileConfiguration(device: device)
-        let store = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
+        let (url, configuration) = try passphraseCopy(version)
+        let store = try open(url, configuration)
         try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
         #expect(try LockedVault(url: url).formatVersion == Self.versions[version], "a write keeps the format")
         try store.changeKey(from: .passphrase(Self.passphrase), to: .passphrase("upgraded"), kdf: .insecureTestingOnly)
         #expect(try LockedVault(url: url).formatVersion == "3.0")
         try store.save(Data("after".utf8), for: CredentialKey(service: "s", account: "after"), options: .portable)
-        let upgraded = try SealedFileStore.open(at: url, key: .passphrase("upgraded"), configuration: configuration)
+        let upgraded = try open(url, configuration, passphrase: "upgraded")
         for (credential, value, _) in Self.expected { #expect(try upgraded.load(credential) == value) }
         #expect(try upgraded.load(CredentialKey(service: "s", account: "new")) == Data("new".utf8))
         #expect(try upgraded.load(CredentialKey(service: "s", account: "after")) == Data("after".utf8))
@@ -83,15 +91,13 @@ import Testing
     /// one whose view is stale but whose fingerprint looks current keeps the other's save.
     @Test(arguments: ["v1", "v2"])
     func anOlderFormatWriterWithAStaleViewKeepsTheOtherSave(version: String) throws {
-        let (folder, device) = try privateCopy(version)
-        let url = folder.appendingPathComponent("passphrase.cvault")
-        let configuration = SealedFileConfiguration(device: device)
-        let writer = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
-        let stale = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
+        let (url, configuration) = try passphraseCopy(version)
+        let writer = try open(url, configuration)
+        let stale = try open(url, configuration)
         try writer.save(Data("theirs".utf8), for: CredentialKey(service: "s", account: "theirs"), options: .portable)
         stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(url.path) }
         try stale.save(Data("mine".utf8), for: CredentialKey(service: "s", account: "mine"), options: .portable)
-        let fresh = try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase), configuration: configuration)
+        let fresh = try open(url, configuration)
         #expect(try fresh.load(CredentialKey(service: "s", account: "theirs")) == Data("theirs".utf8))
         #expect(try fresh.load(CredentialKey(service: "s", account: "mine")) == Data("mine".utf8))
         #expect(fresh.formatVersion == Self.versions[version])
