@@ -138,7 +138,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 if before.unlocked(in: session).isEmpty { try call.requireUnlocked(session) }
                 // A new item: its expiry attribute differs from any older one's, so a replace
                 // would never match.
-                mine = try call.createItem(in: session, attributes: attributes, label: key.displayLabel, value: value, replace: false)
+                mine = try call.createItem(in: session, attributes: attributes, label: key.displayLabel, value: value)
                 notePending(expiry: expiresAt)
             } else {
                 guard let main else {

@@ -48,13 +48,14 @@ struct InPlaceFile: ~Copyable {
 
     /// Checks that this is still the file the caller read (`expected`'s device and inode) and
     /// that it reaches `end`: a writer appends only to the file whose commit records it just
-    /// verified under the lock, and never cuts below a committed end.
-    func check(expected: AtomicFile.Fingerprint, reaches end: Int) throws(CredentialVaultError) {
+    /// verified under the lock, and never cuts below a committed end. Returns the file's size.
+    func check(expected: AtomicFile.Fingerprint, reaches end: Int) throws(CredentialVaultError) -> Int {
         let current = try fingerprint()
         guard current.device == expected.device, current.inode == expected.inode else {
             throw .io("\(path) was replaced while it was locked for writing; nothing was changed")
         }
         guard current.size >= Int64(end) else { throw .corrupted("truncated file: the journal ends before its last commit") }
+        return Int(current.size)
     }
 
     /// Overwrites a commit record and makes it durable (repairing a damaged one with the state
@@ -68,15 +69,13 @@ struct InPlaceFile: ~Copyable {
     /// Appends `entry` at `end` (cutting the residue of an interrupted append first), makes it
     /// durable, then overwrites the commit record at `commitOffset` and makes that durable. The
     /// order is what makes it crash-safe: a commit record never names bytes that are not on disk.
-    /// `end` must be a verified committed end (`check`).
+    /// `end` must be a verified committed end and `size` the file's size (`check`).
     ///
     /// A failure before the commit record is written leaves the committed state as it was
     /// ("nothing was changed"); a failure to write or flush the commit record itself leaves the
     /// outcome unknown and says so.
-    func commit(entry: [UInt8], at end: Int, commitRecord: [UInt8], commitOffset: Int) throws(CredentialVaultError) {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw PrivateFiles.error(errno, "cannot inspect \(path)") }
-        if Int(info.st_size) > end, ftruncate(fd, off_t(end)) != 0 {
+    func commit(entry: [UInt8], at end: Int, size: Int, commitRecord: [UInt8], commitOffset: Int) throws(CredentialVaultError) {
+        if size > end, ftruncate(fd, off_t(end)) != 0 {
             throw PrivateFiles.error(errno, "cannot write \(path)")
         }
         do throws(CredentialVaultError) {

@@ -90,19 +90,17 @@ enum JournaledFile {
             CommitRecord.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<$0 + CommitRecord.size]), macKey: macKey)
         }
         // The snapshot: `recordCount` records, then their MAC.
-        var reader = ByteReader(raw, offset: CommitRecord.snapshotOffset)
-        for _ in 0..<min(header.recordCount, UInt32(raw.count / (VaultFile.minRecordSize + 4))) {
-            guard let length = reader.u32(), Int(length) >= VaultFile.minRecordSize, reader.take(Int(length)) != nil else { break }
-        }
-        let tableEnd = reader.offset
-        guard let storedMAC = reader.bytes(Crypto.macBytes) else { throw .corrupted("malformed record table") }
+        let (snapshot, ranges, tableLength) = try VaultFile.splitTable(
+            UnsafeRawBufferPointer(rebasing: raw[CommitRecord.snapshotOffset...]), count: header.recordCount)
+        let tableEnd = CommitRecord.snapshotOffset + tableLength
+        let snapshotEnd = tableEnd + Crypto.macBytes
+        guard snapshotEnd <= raw.count else { throw .corrupted("malformed record table") }
         let table = UnsafeRawBufferPointer(rebasing: raw[CommitRecord.snapshotOffset..<tableEnd])
-        let (snapshot, ranges) = try VaultFile.splitTable(table, count: header.recordCount)
+        let storedMAC = Array(raw[tableEnd..<snapshotEnd])
         let snapshotMAC = VaultFile.tableMAC(
             header: UnsafeRawBufferPointer(rebasing: raw[..<VaultHeader.size]), table: table, macKey: macKey, recordRanges: ranges,
             label: snapshotLabel)
         guard constantTimeEquals(snapshotMAC, storedMAC) else { throw .tampered }
-        let snapshotEnd = reader.offset
 
         // The newest intact commit record, and the journal up to it.
         guard let newestSlot = commits.indices.filter({ commits[$0] != nil }).max(by: { commits[$0]!.generation < commits[$1]!.generation }),

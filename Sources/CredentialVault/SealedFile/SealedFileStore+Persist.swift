@@ -28,7 +28,7 @@ extension SealedFileStore {
             let limit = max(journal.snapshotEnd, Self.minimumJournalLimit)
             if journal.journalBytes + entry.count <= limit, journal.end + entry.count <= VaultFile.maxSize {
                 let file = try InPlaceFile(url.path, writable: true)
-                try file.check(expected: known, reaches: journal.end)
+                let size = try file.check(expected: known, reaches: journal.end)
                 if journal.otherSlotDamaged {
                     // First make both commit records intact again (naming this position), so
                     // that a crash in the append below leaves its entry as residue.
@@ -44,7 +44,7 @@ extension SealedFileStore {
                     recordCount: UInt32(contents.records.count), chain: chain)
                 let slot = 1 - journal.newestSlot
                 try file.commit(
-                    entry: entry, at: journal.end, commitRecord: commit.encoded(macKey: macKey),
+                    entry: entry, at: journal.end, size: size, commitRecord: commit.encoded(macKey: macKey),
                     commitOffset: CommitRecord.offsets[slot])
                 draft.contents.journal = JournalPosition(
                     generation: commit.generation, end: Int(commit.journalEnd), chain: chain, newestSlot: slot,

@@ -42,12 +42,7 @@ extension SealedFileStore {
     /// of those formats increments its generation (and a key change re-wraps the key).
     private static func headerUnchanged(_ known: VaultHeader, url: URL) -> Bool {
         guard let file = try? InPlaceFile(url.path, writable: false), let bytes = try? file.read(at: 0, count: VaultHeader.size),
-            let header = try? bytes.withUnsafeBytes({ raw in
-                Result { () throws(CredentialVaultError) -> VaultHeader in
-                    var reader = ByteReader(raw)
-                    return try VaultHeader.decode(&reader)
-                }
-            }).get()
+            let header = try? VaultHeader.decode(bytes: bytes)
         else { return false }
         return header.generation == known.generation && header.wrappedKey == known.wrappedKey && header.major == known.major
     }

@@ -66,12 +66,7 @@ enum VaultFile {
     /// Parses the header only (the file is still locked), and refuses a file too short for its
     /// format before any key derivation is run for it.
     static func header(of bytes: [UInt8]) throws(CredentialVaultError) -> VaultHeader {
-        let header = try bytes.withUnsafeBytes { raw in
-            Result { () throws(CredentialVaultError) -> VaultHeader in
-                var reader = ByteReader(raw)
-                return try VaultHeader.decode(&reader)
-            }
-        }.get()
+        let header = try VaultHeader.decode(bytes: bytes)
         let minimum = header.major >= 3 ? JournaledFile.minimumSize : VaultHeader.size + Crypto.macBytes
         guard bytes.count >= minimum else { throw .corrupted("truncated file") }
         return header
@@ -90,7 +85,8 @@ enum VaultFile {
                 if header.major == 1 {
                     guard constantTimeEquals(Crypto.keyedHash(key: macKey, [headerBytes, table]), stored) else { throw .tampered }
                 }
-                let (records, ranges) = try splitTable(table, count: header.recordCount)
+                let (records, ranges, end) = try splitTable(table, count: header.recordCount)
+                guard end == table.count else { throw .corrupted("trailing bytes after the records") }
                 if header.major != 1 {
                     let mac = tableMAC(header: headerBytes, table: table, macKey: macKey, recordRanges: ranges, label: "CRDVAULT table MAC v2")
                     guard constantTimeEquals(mac, stored) else { throw .tampered }
@@ -100,9 +96,12 @@ enum VaultFile {
         }.get()
     }
 
-    /// Splits a record table of exactly `count` records that fills `table`; also returns each
-    /// record's byte range in `table`. `corrupted` when it does not.
-    static func splitTable(_ table: UnsafeRawBufferPointer, count: UInt32) throws(CredentialVaultError) -> ([SealedRecord], [Range<Int>]) {
+    /// Splits the `count` records at the start of `table`; also returns each record's byte range
+    /// in `table` and where the last one ends (what follows is the caller's). `corrupted` when
+    /// they do not parse.
+    static func splitTable(
+        _ table: UnsafeRawBufferPointer, count: UInt32
+    ) throws(CredentialVaultError) -> (records: [SealedRecord], ranges: [Range<Int>], end: Int) {
         var reader = ByteReader(table)
         guard Int(count) <= reader.remaining / (minRecordSize + 4) else {
             throw .corrupted("record count exceeds the file size")
@@ -119,8 +118,7 @@ enum VaultFile {
             records.append(SealedRecord(id: id, box: box))
             ranges.append(start..<reader.offset)
         }
-        guard reader.remaining == 0 else { throw .corrupted("trailing bytes after the records") }
-        return (records, ranges)
+        return (records, ranges, reader.offset)
     }
 
     /// The table MAC of formats 2 and 3: a label, the header, then each record's length, id and

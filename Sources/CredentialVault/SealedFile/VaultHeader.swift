@@ -70,6 +70,17 @@ struct VaultHeader: Equatable {
         w.u32(recordCount)
     }
 
+    /// Parses and validates the header at the start of `bytes` (see `decode(_:)`).
+    static func decode(bytes: [UInt8]) throws(CredentialVaultError) -> VaultHeader {
+        // Array.withUnsafeBytes rethrows untyped errors: carry the typed one out in a Result.
+        try bytes.withUnsafeBytes { raw in
+            Result { () throws(CredentialVaultError) -> VaultHeader in
+                var reader = ByteReader(raw)
+                return try decode(&reader)
+            }
+        }.get()
+    }
+
     /// Parses and validates the header. Errors: `corrupted` (not a vault, truncated, bad field),
     /// `unsupported` (a future major version). Minor versions are forward compatible by promise.
     static func decode(_ reader: inout ByteReader) throws(CredentialVaultError) -> VaultHeader {

@@ -20,9 +20,7 @@ extension ServiceCall {
     func searchAndReplace(
         _ identity: [String: String], in collection: String, attributes: [String: String], label: String, value: Data
     ) throws(CredentialVaultError) -> (found: Found, item: String) {
-        var attributes = attributes
-        // What libsecret's schema-based create records, so that secret-tool shows the schema.
-        attributes["xdg:schema"] = CredentialSchema.name
+        let attributes = Self.withSchema(attributes)
         let secretValue = SecretValueBridge.makeValue(value)
         defer { secret_value_unref(UnsafeMutableRawPointer(secretValue)) }
         guard let secret = paths.encodeSecret(service.pointer, secretValue) else {

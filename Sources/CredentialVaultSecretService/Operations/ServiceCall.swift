@@ -208,16 +208,12 @@ final class ServiceCall {
         return result
     }
 
-    /// `Collection.CreateItem` in the collection at `collection`; returns the item's path. With
-    /// `replace`, an item of that collection whose attributes include all of `attributes` (the
-    /// `xdg:schema` one added here included) gets the new label and value and keeps its path;
-    /// else a new item is made.
+    /// `Collection.CreateItem` in the collection at `collection`, always a new item (a replacing
+    /// save is `searchAndReplace`); returns the item's path.
     func createItem(
-        in collection: String, attributes: [String: String], label: String, value: Data, replace: Bool
+        in collection: String, attributes: [String: String], label: String, value: Data
     ) throws(CredentialVaultError) -> String {
-        var attributes = attributes
-        // What libsecret's schema-based create records, so that secret-tool shows the schema.
-        attributes["xdg:schema"] = CredentialSchema.name
+        let attributes = Self.withSchema(attributes)
         let properties = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })!
         defer { g_hash_table_unref(properties) }
         for (name, variant) in [
@@ -232,7 +228,7 @@ final class ServiceCall {
         do {
             created = try withGError {
                 paths.createItem(
-                    service.pointer, collection, properties, secret, replace ? SECRET_ITEM_CREATE_REPLACE : SECRET_ITEM_CREATE_NONE,
+                    service.pointer, collection, properties, secret, SECRET_ITEM_CREATE_NONE,
                     deadline.cancellable, $0)
             }
         } catch {
@@ -242,6 +238,14 @@ final class ServiceCall {
         guard let created else { throw .io("the Secret Service did not return the item it created") }
         defer { g_free(created) }
         return String(cString: created)
+    }
+
+    /// `attributes` plus what libsecret's schema-based create records (`xdg:schema`), so that
+    /// secret-tool shows the schema.
+    static func withSchema(_ attributes: [String: String]) -> [String: String] {
+        var attributes = attributes
+        attributes["xdg:schema"] = CredentialSchema.name
+        return attributes
     }
 
     /// Deletes the item at `path`; `false` when it was already gone (deleted by someone else meanwhile).

@@ -28,7 +28,7 @@ enum KeyItems {
         if ephemeral { attributes[ItemAttribute.expires] = ExpiryStamp.encode(Date().addingTimeInterval(600)) }
         try store.perform { (call) throws(CredentialVaultError) in
             guard let collection = try call.collectionPath(ephemeral ? .session : .default) else { throw .notAvailable("no collection") }
-            _ = try call.createItem(in: collection, attributes: attributes, label: "duplicate", value: value, replace: false)
+            _ = try call.createItem(in: collection, attributes: attributes, label: "duplicate", value: value)
         }
     }
 
