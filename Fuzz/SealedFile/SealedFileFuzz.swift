@@ -136,7 +136,7 @@ private func writeSeeds(to directory: String) {
     for (n, (key, value, access, expiry)) in samples.enumerated() {
         let entry = RecordCodec.seal(
             key: key, value: value, accessibility: access, expiresAtMillis: expiry, vaultID: fixture.header.vaultID,
-            keys: fixture.keys, deviceKey: access == .deviceOnly ? fixture.deviceRecordKey : nil)
+            keys: fixture.keys, deviceKey: access == .deviceOnly ? fixture.deviceRecordKey : nil, padded: n > 0)
         records.append(entry)
         let plain = Crypto.open(
             entry.sealed.box, key: fixture.keys.recordKey,

@@ -9,7 +9,7 @@ import Testing
 /// format's folder and never touches the older ones).
 @Suite final class GoldenFixtureTests {
     static let fixtureRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0"]
+    static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0"]
     static let passphrase = "golden fixture passphrase v1"
     static let machineID = "golden-fixture-machine-id"
     let dir = TempDirectory()
@@ -41,7 +41,7 @@ import Testing
         try SealedFileStore.open(at: url, key: .passphrase(passphrase), configuration: configuration)
     }
 
-    @Test(arguments: ["v1", "v2", "v3"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
+    @Test(arguments: ["v1", "v2", "v3", "v4"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
     func fixturesOpenAndReadExactly(version: String, name: String) throws {
         let (folder, device) = try privateCopy(version)
         let key: VaultKey =
@@ -69,21 +69,35 @@ import Testing
         }
     }
 
-    /// A version 1 or 2 vault is written back in its own format (older readers keep reading it)
-    /// until its key changes: the new key wrap binds the new major version.
-    @Test(arguments: ["v1", "v2"])
+    /// A version 1, 2 or 3 vault is written back in its own format (older readers keep reading
+    /// it) until its key changes: the new key wrap binds the new major version.
+    @Test(arguments: ["v1", "v2", "v3"])
     func anOlderVaultKeepsItsFormatUntilItsKeyChanges(version: String) throws {
         let (url, configuration) = try passphraseCopy(version)
         let store = try open(url, configuration)
         try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
         #expect(try LockedVault(url: url).formatVersion == Self.versions[version], "a write keeps the format")
         try store.changeKey(from: .passphrase(Self.passphrase), to: .passphrase("upgraded"), kdf: .insecureTestingOnly)
-        #expect(try LockedVault(url: url).formatVersion == "3.0")
+        #expect(try LockedVault(url: url).formatVersion == "4.0")
         try store.save(Data("after".utf8), for: CredentialKey(service: "s", account: "after"), options: .portable)
         let upgraded = try open(url, configuration, passphrase: "upgraded")
         for (credential, value, _) in Self.expected { #expect(try upgraded.load(credential) == value) }
         #expect(try upgraded.load(CredentialKey(service: "s", account: "new")) == Data("new".utf8))
         #expect(try upgraded.load(CredentialKey(service: "s", account: "after")) == Data("after".utf8))
+    }
+
+    /// A format 3.0 commit record's MAC does not bind its slot, so a copy of the older one over
+    /// the newer decodes: two equal records past the snapshot, which no 3.0 writer leaves
+    /// (docs/FORMAT.md). (At 59df243 this read as the older state: the last write undone.)
+    @Test func aFormat3VaultWithTheOlderCommitCopiedOverTheNewerIsTampered() throws {
+        let (url, configuration) = try passphraseCopy("v3")
+        var bytes = Array(try Data(contentsOf: url))
+        let records = CommitRecord.offsets.map { bytes[$0..<$0 + CommitRecord.size] }
+        let newest = try #require(try open(url, configuration).state.withLock { $0.contents.journal?.newestSlot })
+        bytes.replaceSubrange(
+            CommitRecord.offsets[newest]..<CommitRecord.offsets[newest] + CommitRecord.size, with: records[1 - newest])
+        try Data(bytes).write(to: url)
+        #expect(throws: CredentialVaultError.tampered) { try self.open(url, configuration) }
     }
 
     /// A writer of a format 1 or 2 vault checks the header's generation under the lock rather
@@ -118,8 +132,8 @@ import Testing
             let store = try SealedFileStore.create(
                 at: folder.appendingPathComponent(name), key: key, kdf: .insecureTestingOnly, configuration: SealedFileConfiguration(device: device))
             for (credential, value, options) in Self.expected { try store.save(value, for: credential, options: options) }
-            // Format 3: the records into the snapshot (a rewrite), then a journal with a put, a
-            // delete and a replacement.
+            // Formats 3 and 4: the records into the snapshot (a rewrite), then a journal with a
+            // put, a delete and a replacement.
             try store.changeKey(from: key, to: key, kdf: .insecureTestingOnly)
             let passing = CredentialKey(service: "fixture.example", account: "deleted")
             try store.save(Data("gone".utf8), for: passing, options: .portable)

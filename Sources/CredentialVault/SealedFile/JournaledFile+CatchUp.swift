@@ -16,14 +16,17 @@ extension JournaledFile {
     /// a commit record is damaged, anything unexpected): then the caller reads the whole file,
     /// which also reports what is wrong. The caller checks that applying the entries gives
     /// `position.recordCount` records.
-    static func catchUp(from known: JournalPosition, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes) -> CatchUp? {
+    static func catchUp(
+        from known: JournalPosition, header: VaultHeader, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes
+    ) -> CatchUp? {
         guard let file = try? InPlaceFile(path, writable: false), let fingerprint = try? file.fingerprint(),
             fingerprint.device == inode.device, fingerprint.inode == inode.inode
         else { return nil }
         var decoded: [CommitRecord?] = []
-        for offset in CommitRecord.offsets {
+        for (slot, offset) in CommitRecord.offsets.enumerated() {
             guard let bytes = try? file.read(at: offset, count: CommitRecord.size) else { return nil }
-            decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey) })
+            let bound = CommitRecord.bindsSlot(header) ? slot : nil
+            decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey, slot: bound) })
         }
         // A damaged commit record the caller already knows of, with nothing committed since:
         // unchanged (the next write repairs it), not a whole-file read on every call.
@@ -32,10 +35,12 @@ extension JournaledFile {
         {
             return CatchUp(entries: [], position: known, fingerprint: fingerprint)
         }
-        let commits = decoded.compactMap { $0 }
-        guard commits.count == 2 else { return nil }
-        let newestSlot = commits[1].generation > commits[0].generation ? 1 : 0
-        let newest = commits[newestSlot]
+        // Anything but two intact records one generation apart, the older one at or past the
+        // known state, goes to the whole-file read, which applies every rule.
+        guard let first = decoded[0], let second = decoded[1], first.generation != second.generation else { return nil }
+        let newestSlot = second.generation > first.generation ? 1 : 0
+        let (newest, older) = newestSlot == 1 ? (second, first) : (first, second)
+        guard newest.generation - older.generation == 1, older.generation >= known.generation else { return nil }
         if newest.generation == known.generation && newest.journalEnd == UInt64(known.end) {
             guard constantTimeEquals(newest.chain, known.chain) else { return nil }
             var position = known  // both commit records decoded: none is damaged (any more)
@@ -44,15 +49,17 @@ extension JournaledFile {
             return CatchUp(entries: [], position: position, fingerprint: fingerprint)
         }
         guard newest.generation > known.generation, newest.journalEnd > UInt64(known.end),
-            newest.journalEnd - UInt64(known.end) <= UInt64(VaultFile.maxSize),
+            older.journalEnd >= UInt64(known.end), newest.journalEnd - UInt64(known.end) <= UInt64(VaultFile.maxSize),
             let appended = try? file.read(at: known.end, count: Int(newest.journalEnd) - known.end),
             appended.count == Int(newest.journalEnd) - known.end
         else { return nil }
         // Read the appended bytes as if they sat at offset 0, then move the position back.
         var local = JournalPosition(
             generation: known.generation, end: 0, chain: known.chain, newestSlot: newestSlot, snapshotEnd: 0, recordCount: 0)
+        var olderHere = older  // the older record, with its end moved back like the position
+        olderHere.journalEnd -= UInt64(known.end)
         let entries = appended.withUnsafeBytes { raw in
-            try? Self.entries(raw, from: &local, macKey: macKey, strict: true)
+            try? Self.entries(raw, from: &local, macKey: macKey, strict: true, passing: olderHere)
         }
         guard let entries, local.generation == newest.generation, constantTimeEquals(local.chain, newest.chain) else { return nil }
         let position = JournalPosition(

@@ -12,16 +12,17 @@ struct JournalPosition: Sendable, Equatable {
     var snapshotEnd: Int
     /// How many records the vault holds at this position.
     var recordCount: Int
-    /// The other commit record is damaged (a torn write, or a changed bit): the next write
-    /// rewrites it with this position before it appends anything, so that no more than one
-    /// entry past an intact commit record is ever rolled forward.
+    /// The other commit record is damaged (a torn write): this position includes the entry
+    /// rolled forward past the intact one, and the next write first repairs the damaged record
+    /// with this position, so that no more than one entry past an intact record is ever rolled
+    /// forward and two intact records are always one generation apart.
     var otherSlotDamaged = false
 
     /// The journal's size in bytes.
     var journalBytes: Int { end - snapshotEnd }
 }
 
-/// The whole file of format 3: a snapshot of the records, then a journal of the writes since
+/// The whole file of formats 3.0 and 4.0: a snapshot of the records, then a journal of the writes since
 /// (docs/FORMAT.md).
 ///
 ///     header (148) ‖ zeros to 4096 ‖ commit record 0 ‖ zeros to 8192 ‖ commit record 1 ‖ zeros to 12288
@@ -48,8 +49,10 @@ enum JournaledFile {
         }
         let commit = CommitRecord(
             generation: header.generation, journalEnd: UInt64(bytes.count), recordCount: header.recordCount, chain: snapshotMAC)
-        let encoded = commit.encoded(macKey: macKey)
-        for offset in CommitRecord.offsets { bytes.replaceSubrange(offset..<offset + CommitRecord.size, with: encoded) }
+        for (slot, offset) in CommitRecord.offsets.enumerated() {
+            let encoded = commit.encoded(macKey: macKey, slot: CommitRecord.bindsSlot(header) ? slot : nil)
+            bytes.replaceSubrange(offset..<offset + CommitRecord.size, with: encoded)
+        }
         let position = JournalPosition(
             generation: header.generation, end: bytes.count, chain: snapshotMAC, newestSlot: 0, snapshotEnd: bytes.count,
             recordCount: Int(header.recordCount))
@@ -63,12 +66,11 @@ enum JournaledFile {
         var committed: [[JournalOp]]
         /// The record count the newest commit states.
         var committedCount: UInt32
-        /// At most one entry past the newest intact commit record that completes the chain,
-        /// applied only when the other commit record is damaged: that is what a power cut tearing
-        /// a commit record leaves (its entry was durable before), so that save is kept; with both
-        /// commit records intact an uncommitted entry is the residue of an interrupted save and
-        /// ignored. One at most, because a writer repairs a damaged commit record before it
-        /// appends: only the entry whose commit was torn can lie past the intact one.
+        /// Exactly one entry past the intact commit record when the other one is damaged: that is
+        /// what a power cut tearing a commit record leaves (its entry was durable before), so that
+        /// save is kept; with both commit records intact an uncommitted entry is the residue of an
+        /// interrupted save and ignored. One, because a writer repairs a damaged commit record
+        /// before it appends: only the entry whose commit was torn can lie past the intact one.
         var rolledForward: [[JournalOp]]
         var position: JournalPosition
     }
@@ -86,9 +88,7 @@ enum JournaledFile {
         // Padding is zero: no byte of the file is left unchecked.
         let padding = [VaultHeader.size..<CommitRecord.offsets[0]] + CommitRecord.offsets.map { $0 + CommitRecord.size..<$0 + CommitRecord.blockSize }
         for range in padding where raw[range].contains(where: { $0 != 0 }) { throw .corrupted("damaged padding at byte \(range.lowerBound)") }
-        let commits = CommitRecord.offsets.map {
-            CommitRecord.decode(UnsafeRawBufferPointer(rebasing: raw[$0..<$0 + CommitRecord.size]), macKey: macKey)
-        }
+        let commits = CommitRecord.decodeBoth(raw, header: header, macKey: macKey)
         // The snapshot: `recordCount` records, then their MAC.
         let (snapshot, ranges, tableLength) = try VaultFile.splitTable(
             UnsafeRawBufferPointer(rebasing: raw[CommitRecord.snapshotOffset...]), count: header.recordCount)
@@ -102,51 +102,67 @@ enum JournaledFile {
             label: snapshotLabel)
         guard constantTimeEquals(snapshotMAC, storedMAC) else { throw .tampered }
 
-        // The newest intact commit record, and the journal up to it.
-        guard let newestSlot = commits.indices.filter({ commits[$0] != nil }).max(by: { commits[$0]!.generation < commits[$1]!.generation }),
-            let newest = commits[newestSlot]
-        else { throw .tampered }
+        // The newest intact commit record, and the journal up to it (`CommitRules`: every
+        // state of the two records that no crash can leave is tampered).
+        let snapshotState = CommitRecord(
+            generation: header.generation, journalEnd: UInt64(snapshotEnd), recordCount: header.recordCount, chain: snapshotMAC)
+        let choice = try CommitRules.choose(commits, snapshot: snapshotState)
+        let newest = choice.newest
         guard newest.journalEnd >= UInt64(snapshotEnd), newest.journalEnd <= UInt64(raw.count) else {
             throw .corrupted("truncated file: the journal ends before its last commit")
         }
         let end = Int(newest.journalEnd)
         var position = JournalPosition(
-            generation: header.generation, end: snapshotEnd, chain: snapshotMAC, newestSlot: newestSlot, snapshotEnd: snapshotEnd,
-            recordCount: Int(newest.recordCount))
-        let committed = try entries(UnsafeRawBufferPointer(rebasing: raw[..<end]), from: &position, macKey: macKey, strict: true)
+            generation: header.generation, end: snapshotEnd, chain: snapshotMAC, newestSlot: choice.newestSlot,
+            snapshotEnd: snapshotEnd, recordCount: Int(newest.recordCount))
+        let committed = try entries(
+            UnsafeRawBufferPointer(rebasing: raw[..<end]), from: &position, macKey: macKey, strict: true, passing: choice.older)
         guard position.generation == newest.generation, constantTimeEquals(position.chain, newest.chain) else { throw .tampered }
-        position.otherSlotDamaged = commits.contains { $0 == nil }
-        let rolled = position.otherSlotDamaged ? try entries(raw, from: &position, macKey: macKey, strict: false, atMost: 1) : []
+        position.otherSlotDamaged = choice.otherDamaged
+        var rolled: [[JournalOp]] = []
+        if choice.otherDamaged {
+            // A damaged record was torn while committing the entry after the intact one, which
+            // was durable before: no complete entry there means no crash damaged the record.
+            rolled = try entries(raw, from: &position, macKey: macKey, strict: false, atMost: 1)
+            guard rolled.count == 1 else { throw .tampered }
+        }
         return Contents(
             snapshot: snapshot, committed: committed, committedCount: newest.recordCount, rolledForward: rolled, position: position)
     }
 
     /// Reads the entries from `position.end` to the end of `raw` (`atMost` of them), advancing
     /// `position`. Strict: every byte must be a whole, authentic entry; else up to the first one
-    /// that is not.
+    /// that is not. `passing`: an older commit record the walk must pass exactly
+    /// (`CommitRules.agrees`), else `tampered`.
     static func entries(
         _ raw: UnsafeRawBufferPointer, from position: inout JournalPosition, macKey: SecureBytes, strict: Bool,
-        atMost limit: Int = .max
+        atMost limit: Int = .max, passing older: CommitRecord? = nil
     ) throws(CredentialVaultError) -> [[JournalOp]] {
         var found: [[JournalOp]] = []
-        while position.end < raw.count && found.count < limit {
+        var passed = older == nil
+        while true {
+            if let older, position.generation == older.generation {
+                guard CommitRules.agrees(position, with: older) else { throw .tampered }
+                passed = true
+            }
+            guard position.end < raw.count && found.count < limit else { break }
             switch JournalEntry.read(raw, at: position.end, after: position.chain, macKey: macKey) {
             case .entry(let ops, let next, let chain):
                 found.append(ops)
                 position.end = next
                 position.chain = chain
                 position.generation &+= 1
+                continue
             case .incomplete:
                 if strict { throw .corrupted("a journal entry runs past the last commit") }
-                return found
             case .broken:
                 if strict { throw .tampered }
-                return found
             case .malformed:
                 if strict { throw .corrupted("malformed journal entry") }
-                return found
             }
+            break
         }
+        guard passed else { throw .tampered }
         return found
     }
 }

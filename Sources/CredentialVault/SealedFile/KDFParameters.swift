@@ -7,9 +7,12 @@ public struct KDFParameters: Sendable, Hashable, CustomStringConvertible {
     /// Memory in bytes (libsodium's `memlimit`).
     public let memLimitBytes: UInt64
 
-    /// Bounds accepted when reading a vault: a hostile file must not make us spend minutes or
-    /// allocate gigabytes before the passphrase is even checked.
-    public static let maxOpsLimit: UInt64 = 16
+    /// Bounds accepted when reading a vault and when creating one: nothing above the strongest
+    /// preset the project writes (`sensitive`: 4 passes over 1 GiB). The header's KDF fields
+    /// are authenticated only through the data-key wrap, which needs the derived key, so a
+    /// keyless edit raising them is noticed only after the derivation has run: the bound is
+    /// what keeps such an edit from costing more than one `sensitive` unlock (about 3 s here).
+    public static let maxOpsLimit: UInt64 = 4
     /// The largest memory cost accepted (1 GiB, libsodium's "sensitive" preset).
     public static let maxMemLimitBytes: UInt64 = 1 << 30
     /// The smallest values libsodium's Argon2id accepts.
@@ -21,7 +24,7 @@ public struct KDFParameters: Sendable, Hashable, CustomStringConvertible {
     public init(opsLimit: UInt64, memLimitBytes: UInt64) throws(CredentialVaultError) {
         guard Self.isInRange(opsLimit: opsLimit, memLimitBytes: memLimitBytes) else {
             throw .invalidArgument(
-                "Argon2id parameters out of range (ops 1...\(Self.maxOpsLimit), memory 8 KiB...1 GiB)")
+                "Argon2id parameters out of range (ops 1...\(Self.maxOpsLimit), memory 8 KiB...1 GiB, a multiple of 1 KiB)")
         }
         self.opsLimit = opsLimit
         self.memLimitBytes = memLimitBytes

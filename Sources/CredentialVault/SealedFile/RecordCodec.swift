@@ -27,7 +27,8 @@ struct RecordEntry: Sendable {
 ///
 /// Record plaintext: flags u8 (1 device-only, 2 ephemeral, 4 has label), expiry u64 (Unix ms,
 /// 0 = persistent), service, account, label (u16 length + UTF-8 each; label only with flag 4),
-/// value (u32 length + bytes). For a device-only record the value bytes are themselves sealed
+/// value (u32 length + bytes), then (written in format 4) zeros up to a multiple of 64 bytes, so
+/// that the file shows record sizes only to 64 bytes. For a device-only record the value bytes are themselves sealed
 /// with the device record key. The associated data binds the record format, the vault id and
 /// the record id, so a record cannot be moved to another vault or pass for another record.
 enum RecordCodec {
@@ -37,6 +38,19 @@ enum RecordCodec {
     private static let flagDeviceOnly: UInt8 = 1
     private static let flagEphemeral: UInt8 = 2
     private static let flagLabel: UInt8 = 4
+    /// Plaintexts are padded with zeros to a multiple of this (format 4): an observer without
+    /// the key learns a record's size in these steps, not names and value lengths exactly.
+    static let paddingBlock = 64
+
+    /// Whether records written into a vault with this header are padded: format 4 and later
+    /// (older readers reject padding, so older formats are written without it).
+    static func pads(_ header: VaultHeader) -> Bool { header.major >= 4 }
+
+    /// Zeros appended to `plain` up to a multiple of `paddingBlock`.
+    private static func pad(_ plain: inout [UInt8]) {
+        let over = plain.count % paddingBlock
+        if over != 0 { plain.append(contentsOf: repeatElement(0, count: paddingBlock - over)) }
+    }
 
     static func outerAD(vaultID: [UInt8], recordID: [UInt8]) -> [UInt8] {
         var w = ByteWriter(capacity: 40)
@@ -54,7 +68,7 @@ enum RecordCodec {
     /// Seals a new record with a fresh random id.
     static func seal(
         key: CredentialKey, value: Data, accessibility: Accessibility, expiresAtMillis: UInt64,
-        vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?
+        vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?, padded: Bool
     ) -> RecordEntry {
         let id = Crypto.randomBytes(SealedRecord.idSize)
         var plain = ByteWriter(capacity: value.count + 64 + key.service.utf8.count + key.account.utf8.count)
@@ -77,6 +91,7 @@ enum RecordCodec {
             value.withUnsafeBytes { plain.raw($0) }
         }
         defer { wipe(&plain.bytes) }
+        if padded { pad(&plain.bytes) }
         let box = Crypto.seal(plain.bytes, key: keys.recordKey, associatedData: outerAD(vaultID: vaultID, recordID: id))
         return RecordEntry(
             key: key, accessibility: accessibility, expiresAtMillis: expiresAtMillis, sealed: SealedRecord(id: id, box: box))
@@ -106,8 +121,9 @@ enum RecordCodec {
         }
     }
 
-    /// Re-seals a record under new keys (rotation). The id stays, so a device-only value,
-    /// bound to the id and the vault id, stays valid without the device key being needed.
+    /// Re-seals a record under new keys (rotation, which writes the current format: padded). The
+    /// id stays, so a device-only value, bound to the id and the vault id, stays valid without
+    /// the device key being needed.
     static func reseal(_ sealed: SealedRecord, vaultID: [UInt8], from old: VaultKeys, to new: VaultKeys) throws(CredentialVaultError) -> SealedRecord {
         var plain: [UInt8] = []
         defer { wipe(&plain) }
@@ -115,6 +131,7 @@ enum RecordCodec {
         guard sealed.box.withUnsafeBytes({ Crypto.open($0, key: old.recordKey, associatedData: ad, into: &plain) }) else {
             throw .tampered
         }
+        pad(&plain)  // no-op for a padded record; zeros are what a padded one ends with
         return SealedRecord(id: sealed.id, box: Crypto.seal(plain, key: new.recordKey, associatedData: ad))
     }
 
@@ -148,7 +165,8 @@ enum RecordCodec {
                 }
                 guard flags & ~(flagDeviceOnly | flagEphemeral | flagLabel) == 0,
                     (flags & flagEphemeral != 0) == (expiry != 0),
-                    let length = r.u32(), let value = r.take(Int(length)), r.remaining == 0
+                    let length = r.u32(), let value = r.take(Int(length)), r.remaining < paddingBlock,
+                    let padding = r.take(r.remaining), !padding.contains(where: { $0 != 0 })
                 else { throw .corrupted("malformed record") }
                 let fields = Fields(
                     key: CredentialKey(service: service, account: account, label: label),

@@ -16,7 +16,7 @@ extension SealedFileStore {
             let deviceKey = options.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
             s.contents.records[key] = RecordCodec.seal(
                 key: key, value: value, accessibility: options.accessibility, expiresAtMillis: expiry,
-                vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: deviceKey)
+                vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: deviceKey, padded: RecordCodec.pads(s.contents.header))
         }
     }
 

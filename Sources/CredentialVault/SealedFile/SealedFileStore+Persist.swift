@@ -18,7 +18,7 @@ extension SealedFileStore {
     /// the one exception) and the draft must be discarded.
     func persist(_ draft: inout State, previousHeader: VaultHeader) throws(CredentialVaultError) {
         let contents = draft.contents
-        if contents.header.major >= 3, contents.header == previousHeader, var journal = contents.journal,
+        if contents.header.major >= 3, contents.header == previousHeader, let journal = contents.journal,
             let known = draft.fingerprint
         {
             let ops = contents.pendingOps()
@@ -29,22 +29,29 @@ extension SealedFileStore {
             if journal.journalBytes + entry.count <= limit, journal.end + entry.count <= VaultFile.maxSize {
                 let file = try InPlaceFile(url.path, writable: true)
                 let size = try file.check(expected: known, reaches: journal.end)
+                let bindsSlot = CommitRecord.bindsSlot(contents.header)
+                var journal = journal
                 if journal.otherSlotDamaged {
-                    // First make both commit records intact again (naming this position), so
-                    // that a crash in the append below leaves its entry as residue.
+                    // First make both commit records intact again, the damaged one naming this
+                    // position (the rolled-forward entry), so that two intact records are always
+                    // one generation apart and a crash in the append below leaves residue only.
                     let repaired = CommitRecord(
                         generation: journal.generation, journalEnd: UInt64(journal.end), recordCount: UInt32(journal.recordCount),
                         chain: journal.chain)
-                    try file.repair(commitRecord: repaired.encoded(macKey: macKey), at: CommitRecord.offsets[1 - journal.newestSlot])
-                    journal.newestSlot = 1 - journal.newestSlot
+                    let damagedSlot = 1 - journal.newestSlot
+                    try file.repair(
+                        commitRecord: repaired.encoded(macKey: macKey, slot: bindsSlot ? damagedSlot : nil),
+                        at: CommitRecord.offsets[damagedSlot])
+                    journal.newestSlot = damagedSlot
                     journal.otherSlotDamaged = false
                 }
                 let commit = CommitRecord(
                     generation: journal.generation + 1, journalEnd: UInt64(journal.end + entry.count),
                     recordCount: UInt32(contents.records.count), chain: chain)
                 let slot = 1 - journal.newestSlot
+                let encoded = commit.encoded(macKey: macKey, slot: bindsSlot ? slot : nil)
                 try file.commit(
-                    entry: entry, at: journal.end, size: size, commitRecord: commit.encoded(macKey: macKey),
+                    entry: entry, at: journal.end, size: size, commitRecord: encoded,
                     commitOffset: CommitRecord.offsets[slot])
                 draft.contents.journal = JournalPosition(
                     generation: commit.generation, end: Int(commit.journalEnd), chain: chain, newestSlot: slot,

@@ -15,7 +15,8 @@ extension SealedFileStore {
             if state.contents.journal == nil && headerUnchanged(state.contents.header, url: url) { return }
         }
         if let journal = state.contents.journal, let known = state.fingerprint,
-            let news = JournaledFile.catchUp(from: journal, inode: known, path: url.path, macKey: state.keys.macKey),
+            let news = JournaledFile.catchUp(
+                from: journal, header: state.contents.header, inode: known, path: url.path, macKey: state.keys.macKey),
             (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil
         {
             state.contents.journal = news.position

@@ -3,7 +3,7 @@
 ///
 ///     offset size field
 ///          0    8 magic "CRDVAULT"
-///          8    2 format major (1 or 2)   little-endian, like every integer here
+///          8    2 format major (1 to 4)   little-endian, like every integer here
 ///         10    2 format minor (0)
 ///         12   16 vault id (random)
 ///         28    1 key source (1 passphrase, 2 key file, 3 device key)
@@ -20,10 +20,12 @@
 /// MAC (formats 1 and 2) or the snapshot MAC (format 3), so no field can be changed undetected.
 struct VaultHeader: Equatable {
     static let magic: [UInt8] = Array("CRDVAULT".utf8)
-    /// New vaults are written in format 3; format 1 and 2 vaults are read and written in their
-    /// own format until their key is changed or rotated (the re-wrap binds the new major).
-    static let currentMajor: UInt16 = 3
-    static let supportedMajors: ClosedRange<UInt16> = 1...3
+    /// New vaults are written in format 4 (format 3 with padded records and slot-bound commit
+    /// records); format 1, 2 and 3 vaults are read and written in their own format until their
+    /// key is changed or rotated (the re-wrap binds the new major). Why a major and not 3.1:
+    /// a 3.0 reader must say "newer format, upgrade", not "tampered", for a file it cannot read.
+    static let currentMajor: UInt16 = 4
+    static let supportedMajors: ClosedRange<UInt16> = 1...4
     static let currentMinor: UInt16 = 0
     static let keyParametersSize = 64
     static let wrappedKeySize = Crypto.keyBytes + Crypto.sealOverhead
@@ -88,7 +90,7 @@ struct VaultHeader: Equatable {
         guard magic == Self.magic else { throw .corrupted("not a CredentialVault file") }
         guard let major = reader.u16(), let minor = reader.u16() else { throw .corrupted("truncated header") }
         guard supportedMajors.contains(major) else {
-            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x to 3.x); upgrade CredentialVault")
+            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x to 4.x); upgrade CredentialVault")
         }
         guard let id = reader.bytes(idSize), let sourceByte = reader.u8(), let kdfByte = reader.u8(),
             let reserved = reader.u16(), let ops = reader.u64(), let mem = reader.u64(),
