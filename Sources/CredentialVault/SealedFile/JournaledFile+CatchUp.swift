@@ -35,12 +35,12 @@ extension JournaledFile {
         {
             return CatchUp(entries: [], position: known, fingerprint: fingerprint)
         }
-        // Anything but two intact records one generation apart, the older one at or past the
-        // known state, goes to the whole-file read, which applies every rule.
+        // Anything but two intact records one generation apart goes to the whole-file read,
+        // which applies every rule (`CommitRules`).
         guard let first = decoded[0], let second = decoded[1], first.generation != second.generation else { return nil }
         let newestSlot = second.generation > first.generation ? 1 : 0
         let (newest, older) = newestSlot == 1 ? (second, first) : (first, second)
-        guard newest.generation - older.generation == 1, older.generation >= known.generation else { return nil }
+        guard newest.generation - older.generation == 1 else { return nil }
         if newest.generation == known.generation && newest.journalEnd == UInt64(known.end) {
             guard constantTimeEquals(newest.chain, known.chain) else { return nil }
             var position = known  // both commit records decoded: none is damaged (any more)
@@ -48,8 +48,11 @@ extension JournaledFile {
             position.otherSlotDamaged = false
             return CatchUp(entries: [], position: position, fingerprint: fingerprint)
         }
+        // New commits: the older record must lie on the walk from the known state (at it, or
+        // past it); one before it cannot be checked from here.
         guard newest.generation > known.generation, newest.journalEnd > UInt64(known.end),
-            older.journalEnd >= UInt64(known.end), newest.journalEnd - UInt64(known.end) <= UInt64(VaultFile.maxSize),
+            older.generation >= known.generation, older.journalEnd >= UInt64(known.end),
+            newest.journalEnd - UInt64(known.end) <= UInt64(VaultFile.maxSize),
             let appended = try? file.read(at: known.end, count: Int(newest.journalEnd) - known.end),
             appended.count == Int(newest.journalEnd) - known.end
         else { return nil }
