@@ -146,13 +146,14 @@ import Glibc
         #expect(try reopened.listKeys().count == 7)
     }
 
-    /// A torn commit record is repaired before anything else is appended, so at most one entry
-    /// past an intact commit record can be rolled forward: here the torn save's, not the one
-    /// after it that was killed before its commit.
-    @Test func onlyTheEntryOfATornCommitIsRolledForward() throws {
+    /// A torn commit record is repaired before anything else is appended, so exactly one entry
+    /// follows an intact record while the other is damaged: the torn save's. A second complete
+    /// entry after it (here c's, as if appended without that repair) is a state no crash
+    /// leaves: tampered, not rolled forward nor cut as residue.
+    @Test func aSecondEntryPastATornCommitIsTampered() throws {
         let (store, before, after) = try beforeAndAfterOneSave()
         let c = CredentialKey(service: "s", account: "c")
-        try store.save(Data("killed before its commit".utf8), for: c, options: .portable)
+        try store.save(Data("appended without a repair".utf8), for: c, options: .portable)
         let third = try TestVault.bytes(store.url)
         guard let slot = CommitRecord.offsets.first(where: { before[$0..<$0 + CommitRecord.size] != after[$0..<$0 + CommitRecord.size] }) else {
             Issue.record("no commit record changed")
@@ -161,6 +162,9 @@ import Glibc
         var crashed = after + third[after.count...]  // b committed, c appended but never committed
         for i in slot + 40..<slot + CommitRecord.size { crashed[i] = before[i] }  // and b's commit torn
         try TestVault.write(crashed, to: store.url)
+        #expect(throws: CredentialVaultError.tampered) { try self.open(store.url) }
+        // With b's commit intact, c's entry is the residue of one interrupted save: ignored.
+        try TestVault.write(after + third[after.count...], to: store.url)
         #expect(try everything(open(store.url)) == [a: Data("first".utf8), b: Data("second".utf8)])
     }
 

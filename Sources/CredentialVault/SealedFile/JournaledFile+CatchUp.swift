@@ -15,9 +15,10 @@ extension JournaledFile {
     /// is not simply `known` plus committed entries (another file was renamed in by a rewrite,
     /// a commit record is damaged, anything unexpected): then the caller reads the whole file,
     /// which also reports what is wrong. The caller checks that applying the entries gives
-    /// `position.recordCount` records.
+    /// `position.recordCount` records. `writing`: the caller is a writer under the lock.
     static func catchUp(
-        from known: JournalPosition, header: VaultHeader, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes
+        from known: JournalPosition, header: VaultHeader, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes,
+        writing: Bool = false
     ) -> CatchUp? {
         guard let file = try? InPlaceFile(path, writable: false), let fingerprint = try? file.fingerprint(),
             fingerprint.device == inode.device, fingerprint.inode == inode.inode
@@ -28,10 +29,14 @@ extension JournaledFile {
             let bound = CommitRecord.bindsSlot(header) ? slot : nil
             decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey, slot: bound) })
         }
-        // A damaged commit record the caller already knows of, with nothing committed since:
-        // unchanged (the next write repairs it), not a whole-file read on every call.
-        if known.otherSlotDamaged, let intact = decoded[known.newestSlot], decoded[1 - known.newestSlot] == nil,
-            intact.journalEnd <= UInt64(known.end), intact.generation <= known.generation
+        // A damaged commit record a reader already knows of, with nothing committed since:
+        // unchanged (the next write repairs it), not a whole-file read on every call. Exactly
+        // the intact record the known state rolled forward from: in 3.0 a record copied from the
+        // other slot is intact too, and must not pass for it. A writer never takes this
+        // shortcut: it reads the whole file, so that it never appends after a state that an
+        // edit made since would make another reader see differently (damage is rare).
+        if !writing, known.otherSlotDamaged, let intact = decoded[known.newestSlot], decoded[1 - known.newestSlot] == nil,
+            intact.journalEnd < UInt64(known.end), intact.generation &+ 1 == known.generation
         {
             return CatchUp(entries: [], position: known, fingerprint: fingerprint)
         }

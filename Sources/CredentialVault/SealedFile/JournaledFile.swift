@@ -126,6 +126,12 @@ enum JournaledFile {
             rolled = try entries(raw, from: &position, macKey: macKey, strict: false, atMost: 1)
             guard rolled.count == 1 else { throw .tampered }
         }
+        // Past that, at most the residue of one interrupted append, and only with both records
+        // intact (a writer repairs a damaged record before it appends). A complete entry more
+        // is a committed one whose commit record was put back to an older one: an undo.
+        var after = position
+        let residue = try entries(raw, from: &after, macKey: macKey, strict: false, atMost: 2)
+        guard residue.count <= (choice.otherDamaged ? 0 : 1) else { throw .tampered }
         return Contents(
             snapshot: snapshot, committed: committed, committedCount: newest.recordCount, rolledForward: rolled, position: position)
     }

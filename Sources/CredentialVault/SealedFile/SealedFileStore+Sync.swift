@@ -16,7 +16,8 @@ extension SealedFileStore {
         }
         if let journal = state.contents.journal, let known = state.fingerprint,
             let news = JournaledFile.catchUp(
-                from: journal, header: state.contents.header, inode: known, path: url.path, macKey: state.keys.macKey),
+                from: journal, header: state.contents.header, inode: known, path: url.path, macKey: state.keys.macKey,
+                writing: verify),
             (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil
         {
             state.contents.journal = news.position
