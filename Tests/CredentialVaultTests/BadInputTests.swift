@@ -148,15 +148,14 @@ import Testing
         #expect(openAndReadAll(newerMinor, at: url) != nil, "the minor version is authenticated too")
     }
 
-    /// Parameters above the strongest preset the project writes (`sensitive`: 4 passes, 1 GiB)
-    /// are refused before any derivation. (At 59df243 ops 16 was accepted: with 1 GiB, an edit
-    /// of one header byte made every unlock take 14-29 s.)
+    /// Parameters costing more than the strongest preset the project writes (`sensitive`: 4
+    /// passes over 1 GiB) are refused before any derivation. (At 59df243 ops 16 at 1 GiB was
+    /// accepted: an edit of one header byte made every unlock take 14-29 s.)
     @Test func absurdKDFParametersAreRefusedBeforeRunning() throws {
         let (url, bytes) = try smallVault()
         let sensitive = KDFParameters.sensitive
         for (offset, value) in [
-            (32, UInt64(1_000_000)), (40, UInt64(1) << 40), (40, 0), (32, 0), (32, 16), (32, sensitive.opsLimit + 1),
-            (40, sensitive.memLimitBytes + 1024),
+            (32, UInt64(1_000_000)), (40, UInt64(1) << 40), (40, 0), (32, 0), (32, 17), (40, sensitive.memLimitBytes + 1024),
         ] {
             var hostile = bytes
             withUnsafeBytes(of: value.littleEndian) { hostile.replaceSubrange(offset..<offset + 8, with: $0) }
@@ -169,8 +168,21 @@ import Testing
             #expect(message.contains("KDF"))
             #expect(ContinuousClock.now - start < .seconds(1), "refused without running the KDF")
         }
-        #expect(throws: CredentialVaultError.self) { try KDFParameters(opsLimit: 16, memLimitBytes: sensitive.memLimitBytes) }
+        // More passes than sensitive over its 1 GiB, in a header and from a caller: refused.
+        for ops in [sensitive.opsLimit + 1, 16] {
+            var hostile = bytes
+            withUnsafeBytes(of: ops.littleEndian) { hostile.replaceSubrange(32..<40, with: $0) }
+            withUnsafeBytes(of: sensitive.memLimitBytes.littleEndian) { hostile.replaceSubrange(40..<48, with: $0) }
+            let start = ContinuousClock.now
+            guard case .corrupted(let message) = openAndReadAll(hostile, at: url) else {
+                Issue.record("ops \(ops) at 1 GiB was not refused")
+                continue
+            }
+            #expect(message.contains("KDF") && ContinuousClock.now - start < .seconds(1))
+            #expect(throws: CredentialVaultError.self) { try KDFParameters(opsLimit: ops, memLimitBytes: sensitive.memLimitBytes) }
+        }
         #expect(try KDFParameters(opsLimit: sensitive.opsLimit, memLimitBytes: sensitive.memLimitBytes) == sensitive)
+        #expect(try KDFParameters(opsLimit: 16, memLimitBytes: 256 << 20).opsLimit == 16, "the same work, in more passes")
     }
 
     @Test func notAVaultAndEmptyFile() throws {
