@@ -95,7 +95,7 @@ import Testing
         let writer = try open(url, configuration)
         let stale = try open(url, configuration)
         try writer.save(Data("theirs".utf8), for: CredentialKey(service: "s", account: "theirs"), options: .portable)
-        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(url.path) }
+        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(FileLocation(path: url.path)) }
         try stale.save(Data("mine".utf8), for: CredentialKey(service: "s", account: "mine"), options: .portable)
         let fresh = try open(url, configuration)
         #expect(try fresh.load(CredentialKey(service: "s", account: "theirs")) == Data("theirs".utf8))

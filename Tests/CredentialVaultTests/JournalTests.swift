@@ -24,7 +24,7 @@ import Glibc
         return all
     }
 
-    private func inode(_ url: URL) -> UInt64? { AtomicFile.fingerprint(url.path)?.inode }
+    private func inode(_ url: URL) -> UInt64? { AtomicFile.fingerprint(FileLocation(path: url.path))?.inode }
 
     /// The file before and after one save of `b` (the vault already holds `a`).
     private func beforeAndAfterOneSave() throws -> (store: SealedFileStore, before: [UInt8], after: [UInt8]) {
@@ -169,7 +169,7 @@ import Glibc
         _ = try stale.load(a)
         try writer.save(Data("two".utf8), for: a, options: .portable)
         // Make `stale` believe nothing changed since it last read.
-        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(writer.url.path) }
+        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(FileLocation(path: writer.url.path)) }
         try stale.save(Data("mine".utf8), for: b, options: .portable)
         #expect(try everything(open(writer.url)) == [a: Data("two".utf8), b: Data("mine".utf8)])
     }

@@ -13,20 +13,27 @@ struct InPlaceFile: ~Copyable {
     let path: String
     private let fd: Int32
 
-    /// Opens the vault file for reading, or for reading and writing.
-    init(_ path: String, writable: Bool) throws(CredentialVaultError) {
-        self.path = path
-        fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
-        guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot open \(path)") }
+    /// Opens the vault file for reading, or for reading and writing, through its directory's
+    /// descriptor and checked like every private file (`PrivateFiles.open`, `Rules.vault`).
+    init(_ location: FileLocation, writable: Bool) throws(CredentialVaultError) {
+        path = location.path
+        guard let (fd, _) = try PrivateFiles.open(location, writable: writable, rules: .vault) else {
+            throw .io("the vault file \(location.path) was removed; restore it from a backup")
+        }
+        self.fd = fd
     }
 
     deinit { close(fd) }
 
     /// The fingerprint of the file this descriptor has open.
     func fingerprint() throws(CredentialVaultError) -> AtomicFile.Fingerprint {
+        AtomicFile.Fingerprint(try status())
+    }
+
+    private func status() throws(CredentialVaultError) -> stat {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw PrivateFiles.error(errno, "cannot inspect \(path)") }
-        return AtomicFile.Fingerprint(info)
+        return info
     }
 
     /// Reads `count` bytes at `offset`; fewer when the file ends first.
@@ -50,9 +57,13 @@ struct InPlaceFile: ~Copyable {
     /// that it reaches `end`: a writer appends only to the file whose commit records it just
     /// verified under the lock, and never cuts below a committed end. Returns the file's size.
     func check(expected: AtomicFile.Fingerprint, reaches end: Int) throws(CredentialVaultError) -> Int {
-        let current = try fingerprint()
+        let info = try status()
+        let current = AtomicFile.Fingerprint(info)
         guard current.device == expected.device, current.inode == expected.inode else {
             throw .io("\(path) was replaced while it was locked for writing; nothing was changed")
+        }
+        guard info.st_nlink == 1 else {
+            throw .invalidArgument("\(path) has \(info.st_nlink) hard links; a vault must have exactly one name; nothing was changed")
         }
         guard current.size >= Int64(end) else { throw .corrupted("truncated file: the journal ends before its last commit") }
         return Int(current.size)
@@ -111,4 +122,9 @@ struct InPlaceFile: ~Copyable {
         }
         return 0
     }
+}
+
+extension PrivateFiles.Rules {
+    /// A vault file: at most `VaultFile.maxSize` bytes, and a single name (one lock).
+    static let vault = PrivateFiles.Rules(limit: VaultFile.maxSize, singleName: true)
 }

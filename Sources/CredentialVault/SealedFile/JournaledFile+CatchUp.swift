@@ -16,8 +16,8 @@ extension JournaledFile {
     /// a commit record is damaged, anything unexpected): then the caller reads the whole file,
     /// which also reports what is wrong. The caller checks that applying the entries gives
     /// `position.recordCount` records.
-    static func catchUp(from known: JournalPosition, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes) -> CatchUp? {
-        guard let file = try? InPlaceFile(path, writable: false), let fingerprint = try? file.fingerprint(),
+    static func catchUp(from known: JournalPosition, inode: AtomicFile.Fingerprint, location: FileLocation, macKey: SecureBytes) -> CatchUp? {
+        guard let file = try? InPlaceFile(location, writable: false), let fingerprint = try? file.fingerprint(),
             fingerprint.device == inode.device, fingerprint.inode == inode.inode
         else { return nil }
         var decoded: [CommitRecord?] = []

@@ -20,8 +20,7 @@ enum KeyWrapping {
             else { throw .io("Argon2id could not allocate \(header.memLimitBytes >> 20) MiB") }
             return kek
         case (.keyFile(let url), .keyFile):
-            try PrivateFiles.checkPrivate(url.path, isDirectory: false)
-            guard var contents = try PrivateFiles.read(url.path, limit: keyFileSizes.upperBound) else {
+            guard var contents = try PrivateFiles.read(FileLocation(path: url.path), limit: keyFileSizes.upperBound) else {
                 throw .invalidArgument("the key file \(url.path) does not exist")
             }
             defer { wipe(&contents) }

@@ -8,26 +8,26 @@ extension SealedFileStore {
     /// the lock) never takes the fingerprint's word: a format-3 file's commit records are always
     /// checked (a writer must append after the committed end), a format-1 or -2 file's header
     /// generation too (inode numbers are reused by rewrites, and file times move in ticks).
-    static func refresh(_ state: inout State, url: URL, verify: Bool = false) throws(CredentialVaultError) {
-        let current = AtomicFile.fingerprint(url.path)
+    static func refresh(_ state: inout State, location: FileLocation, verify: Bool = false) throws(CredentialVaultError) {
+        let current = AtomicFile.fingerprint(location)
         if current != nil && current == state.fingerprint {
             if !verify { return }
-            if state.contents.journal == nil && headerUnchanged(state.contents.header, url: url) { return }
+            if state.contents.journal == nil && headerUnchanged(state.contents.header, location: location) { return }
         }
         if let journal = state.contents.journal, let known = state.fingerprint,
-            let news = JournaledFile.catchUp(from: journal, inode: known, path: url.path, macKey: state.keys.macKey),
+            let news = JournaledFile.catchUp(from: journal, inode: known, location: location, macKey: state.keys.macKey),
             (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil
         {
             state.contents.journal = news.position
             state.fingerprint = settled(news.fingerprint, journal: news.position)
             return
         }
-        guard let (bytes, fingerprint) = try PrivateFiles.readVersion(url.path, limit: VaultFile.maxSize) else {
-            throw .io("the vault file \(url.path) was removed; restore it from a backup")
+        guard let (bytes, fingerprint) = try PrivateFiles.readVersion(location, rules: .vault) else {
+            throw .io("the vault file \(location.path) was removed; restore it from a backup")
         }
         let header = try VaultFile.header(of: bytes)
         guard header.vaultID == state.contents.header.vaultID else {
-            throw .corrupted("\(url.path) was replaced by a different vault; open it again")
+            throw .corrupted("\(location.path) was replaced by a different vault; open it again")
         }
         do {
             state.contents = try VaultContents.decode(bytes: bytes, header: header, keys: state.keys)
@@ -40,8 +40,8 @@ extension SealedFileStore {
 
     /// Whether a format-1 or -2 file still carries the header `known` was read with: every write
     /// of those formats increments its generation (and a key change re-wraps the key).
-    private static func headerUnchanged(_ known: VaultHeader, url: URL) -> Bool {
-        guard let file = try? InPlaceFile(url.path, writable: false), let bytes = try? file.read(at: 0, count: VaultHeader.size),
+    private static func headerUnchanged(_ known: VaultHeader, location: FileLocation) -> Bool {
+        guard let file = try? InPlaceFile(location, writable: false), let bytes = try? file.read(at: 0, count: VaultHeader.size),
             let header = try? VaultHeader.decode(bytes: bytes)
         else { return false }
         return header.generation == known.generation && header.wrappedKey == known.wrappedKey && header.major == known.major
@@ -63,7 +63,7 @@ extension SealedFileStore {
     /// Reads the current state (re-reading the file if it changed).
     func read<R>(_ body: (inout State) throws(CredentialVaultError) -> R) throws(CredentialVaultError) -> R {
         try state.withLock { (s) throws(CredentialVaultError) -> R in
-            try Self.refresh(&s, url: url)
+            try Self.refresh(&s, location: location)
             return try body(&s)
         }
     }
@@ -78,11 +78,11 @@ extension SealedFileStore {
         _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
     ) throws(CredentialVaultError) -> R {
         let lock: VaultLock? =
-            HeldVaultLocks.paths.contains(lockPath) ? nil : try VaultLock.acquire(lockPath, timeout: configuration.lockTimeout)
+            HeldVaultLocks.paths.contains(lockID) ? nil : try VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
         defer { lock?.release() }
         let now = configuration.clock.now()
         return try state.withLock { (s) throws(CredentialVaultError) -> R in
-            try Self.refresh(&s, url: url, verify: true)
+            try Self.refresh(&s, location: location, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
             let before = (

@@ -21,7 +21,14 @@ public final class SealedFileStore: ExclusiveAccessStore {
 
     /// The vault file.
     public let url: URL
-    let lockPath: String
+    /// The vault file in its directory, opened and checked once: all file work goes through
+    /// that descriptor (`FileLocation`), never through `url` again.
+    let location: FileLocation
+    /// `<vault>.lock` beside it.
+    let lockLocation: FileLocation
+    /// Names the lock whatever path reached the directory (device and inode of the directory),
+    /// for `HeldVaultLocks`.
+    let lockID: String
     let configuration: SealedFileConfiguration
     let state: Mutex<State>
 
@@ -41,11 +48,13 @@ public final class SealedFileStore: ExclusiveAccessStore {
     }
 
     init(
-        url: URL, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,
+        url: URL, location: FileLocation, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,
         configuration: SealedFileConfiguration
     ) throws(CredentialVaultError) {
         self.url = url
-        lockPath = url.path + ".lock"
+        self.location = location
+        lockLocation = location.sibling(location.name + ".lock")
+        lockID = "\(location.directory?.identity ?? "")/\(lockLocation.name)"
         self.configuration = configuration
         state = Mutex(
             State(keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: nil))
@@ -69,13 +78,14 @@ public final class SealedFileStore: ExclusiveAccessStore {
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
-        try PrivateFiles.ensurePrivateDirectory(url.deletingLastPathComponent())
-        let lock = try VaultLock.acquire(url.path + ".lock", timeout: configuration.lockTimeout)
+        let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path)
+        let location = FileLocation(url.lastPathComponent, in: directory)
+        let lock = try VaultLock.acquire(location.sibling(location.name + ".lock"), timeout: configuration.lockTimeout)
         defer { lock.release() }
-        if FileManager.default.fileExists(atPath: url.path) {
+        if try location.status() != nil {
             throw .invalidArgument("a vault already exists at \(url.path)")
         }
-        AtomicFile.removeStaleTemporaries(of: url)  // of a create killed mid-write
+        AtomicFile.removeStaleTemporaries(of: location)  // of a create killed mid-write
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
         let header = try wrappedHeader(
             for: key, kdf: kdf, vaultID: Crypto.randomBytes(VaultHeader.idSize), dataKey: dataKey, generation: 0,
@@ -84,9 +94,9 @@ public final class SealedFileStore: ExclusiveAccessStore {
         var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
         let (bytes, journal) = contents.wholeFile(keys: keys)
         contents.journal = journal
-        try AtomicFile.write(bytes, to: url)
+        try AtomicFile.write(bytes, to: location)
         return try SealedFileStore(
-            url: url, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(url.path),
+            url: url, location: location, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(location),
             configuration: configuration)
     }
 
