@@ -63,7 +63,7 @@ import Testing
         if name != "device.cvault" {
             let elsewhere = try SealedFileStore.open(
                 at: folder.appendingPathComponent(name), key: key,
-                configuration: SealedFileConfiguration(device: DeviceIdentity(hostSecretURL: dir.path("other/host-secret"), machineID: "other")))
+                configuration: SealedFileConfiguration(device: TestVault.device(in: dir, name: "other")))
             #expect(try elsewhere.load(Self.expected[0].0) == Self.expected[0].1)
             #expect(throws: CredentialVaultError.deviceMismatch) { try elsewhere.load(Self.expected[1].0) }
         }

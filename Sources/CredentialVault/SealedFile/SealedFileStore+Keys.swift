@@ -15,9 +15,10 @@ extension SealedFileStore {
     public func changeKey(from current: VaultKey, to new: VaultKey, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
         try mutate { (s) throws(CredentialVaultError) in
             try verify(current, in: s)
+            let need = Self.hostSecretNeed(s.contents)
             s.contents.header = try Self.wrappedHeader(
                 for: new, kdf: kdf, vaultID: s.contents.header.vaultID, dataKey: s.keys.dataKey,
-                generation: s.contents.header.generation, configuration: configuration)
+                generation: s.contents.header.generation, configuration: configuration, hostSecretNeed: { need })
         }
     }
 

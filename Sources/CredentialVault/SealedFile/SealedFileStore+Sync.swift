@@ -119,11 +119,21 @@ extension SealedFileStore {
         }
     }
 
-    /// This machine's device record key for this vault, derived once and cached.
+    /// This machine's device record key for this vault, derived once and cached. A missing host
+    /// secret is made anew only when this vault has no device-only record and is not unlocked
+    /// with the device key (else it is an error saying what is lost, `HostSecret`).
     func deviceKey(_ s: inout State) throws(CredentialVaultError) -> SecureBytes {
         if let key = s.deviceKey { return key }
-        let key = try VaultKeys.deviceRecordKey(device: configuration.resolvedDevice(), vaultID: s.contents.header.vaultID)
+        let key = try VaultKeys.deviceRecordKey(
+            device: configuration.resolvedDevice(), vaultID: s.contents.header.vaultID, need: { Self.hostSecretNeed(s.contents) })
         s.deviceKey = key
         return key
+    }
+
+    /// What depends on this machine's host secret in `contents`, should it be missing.
+    static func hostSecretNeed(_ contents: VaultContents) -> HostSecret.Need {
+        if contents.header.keySource == .device { return .deviceKeyVault }
+        let deviceOnly = contents.records.values.reduce(0) { $0 + ($1.accessibility == .deviceOnly ? 1 : 0) }
+        return deviceOnly > 0 ? .deviceOnlyRecords(deviceOnly) : .none
     }
 }

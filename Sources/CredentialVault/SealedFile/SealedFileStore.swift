@@ -89,7 +89,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
         let header = try wrappedHeader(
             for: key, kdf: kdf, vaultID: Crypto.randomBytes(VaultHeader.idSize), dataKey: dataKey, generation: 0,
-            configuration: configuration)
+            configuration: configuration, hostSecretNeed: { .none })
         let keys = VaultKeys(dataKey: dataKey)
         var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
         let (bytes, journal) = contents.wholeFile(keys: keys)
@@ -105,8 +105,9 @@ public final class SealedFileStore: ExclusiveAccessStore {
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
+        let locked: LockedVault
         do {
-            return try open(at: url, key: key, configuration: configuration)
+            locked = try LockedVault(url: url)
         } catch .notAvailable {
             do {
                 return try create(at: url, key: key, kdf: kdf, configuration: configuration)
@@ -115,12 +116,16 @@ public final class SealedFileStore: ExclusiveAccessStore {
                 return try open(at: url, key: key, configuration: configuration)
             }
         }
+        // Only a missing file means "create": an error of the unlock (a missing host secret
+        // is `notAvailable` too) is the caller's to see.
+        return try locked.unlock(with: key, configuration: configuration)
     }
 
     /// A header for `key` with fresh salt, wrapping `dataKey`: one key derivation.
+    /// `hostSecretNeed` says what depends on the host secret, should a device key find none.
     static func wrappedHeader(
         for key: VaultKey, kdf: KDFParameters, vaultID: [UInt8], dataKey: SecureBytes, generation: UInt64,
-        configuration: SealedFileConfiguration
+        configuration: SealedFileConfiguration, hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> VaultHeader {
         let isPassphrase = if case .passphrase = key { true } else { false }
         let source: KeySource =
@@ -133,7 +138,8 @@ public final class SealedFileStore: ExclusiveAccessStore {
             vaultID: vaultID, keySource: source, kdf: isPassphrase ? .argon2id13 : .none,
             opsLimit: isPassphrase ? kdf.opsLimit : 0, memLimitBytes: isPassphrase ? kdf.memLimitBytes : 0,
             salt: Crypto.randomBytes(Crypto.saltBytes), wrappedKey: [], generation: generation, recordCount: 0)
-        let kek = try KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice)
+        let kek = try KeyWrapping.keyEncryptionKey(
+            key, header: header, device: configuration.resolvedDevice, hostSecretNeed: hostSecretNeed)
         header.wrappedKey = KeyWrapping.wrap(dataKey, kek: kek, header: header)
         return header
     }
