@@ -74,11 +74,22 @@ extension SealedFileStore {
     /// (`persist`), and only then adopt the draft. `changed` says from the result whether
     /// anything changed; with nothing to change or purge nothing is written. A failure leaves
     /// file and memory as they were.
+    ///
+    /// `waiting: false` (the purges on the read path: open, `load` of an expired record) tries
+    /// the lock once and throws `busy` at once when another holder has it: a reader never
+    /// waits for a writer.
     func mutate<R>(
-        _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
+        waiting: Bool = true, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
     ) throws(CredentialVaultError) -> R {
-        let lock: VaultLock? =
-            HeldVaultLocks.paths.contains(lockID) ? nil : try VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
+        let lock: VaultLock?
+        if HeldVaultLocks.paths.contains(lockID) {
+            lock = nil
+        } else if waiting {
+            lock = try VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
+        } else {
+            guard let held = try VaultLock.tryAcquire(lockLocation) else { throw .busy }
+            lock = held
+        }
         defer { lock?.release() }
         let now = configuration.clock.now()
         return try state.withLock { (s) throws(CredentialVaultError) -> R in

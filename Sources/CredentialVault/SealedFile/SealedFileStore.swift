@@ -58,10 +58,11 @@ public final class SealedFileStore: ExclusiveAccessStore {
         self.configuration = configuration
         state = Mutex(
             State(keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: nil))
-        // Expired ephemeral records are purged on open. Best effort: if the vault is busy or
-        // read-only they stay on disk, but they are never served.
+        // Expired ephemeral records are purged on open. Best effort, and without waiting for
+        // the lock (opening is a read): if the vault is locked, busy or read-only they stay on
+        // disk, but they are never served.
         if contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {
-            _ = try? mutate { _ in false }
+            _ = try? mutate(waiting: false) { _ in false }
         }
     }
 
