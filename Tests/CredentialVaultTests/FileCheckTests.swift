@@ -106,5 +106,9 @@ import Glibc
             #expect(message.contains(word))
         }
         _ = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        // The same rule for other secret files read by path (the CLI's passphrase files).
+        #expect(throws: CredentialVaultError.self) { try PrivateFiles.readPrivateFile(atPath: fifo.path, limit: 64) }
+        chmod(keyFile.path, 0o644)
+        #expect(throws: CredentialVaultError.self) { try PrivateFiles.readPrivateFile(atPath: keyFile.path, limit: 64) }
     }
 }

@@ -5,7 +5,7 @@ import Glibc
 /// POSIX file handling for secrets: files opened without following a link and checked with
 /// `fstat` before a byte is read, bounded reads, and errors that say what to do. Errors carry
 /// paths (not secret), never contents.
-enum PrivateFiles {
+package enum PrivateFiles {
     /// What `open` demands of a file beyond being a private regular file.
     struct Rules: Sendable {
         /// The largest size accepted.
@@ -98,6 +98,13 @@ enum PrivateFiles {
         case S_IFLNK: "a symbolic link"
         default: "not a regular file"
         }
+    }
+
+    /// Reads a whole private file named by its path (see `open`: not through a link, a regular
+    /// file of the user's, mode 0600, at most `limit` bytes); `nil` when it does not exist. The
+    /// rule key files follow, for other secret files (the command line's passphrase files).
+    package static func readPrivateFile(atPath path: String, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
+        try read(FileLocation(path: path), limit: limit)
     }
 
     /// Reads a whole private file (see `open`) of at most `limit` bytes; `nil` when it does not exist.

@@ -34,5 +34,5 @@ public struct SealedFileConfiguration: Sendable {
 /// Locks are named by `SealedFileStore.lockID` (the directory's device and inode and the lock
 /// file's name), so two paths to one directory name one lock.
 enum HeldVaultLocks {
-    @TaskLocal static var paths: Set<String> = []
+    @TaskLocal static var ids: Set<String> = []
 }

@@ -62,10 +62,10 @@ extension SealedFileStore {
     /// bounded wait), and this store's own calls inside `body` do not re-lock. Reads inside
     /// `body` see every write made before the lock was taken.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        if HeldVaultLocks.paths.contains(lockID) { return try await body() }
+        if HeldVaultLocks.ids.contains(lockID) { return try await body() }
         let lock = try await VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
         defer { lock.release() }
-        return try await HeldVaultLocks.$paths.withValue(HeldVaultLocks.paths.union([lockID])) {
+        return try await HeldVaultLocks.$ids.withValue(HeldVaultLocks.ids.union([lockID])) {
             try await body()
         }
     }

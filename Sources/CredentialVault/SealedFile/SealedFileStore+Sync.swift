@@ -82,7 +82,7 @@ extension SealedFileStore {
         waiting: Bool = true, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
     ) throws(CredentialVaultError) -> R {
         let lock: VaultLock?
-        if HeldVaultLocks.paths.contains(lockID) {
+        if HeldVaultLocks.ids.contains(lockID) {
             lock = nil
         } else if waiting {
             lock = try VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
