@@ -27,13 +27,9 @@ struct InPlaceFile: ~Copyable {
 
     /// The fingerprint of the file this descriptor has open.
     func fingerprint() throws(CredentialVaultError) -> AtomicFile.Fingerprint {
-        AtomicFile.Fingerprint(try status())
-    }
-
-    private func status() throws(CredentialVaultError) -> stat {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw PrivateFiles.error(errno, "cannot inspect \(path)") }
-        return info
+        return AtomicFile.Fingerprint(info)
     }
 
     /// Reads `count` bytes at `offset`; fewer when the file ends first.
@@ -57,13 +53,9 @@ struct InPlaceFile: ~Copyable {
     /// that it reaches `end`: a writer appends only to the file whose commit records it just
     /// verified under the lock, and never cuts below a committed end. Returns the file's size.
     func check(expected: AtomicFile.Fingerprint, reaches end: Int) throws(CredentialVaultError) -> Int {
-        let info = try status()
-        let current = AtomicFile.Fingerprint(info)
+        let current = try fingerprint()
         guard current.device == expected.device, current.inode == expected.inode else {
             throw .io("\(path) was replaced while it was locked for writing; nothing was changed")
-        }
-        guard info.st_nlink == 1 else {
-            throw .invalidArgument("\(path) has \(info.st_nlink) hard links; a vault must have exactly one name; nothing was changed")
         }
         guard current.size >= Int64(end) else { throw .corrupted("truncated file: the journal ends before its last commit") }
         return Int(current.size)

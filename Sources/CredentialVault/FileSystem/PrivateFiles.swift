@@ -67,9 +67,14 @@ package enum PrivateFiles {
         }
         try checkOwnerAndMode(info, path: path, isDirectory: false)
         guard Int(info.st_size) <= rules.limit else { throw .corrupted("\(path) is larger than \(rules.limit) bytes") }
-        if rules.singleName && info.st_nlink != 1 {
+        if rules.singleName { try checkSingleName(info, path: path) }
+    }
+
+    /// Refuses a vault with more than one hard link: each name would get a lock file of its own.
+    private static func checkSingleName(_ info: stat, path: String) throws(CredentialVaultError) {
+        guard info.st_nlink == 1 else {
             throw .invalidArgument(
-                "\(path) has \(info.st_nlink) hard links; a vault must have exactly one name (two names would get two locks): remove the other links (find / -xdev -samefile \(path))")
+                "\(path) has \(info.st_nlink) hard links; a vault must have exactly one name (two names would get two locks): remove the other links (find / -xdev -samefile \(path)); nothing was changed")
         }
     }
 
@@ -81,7 +86,7 @@ package enum PrivateFiles {
             let length = readlinkat(location.directoryFD, location.name, &target, target.count - 1)
             let to = length > 0 ? " to \(String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))" : ""
             return .invalidArgument(
-                "\(location.path) is a symbolic link\(to); links are not followed (a vault reached by two names would get two locks): give the real path")
+                "\(location.path) is a symbolic link\(to); links are not followed: give the real path")
         case EISDIR: return .invalidArgument("\(location.path) is a directory, not a regular file")
         case ENXIO, EOPNOTSUPP: return .invalidArgument("\(location.path) is not a regular file")
         default: return error(code, "cannot open \(location.path)")
