@@ -63,7 +63,7 @@ import Testing
         if name != "device.cvault" {
             let elsewhere = try SealedFileStore.open(
                 at: folder.appendingPathComponent(name), key: key,
-                configuration: SealedFileConfiguration(device: DeviceIdentity(hostSecretURL: dir.path("other/host-secret"), machineID: "other")))
+                configuration: SealedFileConfiguration(device: TestVault.device(in: dir, name: "other")))
             #expect(try elsewhere.load(Self.expected[0].0) == Self.expected[0].1)
             #expect(throws: CredentialVaultError.deviceMismatch) { try elsewhere.load(Self.expected[1].0) }
         }
@@ -109,7 +109,7 @@ import Testing
         let writer = try open(url, configuration)
         let stale = try open(url, configuration)
         try writer.save(Data("theirs".utf8), for: CredentialKey(service: "s", account: "theirs"), options: .portable)
-        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(url.path) }
+        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(FileLocation(path: url.path)) }
         try stale.save(Data("mine".utf8), for: CredentialKey(service: "s", account: "mine"), options: .portable)
         let fresh = try open(url, configuration)
         #expect(try fresh.load(CredentialKey(service: "s", account: "theirs")) == Data("theirs".utf8))

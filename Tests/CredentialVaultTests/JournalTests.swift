@@ -24,7 +24,7 @@ import Glibc
         return all
     }
 
-    private func inode(_ url: URL) -> UInt64? { AtomicFile.fingerprint(url.path)?.inode }
+    private func inode(_ url: URL) -> UInt64? { AtomicFile.fingerprint(FileLocation(path: url.path))?.inode }
 
     /// The file before and after one save of `b` (the vault already holds `a`).
     private func beforeAndAfterOneSave() throws -> (store: SealedFileStore, before: [UInt8], after: [UInt8]) {
@@ -178,8 +178,35 @@ import Glibc
         _ = try stale.load(a)
         try writer.save(Data("two".utf8), for: a, options: .portable)
         // Make `stale` believe nothing changed since it last read.
-        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(writer.url.path) }
+        stale.state.withLock { $0.fingerprint = AtomicFile.fingerprint(FileLocation(path: writer.url.path)) }
         try stale.save(Data("mine".utf8), for: b, options: .portable)
         #expect(try everything(open(writer.url)) == [a: Data("two".utf8), b: Data("mine".utf8)])
+    }
+
+    /// A reader without the lock copies the file page by page: here it got commit record 0
+    /// before two saves and commit record 1 and the journal after them, which the reader rules
+    /// reject. It reads the file again and decodes what it finds then, instead of reporting
+    /// `tampered`; a file that is damaged and stays so is still reported.
+    @Test func aLockFreeReadAcrossTwoCommitsIsReadAgain() throws {
+        let writer = try TestVault.create(dir)
+        try writer.save(Data("1".utf8), for: a, options: .portable)
+        if writer.state.withLock({ $0.contents.journal?.newestSlot }) == 0 { try writer.save(Data("2".utf8), for: a, options: .portable) }
+        let head = try TestVault.bytes(writer.url).prefix(CommitRecord.offsets[1])
+        try writer.save(Data("3".utf8), for: a, options: .portable)
+        try writer.save(Data("4".utf8), for: a, options: .portable)
+        let tail = try TestVault.bytes(writer.url).suffix(from: CommitRecord.offsets[1])
+        let seen = Array(head) + Array(tail)
+        let (header, keys, location) = writer.state.withLock { ($0.contents.header, $0.keys, writer.location) }
+        #expect(throws: CredentialVaultError.tampered) { try VaultContents.decode(bytes: seen, header: header, keys: keys) }
+        let fingerprint = try #require(AtomicFile.fingerprint(location))
+        let (contents, _) = try VaultContents.decodeUnlocked(bytes: seen, fingerprint: fingerprint, header: header, keys: keys, location: location)
+        #expect(contents.journal == writer.state.withLock { $0.contents.journal })
+        // Damaged on disk (a commit record copied over the other, then the newer flipped): stays tampered.
+        var damaged = try TestVault.bytes(writer.url)
+        for slot in 0..<2 { damaged[CommitRecord.offsets[slot] + 7] ^= 1 }
+        try TestVault.write(damaged, to: writer.url)
+        #expect(throws: CredentialVaultError.tampered) {
+            try VaultContents.decodeUnlocked(bytes: damaged, fingerprint: fingerprint, header: header, keys: keys, location: location)
+        }
     }
 }

@@ -8,7 +8,8 @@ import Foundation
 /// alone does not help on a machine with another machine id. Tests inject an identity to play
 /// "another machine".
 public struct DeviceIdentity: Sendable, Hashable {
-    /// The file holding the 32-byte host secret; created (0600, in a 0700 directory) on first use.
+    /// The file holding the 32-byte host secret; created (0600, in a 0700 directory) on first use,
+    /// never again once a credential depends on it.
     public var hostSecretURL: URL
     /// The machine id (`/etc/machine-id`).
     public var machineID: String
@@ -40,9 +41,11 @@ public struct DeviceIdentity: Sendable, Hashable {
     }
 
     /// The device master key: BLAKE2b keyed with the host secret over a label and the machine id.
-    /// Creates the host secret on first use.
-    func masterKey() throws(CredentialVaultError) -> SecureBytes {
-        let secret = try HostSecret.loadOrCreate(at: hostSecretURL)
+    /// Creates the host secret on first use, but only when `need()` says that nothing depends on
+    /// an older one: a missing secret that device-only records or a device-key vault need is an
+    /// error saying so (`HostSecret`).
+    func masterKey(need: () -> HostSecret.Need) throws(CredentialVaultError) -> SecureBytes {
+        let secret = try HostSecret.loadOrCreate(at: hostSecretURL, need: need)
         var message = Array("CredentialVault device key v1\u{0}".utf8)
         message.append(contentsOf: machineID.utf8)
         return message.withUnsafeBytes { Crypto.keyedHashKey(key: secret, [$0]) }

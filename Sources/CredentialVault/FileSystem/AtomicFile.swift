@@ -5,47 +5,67 @@ import Glibc
 #endif
 
 /// Durable, atomic replacement of a file: write a uniquely named temp file (0600) in the same
-/// directory, fsync it, rename it over the target, fsync the directory. A reader sees the old
-/// or the new file, never a mix; after a crash the file is the old or the new one, and once this
-/// returns the new one survives power loss.
+/// directory, fsync it, rename it over the target, fsync the directory, every step through the
+/// directory's descriptor (`FileLocation`). A reader sees the old or the new file, never a mix;
+/// after a crash the file is the old or the new one, and once this returns the new one
+/// survives power loss. A rename never replaces a symbolic link or a file with other hard
+/// links (that would leave the link's target, or the other name, with the old content).
 enum AtomicFile {
-    static func write(_ bytes: [UInt8], to url: URL) throws(CredentialVaultError) {
-        let directory = url.deletingLastPathComponent().path
+    /// Writes `bytes` as the new content of `location` (a new file, or one replacing a regular
+    /// file with a single name; anything else is refused and left as it was).
+    static func write(_ bytes: [UInt8], to location: FileLocation) throws(CredentialVaultError) {
+        let directory = location.directoryFD
         let suffix = Crypto.randomBytes(8).map { String(format: "%02x", $0) }.joined()
-        let temp = "\(directory)/\(temporaryPrefix(of: url))\(getpid())-\(suffix)"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let temp = "\(temporaryPrefix(of: location.name))\(getpid())-\(suffix)"
+        let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         // Messages name the file the caller knows, not the temp file.
-        guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write a new version of \(url.path) in \(directory)") }
+        let place = location.directory?.path ?? "its directory"
+        guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write a new version of \(location.path) in \(place)") }
         var closed = false
         do throws(CredentialVaultError) {
-            try writeAll(fd, bytes, what: "cannot write \(url.path)")
-            guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(url.path)") }
+            try writeAll(fd, bytes, what: "cannot write \(location.path)")
+            guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
             closed = true
-            guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(url.path)") }
-            guard rename(temp, url.path) == 0 else { throw PrivateFiles.error(errno, "cannot replace \(url.path)") }
+            guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
+            try checkReplaceable(location)
+            guard renameat(directory, temp, directory, location.name) == 0 else {
+                throw PrivateFiles.error(errno, "cannot replace \(location.path)")
+            }
         } catch {
             if !closed { close(fd) }
-            unlink(temp)
+            unlinkat(directory, temp, 0)
             throw error
         }
-        try syncDirectory(directory)
+        guard let parent = location.directory else { return }
+        try parent.sync()
     }
 
-    /// The prefix of the temp files `write` makes for `url`.
-    static func temporaryPrefix(of url: URL) -> String { ".\(url.lastPathComponent).tmp-" }
+    /// What a rename may replace: nothing, or a regular file with a single name.
+    private static func checkReplaceable(_ location: FileLocation) throws(CredentialVaultError) {
+        guard let info = try location.status() else { return }
+        if info.st_mode & S_IFMT == S_IFLNK {
+            throw .invalidArgument("\(location.path) was replaced by a symbolic link; it was not overwritten (nothing was changed)")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
+            throw .invalidArgument(
+                "\(location.path) is no longer a regular file with a single name; it was not overwritten (nothing was changed)")
+        }
+    }
 
-    /// Removes temp files that writers of `url` killed mid-write left behind (SIGKILL, power
-    /// loss): they hold only ciphertext, but would pile up. Only call this while holding the
-    /// lock that every writer of `url` holds: then no temp file can belong to a live write.
-    /// Returns how many were removed.
+    /// The prefix of the temp files `write` makes for the file `name`.
+    static func temporaryPrefix(of name: String) -> String { ".\(name).tmp-" }
+
+    /// Removes temp files that writers of `location` killed mid-write left behind (SIGKILL,
+    /// power loss): they hold only ciphertext, but would pile up. Only call this while holding
+    /// the lock that every writer of `location` holds: then no temp file can belong to a live
+    /// write. Returns how many were removed.
     @discardableResult
-    static func removeStaleTemporaries(of url: URL) -> Int {
-        let directory = url.deletingLastPathComponent().path
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
-        let prefix = temporaryPrefix(of: url)
+    static func removeStaleTemporaries(of location: FileLocation) -> Int {
+        guard let directory = location.directory else { return 0 }
+        let prefix = temporaryPrefix(of: location.name)
         var removed = 0
-        for name in names where name.hasPrefix(prefix) && isTemporarySuffix(name.dropFirst(prefix.count)) {
-            if unlink("\(directory)/\(name)") == 0 { removed += 1 }
+        for name in directory.names() where name.hasPrefix(prefix) && isTemporarySuffix(name.dropFirst(prefix.count)) {
+            if unlinkat(directory.fd, name, 0) == 0 { removed += 1 }
         }
         return removed
     }
@@ -56,14 +76,6 @@ enum AtomicFile {
         let parts = suffix.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }), parts[1].count == 16 else { return false }
         return parts[1].allSatisfy { $0.isASCII && $0.isHexDigit }
-    }
-
-    /// fsync on the directory makes the rename itself durable.
-    static func syncDirectory(_ directory: String) throws(CredentialVaultError) {
-        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dfd >= 0 else { throw PrivateFiles.error(errno, "cannot open \(directory)") }
-        defer { close(dfd) }
-        guard fsync(dfd) == 0 else { throw PrivateFiles.error(errno, "cannot flush \(directory)") }
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8], what: String) throws(CredentialVaultError) {
@@ -102,10 +114,8 @@ enum AtomicFile {
         }
     }
 
-    /// The file's fingerprint, or `nil` when it does not exist.
-    static func fingerprint(_ path: String) -> Fingerprint? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Fingerprint(info)
+    /// The fingerprint of what has the name (a link is not followed), or `nil` when nothing has.
+    static func fingerprint(_ location: FileLocation) -> Fingerprint? {
+        (try? location.status())?.map(Fingerprint.init)
     }
 }

@@ -13,11 +13,14 @@ struct InPlaceFile: ~Copyable {
     let path: String
     private let fd: Int32
 
-    /// Opens the vault file for reading, or for reading and writing.
-    init(_ path: String, writable: Bool) throws(CredentialVaultError) {
-        self.path = path
-        fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
-        guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot open \(path)") }
+    /// Opens the vault file for reading, or for reading and writing, through its directory's
+    /// descriptor and checked like every private file (`PrivateFiles.open`, `Rules.vault`).
+    init(_ location: FileLocation, writable: Bool) throws(CredentialVaultError) {
+        path = location.path
+        guard let (fd, _) = try PrivateFiles.open(location, writable: writable, rules: .vault) else {
+            throw .io("the vault file \(location.path) was removed; restore it from a backup")
+        }
+        self.fd = fd
     }
 
     deinit { close(fd) }
@@ -111,4 +114,9 @@ struct InPlaceFile: ~Copyable {
         }
         return 0
     }
+}
+
+extension PrivateFiles.Rules {
+    /// A vault file: at most `VaultFile.maxSize` bytes, and a single name (one lock).
+    static let vault = PrivateFiles.Rules(limit: VaultFile.maxSize, singleName: true)
 }

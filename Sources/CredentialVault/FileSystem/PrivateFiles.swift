@@ -1,45 +1,25 @@
-import Foundation
-
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// POSIX file handling for secrets: private directories (0700) and files (0600), bounded reads,
-/// and errors that say what to do. Errors carry paths (not secret), never contents.
-enum PrivateFiles {
-    /// Creates `directory` (and missing parents) with mode 0700, then checks that it is private.
-    static func ensurePrivateDirectory(_ directory: URL) throws(CredentialVaultError) {
-        let path = directory.path
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            let parent = directory.deletingLastPathComponent()
-            if parent.path != path { try ensureDirectoryExists(parent) }
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                throw error(errno, "cannot create the directory \(path)")
-            }
-        }
-        try checkPrivate(path, isDirectory: true)
+/// POSIX file handling for secrets: files opened without following a link and checked with
+/// `fstat` before a byte is read, bounded reads, and errors that say what to do. Errors carry
+/// paths (not secret), never contents.
+package enum PrivateFiles {
+    /// What `open` demands of a file beyond being a private regular file.
+    struct Rules: Sendable {
+        /// The largest size accepted.
+        var limit: Int
+        /// Exactly one hard link: a vault reached by two names would get two locks.
+        var singleName = false
     }
 
-    /// Parents of the vault directory: created 0700 when missing, not checked (they may be shared, like /var/lib).
-    private static func ensureDirectoryExists(_ directory: URL) throws(CredentialVaultError) {
-        let path = directory.path
-        if FileManager.default.fileExists(atPath: path) { return }
-        let parent = directory.deletingLastPathComponent()
-        if parent.path != path { try ensureDirectoryExists(parent) }
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw error(errno, "cannot create the directory \(path)")
-        }
-    }
-
-    /// Refuses a file or directory that other users can access or that belongs to someone else:
+    /// Refuses a file or directory that belongs to someone else or that other users can access:
     /// a vault in a world-readable place leaks at least its size and timing, and a writable
     /// one can be swapped under us.
-    static func checkPrivate(_ path: String, isDirectory: Bool) throws(CredentialVaultError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw error(errno, "cannot inspect \(path)") }
+    static func checkOwnerAndMode(_ info: stat, path: String, isDirectory: Bool) throws(CredentialVaultError) {
         if info.st_uid != geteuid() {
-            throw .permissionDenied("\(path) belongs to another user; the vault must be owned by the user who opens it")
+            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it")
         }
         let mode = info.st_mode & 0o777
         if mode & 0o077 != 0 {
@@ -49,31 +29,106 @@ enum PrivateFiles {
         }
     }
 
-    /// Reads a whole file of at most `limit` bytes; `nil` when it does not exist.
-    static func read(_ path: String, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
-        try readVersion(path, limit: limit)?.bytes
+    /// The one way a private file is opened (vault, lock file, key file, host secret): without
+    /// following a symbolic link and without blocking (a FIFO would hang a read), then checked
+    /// with `fstat` on the descriptor before anything is read: a regular file, the user's, mode
+    /// 0600 or stricter, at most `rules.limit` bytes, one name when `rules.singleName`. Returns
+    /// the descriptor (the caller closes it) and what `fstat` said, or `nil` when there is no
+    /// such file (and `create` is not set). Every refusal takes milliseconds and reads nothing.
+    static func open(
+        _ location: FileLocation, writable: Bool = false, create: Bool = false, rules: Rules
+    ) throws(CredentialVaultError) -> (fd: Int32, info: stat)? {
+        var flags = (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC
+        if create { flags |= O_CREAT }
+        let fd = openat(location.directoryFD, location.name, flags, 0o600)
+        if fd < 0 {
+            let code = errno
+            if code == ENOENT && !create { return nil }
+            throw openError(code, location)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw error(code, "cannot inspect \(location.path)")
+        }
+        do throws(CredentialVaultError) {
+            try check(info, location.path, rules: rules)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return (fd, info)
     }
 
-    /// Reads a whole file and the fingerprint of the very version read (fstat of the same
-    /// descriptor, so a concurrent rename cannot pair old bytes with a new fingerprint). Reads
-    /// to the end of the file, not to the size fstat saw: bytes appended meanwhile (a format-3
-    /// journal entry) are read too, so a commit record read along the way never names bytes
-    /// beyond what was read. The fingerprint is the one from before reading: if the file
-    /// changes meanwhile, the next comparison sees a difference.
-    static func readVersion(_ path: String, limit: Int) throws(CredentialVaultError)
+    private static func check(_ info: stat, _ path: String, rules: Rules) throws(CredentialVaultError) {
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .invalidArgument("\(path) is \(kind(info.st_mode)), not a regular file; nothing was read from it")
+        }
+        try checkOwnerAndMode(info, path: path, isDirectory: false)
+        guard Int(info.st_size) <= rules.limit else { throw .corrupted("\(path) is larger than \(rules.limit) bytes") }
+        if rules.singleName { try checkSingleName(info, path: path) }
+    }
+
+    /// Refuses a vault with more than one hard link: each name would get a lock file of its own.
+    private static func checkSingleName(_ info: stat, path: String) throws(CredentialVaultError) {
+        guard info.st_nlink == 1 else {
+            throw .invalidArgument(
+                "\(path) has \(info.st_nlink) hard links; a vault must have exactly one name (two names would get two locks): remove the other links (find / -xdev -samefile \(path)); nothing was changed")
+        }
+    }
+
+    /// The error for a failed `open` of `location`, naming what is there when it is not a file.
+    private static func openError(_ code: Int32, _ location: FileLocation) -> CredentialVaultError {
+        switch code {
+        case ELOOP:
+            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlinkat(location.directoryFD, location.name, &target, target.count - 1)
+            let to = length > 0 ? " to \(String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))" : ""
+            return .invalidArgument(
+                "\(location.path) is a symbolic link\(to); links are not followed: give the real path")
+        case EISDIR: return .invalidArgument("\(location.path) is a directory, not a regular file")
+        case ENXIO, EOPNOTSUPP: return .invalidArgument("\(location.path) is not a regular file")
+        default: return error(code, "cannot open \(location.path)")
+        }
+    }
+
+    private static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "not a regular file"
+        }
+    }
+
+    /// Reads a whole private file named by its path (see `open`: not through a link, a regular
+    /// file of the user's, mode 0600, at most `limit` bytes); `nil` when it does not exist. The
+    /// rule key files follow, for other secret files (the command line's passphrase files).
+    package static func readPrivateFile(atPath path: String, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
+        try read(FileLocation(path: path), limit: limit)
+    }
+
+    /// Reads a whole private file (see `open`) of at most `limit` bytes; `nil` when it does not exist.
+    static func read(_ location: FileLocation, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
+        try readVersion(location, rules: Rules(limit: limit))?.bytes
+    }
+
+    /// Reads a whole private file (see `open`) and the fingerprint of the very version read
+    /// (fstat of the same descriptor, so a concurrent rename cannot pair old bytes with a new
+    /// fingerprint). Reads to the end of the file, not to the size fstat saw: bytes appended
+    /// meanwhile (a format-3 journal entry) are read too, so a commit record read along the way
+    /// never names bytes beyond what was read. The fingerprint is the one from before reading:
+    /// if the file changes meanwhile, the next comparison sees a difference.
+    static func readVersion(_ location: FileLocation, rules: Rules) throws(CredentialVaultError)
         -> (bytes: [UInt8], fingerprint: AtomicFile.Fingerprint)?
     {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw error(errno, "cannot open \(path)")
-        }
+        guard let (fd, info) = try open(location, rules: rules) else { return nil }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw error(errno, "cannot inspect \(path)") }
-        guard Int(info.st_size) <= limit else {
-            throw .corrupted("\(path) is larger than \(limit) bytes")
-        }
+        let path = location.path, limit = rules.limit
         // One byte more than the size seen, so that reaching the end needs no second buffer.
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var done = 0

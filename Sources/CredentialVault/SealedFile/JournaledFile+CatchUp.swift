@@ -17,10 +17,10 @@ extension JournaledFile {
     /// which also reports what is wrong. The caller checks that applying the entries gives
     /// `position.recordCount` records. `writing`: the caller is a writer under the lock.
     static func catchUp(
-        from known: JournalPosition, header: VaultHeader, inode: AtomicFile.Fingerprint, path: String, macKey: SecureBytes,
-        writing: Bool = false
+        from known: JournalPosition, header: VaultHeader, inode: AtomicFile.Fingerprint, location: FileLocation,
+        macKey: SecureBytes, writing: Bool = false
     ) -> CatchUp? {
-        guard let file = try? InPlaceFile(path, writable: false), let fingerprint = try? file.fingerprint(),
+        guard let file = try? InPlaceFile(location, writable: false), let fingerprint = try? file.fingerprint(),
             fingerprint.device == inode.device, fingerprint.inode == inode.inode
         else { return nil }
         var decoded: [CommitRecord?] = []

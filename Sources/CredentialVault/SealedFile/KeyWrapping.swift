@@ -9,8 +9,11 @@ enum KeyWrapping {
 
     /// Derives the KEK for `key` with the header's source, KDF parameters and salt: exactly one
     /// Argon2id run for a passphrase, a BLAKE2b hash for a key file or the device key.
+    /// `hostSecretNeed` says what depends on the host secret if it is missing (by default: this
+    /// device-key vault, so a missing one is an error, not a new secret).
     static func keyEncryptionKey(
-        _ key: VaultKey, header: VaultHeader, device: () throws(CredentialVaultError) -> DeviceIdentity
+        _ key: VaultKey, header: VaultHeader, device: () throws(CredentialVaultError) -> DeviceIdentity,
+        hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> SecureBytes {
         switch (key, header.keySource) {
         case (.passphrase(let passphrase), .passphrase):
@@ -20,8 +23,7 @@ enum KeyWrapping {
             else { throw .io("Argon2id could not allocate \(header.memLimitBytes >> 20) MiB") }
             return kek
         case (.keyFile(let url), .keyFile):
-            try PrivateFiles.checkPrivate(url.path, isDirectory: false)
-            guard var contents = try PrivateFiles.read(url.path, limit: keyFileSizes.upperBound) else {
+            guard var contents = try PrivateFiles.read(FileLocation(path: url.path), limit: keyFileSizes.upperBound) else {
                 throw .invalidArgument("the key file \(url.path) does not exist")
             }
             defer { wipe(&contents) }
@@ -33,7 +35,7 @@ enum KeyWrapping {
                 header.salt.withUnsafeBytes { s in contents.withUnsafeBytes { c in Crypto.keyedHashKey(key: nil, [l, s, c]) } }
             }
         case (.device, .device):
-            let master = try device().masterKey()
+            let master = try device().masterKey(need: hostSecretNeed)
             let base = Crypto.subkey(of: master, id: 1, context: "CVDEVKEK")
             return header.salt.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
         default:
@@ -77,9 +79,11 @@ struct VaultKeys: Sendable {
         macKey = Crypto.subkey(of: dataKey, id: 2, context: "CVFILMAC")
     }
 
-    /// The device-only record key of one vault on this machine.
-    static func deviceRecordKey(device: DeviceIdentity, vaultID: [UInt8]) throws(CredentialVaultError) -> SecureBytes {
-        let master = try device.masterKey()
+    /// The device-only record key of one vault on this machine (`need`: see `DeviceIdentity.masterKey`).
+    static func deviceRecordKey(
+        device: DeviceIdentity, vaultID: [UInt8], need: () -> HostSecret.Need
+    ) throws(CredentialVaultError) -> SecureBytes {
+        let master = try device.masterKey(need: need)
         let base = Crypto.subkey(of: master, id: 2, context: "CVDEVREC")
         return vaultID.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
     }

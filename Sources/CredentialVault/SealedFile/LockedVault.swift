@@ -16,22 +16,26 @@ public struct LockedVault: Sendable {
     let header: VaultHeader
     let bytes: [UInt8]
     let fingerprint: AtomicFile.Fingerprint
+    /// The vault file, in its directory opened and checked once: every later read and write of
+    /// the unlocked store goes through that directory's descriptor.
+    let location: FileLocation
 
     /// Reads the vault at `url`. Throws `notAvailable` when there is no file, `permissionDenied`
-    /// when it or its directory is accessible by others, `corrupted`/`unsupported` for a file
-    /// that is not a vault this library can read.
+    /// when it or its directory is accessible by others or belongs to another user,
+    /// `invalidArgument` for a symbolic link, a file with several hard links or something that is
+    /// not a regular file (a FIFO, a directory, a device), `corrupted`/`unsupported` for a file
+    /// that is not a vault this library can read or is larger than 1 GiB. Every check is made
+    /// on the opened descriptor before a byte is read.
     public init(url: URL) throws(CredentialVaultError) {
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        guard let directory = try PrivateDirectory.open(url.deletingLastPathComponent().path),
+            let (bytes, fingerprint) = try PrivateFiles.readVersion(FileLocation(url.lastPathComponent, in: directory), rules: .vault)
+        else {
             throw .notAvailable("no vault at \(url.path); create one first (credvault init or store)")
         }
-        try PrivateFiles.checkPrivate(url.deletingLastPathComponent().path, isDirectory: true)
-        guard let (bytes, fingerprint) = try PrivateFiles.readVersion(url.path, limit: VaultFile.maxSize) else {
-            throw .notAvailable("no vault at \(url.path); create one first (credvault init)")
-        }
-        try PrivateFiles.checkPrivate(url.path, isDirectory: false)
         self.url = url
         self.bytes = bytes
         self.fingerprint = fingerprint
+        location = FileLocation(url.lastPathComponent, in: directory)
         header = try VaultFile.header(of: bytes)
         keySource = header.keySource
         kdf = header.kdf == .argon2id13 ? try? KDFParameters(opsLimit: header.opsLimit, memLimitBytes: header.memLimitBytes) : nil
@@ -46,8 +50,9 @@ public struct LockedVault: Sendable {
     ) throws(CredentialVaultError) -> SealedFileStore {
         let kek = try KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice)
         let keys = VaultKeys(dataKey: try KeyWrapping.unwrap(header: header, kek: kek))
-        let contents = try VaultContents.decode(bytes: bytes, header: header, keys: keys)
+        let (contents, fingerprint) = try VaultContents.decodeUnlocked(
+            bytes: bytes, fingerprint: fingerprint, header: header, keys: keys, location: location)
         return try SealedFileStore(
-            url: url, keys: keys, contents: contents, fingerprint: fingerprint, configuration: configuration)
+            url: url, location: location, keys: keys, contents: contents, fingerprint: fingerprint, configuration: configuration)
     }
 }

@@ -27,8 +27,8 @@ extension SealedFileStore {
         }
         guard let (entry, keys, vaultID) = found else { return nil }
         if entry.isExpired(at: configuration.clock.now()) {
-            // Purge it, unless it was replaced in the meantime.
-            _ = try? mutate { s in
+            // Purge it, unless it was replaced in the meantime; never waiting for the lock.
+            _ = try? mutate(waiting: false) { s in
                 if s.contents.records[key]?.sealed.id == entry.sealed.id { s.contents.records[key] = nil }
             }
             throw .expired

@@ -15,9 +15,10 @@ extension SealedFileStore {
     public func changeKey(from current: VaultKey, to new: VaultKey, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
         try mutate { (s) throws(CredentialVaultError) in
             try verify(current, in: s)
+            let need = Self.hostSecretNeed(s.contents)
             s.contents.header = try Self.wrappedHeader(
                 for: new, kdf: kdf, vaultID: s.contents.header.vaultID, dataKey: s.keys.dataKey,
-                generation: s.contents.header.generation, configuration: configuration)
+                generation: s.contents.header.generation, configuration: configuration, hostSecretNeed: { need })
         }
     }
 
@@ -61,10 +62,10 @@ extension SealedFileStore {
     /// bounded wait), and this store's own calls inside `body` do not re-lock. Reads inside
     /// `body` see every write made before the lock was taken.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        if HeldVaultLocks.paths.contains(lockPath) { return try await body() }
-        let lock = try await VaultLock.acquire(lockPath, timeout: configuration.lockTimeout)
+        if HeldVaultLocks.ids.contains(lockID) { return try await body() }
+        let lock = try await VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
         defer { lock.release() }
-        return try await HeldVaultLocks.$paths.withValue(HeldVaultLocks.paths.union([lockPath])) {
+        return try await HeldVaultLocks.$ids.withValue(HeldVaultLocks.ids.union([lockID])) {
             try await body()
         }
     }

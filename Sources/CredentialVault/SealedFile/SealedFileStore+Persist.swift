@@ -27,7 +27,7 @@ extension SealedFileStore {
             let (entry, chain) = JournalEntry.encode(ops, after: journal.chain, macKey: macKey)
             let limit = max(journal.snapshotEnd, Self.minimumJournalLimit)
             if journal.journalBytes + entry.count <= limit, journal.end + entry.count <= VaultFile.maxSize {
-                let file = try InPlaceFile(url.path, writable: true)
+                let file = try InPlaceFile(location, writable: true)
                 let size = try file.check(expected: known, reaches: journal.end)
                 let bindsSlot = CommitRecord.bindsSlot(contents.header)
                 var journal = journal
@@ -77,9 +77,9 @@ extension SealedFileStore {
         }
         // Under the lock no other write is in progress: temp files left now are a dead
         // writer's, and go before they pile up.
-        AtomicFile.removeStaleTemporaries(of: url)
-        try AtomicFile.write(bytes, to: url)
+        AtomicFile.removeStaleTemporaries(of: location)
+        try AtomicFile.write(bytes, to: location)
         draft.contents.journal = journal
-        draft.fingerprint = AtomicFile.fingerprint(url.path)
+        draft.fingerprint = AtomicFile.fingerprint(location)
     }
 }

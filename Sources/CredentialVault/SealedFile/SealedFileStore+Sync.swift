@@ -8,15 +8,15 @@ extension SealedFileStore {
     /// the lock) never takes the fingerprint's word: a format-3 file's commit records are always
     /// checked (a writer must append after the committed end), a format-1 or -2 file's header
     /// generation too (inode numbers are reused by rewrites, and file times move in ticks).
-    static func refresh(_ state: inout State, url: URL, verify: Bool = false) throws(CredentialVaultError) {
-        let current = AtomicFile.fingerprint(url.path)
+    static func refresh(_ state: inout State, location: FileLocation, verify: Bool = false) throws(CredentialVaultError) {
+        let current = AtomicFile.fingerprint(location)
         if current != nil && current == state.fingerprint {
             if !verify { return }
-            if state.contents.journal == nil && headerUnchanged(state.contents.header, url: url) { return }
+            if state.contents.journal == nil && headerUnchanged(state.contents.header, location: location) { return }
         }
         if let journal = state.contents.journal, let known = state.fingerprint,
             let news = JournaledFile.catchUp(
-                from: journal, header: state.contents.header, inode: known, path: url.path, macKey: state.keys.macKey,
+                from: journal, header: state.contents.header, inode: known, location: location, macKey: state.keys.macKey,
                 writing: verify),
             (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil
         {
@@ -24,26 +24,31 @@ extension SealedFileStore {
             state.fingerprint = settled(news.fingerprint, journal: news.position)
             return
         }
-        guard let (bytes, fingerprint) = try PrivateFiles.readVersion(url.path, limit: VaultFile.maxSize) else {
-            throw .io("the vault file \(url.path) was removed; restore it from a backup")
+        guard let (bytes, fingerprint) = try PrivateFiles.readVersion(location, rules: .vault) else {
+            throw .io("the vault file \(location.path) was removed; restore it from a backup")
         }
         let header = try VaultFile.header(of: bytes)
         guard header.vaultID == state.contents.header.vaultID else {
-            throw .corrupted("\(url.path) was replaced by a different vault; open it again")
+            throw .corrupted("\(location.path) was replaced by a different vault; open it again")
         }
         do {
-            state.contents = try VaultContents.decode(bytes: bytes, header: header, keys: state.keys)
+            // Under the lock (`verify`) the file is stable; without it, a verdict is re-read first.
+            let (contents, read) =
+                verify
+                ? (try VaultContents.decode(bytes: bytes, header: header, keys: state.keys), fingerprint)
+                : try VaultContents.decodeUnlocked(bytes: bytes, fingerprint: fingerprint, header: header, keys: state.keys, location: location)
+            state.contents = contents
+            state.fingerprint = settled(read, journal: contents.journal)
         } catch .tampered where header.wrappedKey != state.contents.header.wrappedKey {
             // Another process rotated the data key: our key no longer opens the file.
             throw .locked
         }
-        state.fingerprint = settled(fingerprint, journal: state.contents.journal)
     }
 
     /// Whether a format-1 or -2 file still carries the header `known` was read with: every write
     /// of those formats increments its generation (and a key change re-wraps the key).
-    private static func headerUnchanged(_ known: VaultHeader, url: URL) -> Bool {
-        guard let file = try? InPlaceFile(url.path, writable: false), let bytes = try? file.read(at: 0, count: VaultHeader.size),
+    private static func headerUnchanged(_ known: VaultHeader, location: FileLocation) -> Bool {
+        guard let file = try? InPlaceFile(location, writable: false), let bytes = try? file.read(at: 0, count: VaultHeader.size),
             let header = try? VaultHeader.decode(bytes: bytes)
         else { return false }
         return header.generation == known.generation && header.wrappedKey == known.wrappedKey && header.major == known.major
@@ -65,7 +70,7 @@ extension SealedFileStore {
     /// Reads the current state (re-reading the file if it changed).
     func read<R>(_ body: (inout State) throws(CredentialVaultError) -> R) throws(CredentialVaultError) -> R {
         try state.withLock { (s) throws(CredentialVaultError) -> R in
-            try Self.refresh(&s, url: url)
+            try Self.refresh(&s, location: location)
             return try body(&s)
         }
     }
@@ -76,15 +81,26 @@ extension SealedFileStore {
     /// (`persist`), and only then adopt the draft. `changed` says from the result whether
     /// anything changed; with nothing to change or purge nothing is written. A failure leaves
     /// file and memory as they were.
+    ///
+    /// `waiting: false` (the purges on the read path: open, `load` of an expired record) tries
+    /// the lock once and throws `busy` at once when another holder has it: a reader never
+    /// waits for a writer.
     func mutate<R>(
-        _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
+        waiting: Bool = true, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
     ) throws(CredentialVaultError) -> R {
-        let lock: VaultLock? =
-            HeldVaultLocks.paths.contains(lockPath) ? nil : try VaultLock.acquire(lockPath, timeout: configuration.lockTimeout)
+        let lock: VaultLock?
+        if HeldVaultLocks.ids.contains(lockID) {
+            lock = nil
+        } else if waiting {
+            lock = try VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
+        } else {
+            guard let held = try VaultLock.tryAcquire(lockLocation) else { throw .busy }
+            lock = held
+        }
         defer { lock?.release() }
         let now = configuration.clock.now()
         return try state.withLock { (s) throws(CredentialVaultError) -> R in
-            try Self.refresh(&s, url: url, verify: true)
+            try Self.refresh(&s, location: location, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
             let before = (
@@ -121,11 +137,21 @@ extension SealedFileStore {
         }
     }
 
-    /// This machine's device record key for this vault, derived once and cached.
+    /// This machine's device record key for this vault, derived once and cached. A missing host
+    /// secret is made anew only when this vault has no device-only record and is not unlocked
+    /// with the device key (else it is an error saying what is lost, `HostSecret`).
     func deviceKey(_ s: inout State) throws(CredentialVaultError) -> SecureBytes {
         if let key = s.deviceKey { return key }
-        let key = try VaultKeys.deviceRecordKey(device: configuration.resolvedDevice(), vaultID: s.contents.header.vaultID)
+        let key = try VaultKeys.deviceRecordKey(
+            device: configuration.resolvedDevice(), vaultID: s.contents.header.vaultID, need: { Self.hostSecretNeed(s.contents) })
         s.deviceKey = key
         return key
+    }
+
+    /// What depends on this machine's host secret in `contents`, should it be missing.
+    static func hostSecretNeed(_ contents: VaultContents) -> HostSecret.Need {
+        if contents.header.keySource == .device { return .deviceKeyVault }
+        let deviceOnly = contents.records.values.reduce(0) { $0 + ($1.accessibility == .deviceOnly ? 1 : 0) }
+        return deviceOnly > 0 ? .deviceOnlyRecords(deviceOnly) : .none
     }
 }

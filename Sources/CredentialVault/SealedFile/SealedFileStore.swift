@@ -21,7 +21,14 @@ public final class SealedFileStore: ExclusiveAccessStore {
 
     /// The vault file.
     public let url: URL
-    let lockPath: String
+    /// The vault file in its directory, opened and checked once: all file work goes through
+    /// that descriptor (`FileLocation`), never through `url` again.
+    let location: FileLocation
+    /// `<vault>.lock` beside it.
+    let lockLocation: FileLocation
+    /// Names the lock whatever path reached the directory (device and inode of the directory),
+    /// for `HeldVaultLocks`.
+    let lockID: String
     let configuration: SealedFileConfiguration
     let state: Mutex<State>
 
@@ -41,18 +48,21 @@ public final class SealedFileStore: ExclusiveAccessStore {
     }
 
     init(
-        url: URL, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,
+        url: URL, location: FileLocation, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,
         configuration: SealedFileConfiguration
     ) throws(CredentialVaultError) {
         self.url = url
-        lockPath = url.path + ".lock"
+        self.location = location
+        lockLocation = location.sibling(location.name + ".lock")
+        lockID = "\(location.directory?.identity ?? "")/\(lockLocation.name)"
         self.configuration = configuration
         state = Mutex(
             State(keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: nil))
-        // Expired ephemeral records are purged on open. Best effort: if the vault is busy or
-        // read-only they stay on disk, but they are never served.
+        // Expired ephemeral records are purged on open. Best effort, and without waiting for
+        // the lock (opening is a read): if the vault is locked, busy or read-only they stay on
+        // disk, but they are never served.
         if contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {
-            _ = try? mutate { _ in false }
+            _ = try? mutate(waiting: false) { _ in false }
         }
     }
 
@@ -69,24 +79,25 @@ public final class SealedFileStore: ExclusiveAccessStore {
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
-        try PrivateFiles.ensurePrivateDirectory(url.deletingLastPathComponent())
-        let lock = try VaultLock.acquire(url.path + ".lock", timeout: configuration.lockTimeout)
+        let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path)
+        let location = FileLocation(url.lastPathComponent, in: directory)
+        let lock = try VaultLock.acquire(location.sibling(location.name + ".lock"), timeout: configuration.lockTimeout)
         defer { lock.release() }
-        if FileManager.default.fileExists(atPath: url.path) {
+        if try location.status() != nil {
             throw .invalidArgument("a vault already exists at \(url.path)")
         }
-        AtomicFile.removeStaleTemporaries(of: url)  // of a create killed mid-write
+        AtomicFile.removeStaleTemporaries(of: location)  // of a create killed mid-write
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
         let header = try wrappedHeader(
             for: key, kdf: kdf, vaultID: Crypto.randomBytes(VaultHeader.idSize), dataKey: dataKey, generation: 0,
-            configuration: configuration)
+            configuration: configuration, hostSecretNeed: { .none })
         let keys = VaultKeys(dataKey: dataKey)
         var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
         let (bytes, journal) = contents.wholeFile(keys: keys)
         contents.journal = journal
-        try AtomicFile.write(bytes, to: url)
+        try AtomicFile.write(bytes, to: location)
         return try SealedFileStore(
-            url: url, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(url.path),
+            url: url, location: location, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(location),
             configuration: configuration)
     }
 
@@ -95,8 +106,9 @@ public final class SealedFileStore: ExclusiveAccessStore {
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
+        let locked: LockedVault
         do {
-            return try open(at: url, key: key, configuration: configuration)
+            locked = try LockedVault(url: url)
         } catch .notAvailable {
             do {
                 return try create(at: url, key: key, kdf: kdf, configuration: configuration)
@@ -105,12 +117,16 @@ public final class SealedFileStore: ExclusiveAccessStore {
                 return try open(at: url, key: key, configuration: configuration)
             }
         }
+        // Only a missing file means "create": an error of the unlock (a missing host secret
+        // is `notAvailable` too) is the caller's to see.
+        return try locked.unlock(with: key, configuration: configuration)
     }
 
     /// A header for `key` with fresh salt, wrapping `dataKey`: one key derivation.
+    /// `hostSecretNeed` says what depends on the host secret, should a device key find none.
     static func wrappedHeader(
         for key: VaultKey, kdf: KDFParameters, vaultID: [UInt8], dataKey: SecureBytes, generation: UInt64,
-        configuration: SealedFileConfiguration
+        configuration: SealedFileConfiguration, hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> VaultHeader {
         let isPassphrase = if case .passphrase = key { true } else { false }
         let source: KeySource =
@@ -123,7 +139,8 @@ public final class SealedFileStore: ExclusiveAccessStore {
             vaultID: vaultID, keySource: source, kdf: isPassphrase ? .argon2id13 : .none,
             opsLimit: isPassphrase ? kdf.opsLimit : 0, memLimitBytes: isPassphrase ? kdf.memLimitBytes : 0,
             salt: Crypto.randomBytes(Crypto.saltBytes), wrappedKey: [], generation: generation, recordCount: 0)
-        let kek = try KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice)
+        let kek = try KeyWrapping.keyEncryptionKey(
+            key, header: header, device: configuration.resolvedDevice, hostSecretNeed: hostSecretNeed)
         header.wrappedKey = KeyWrapping.wrap(dataKey, kek: kek, header: header)
         return header
     }

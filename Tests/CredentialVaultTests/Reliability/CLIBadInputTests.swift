@@ -104,6 +104,8 @@ import Testing
         // A device-key vault read with another host secret: another machine.
         let device = dir.path("d/v.cvault").path
         #expect(try credvault(["store", "s", "a", "--vault", device], stdin: Data("x".utf8)).status == 0)
+        // (The other machine has a host secret of its own, made by its own use of the device key.)
+        #expect(try credvault(["store", "s", "a", "--vault", dir.path("o/v.cvault").path], stdin: Data("y".utf8), state: "other-machine").status == 0)
         try expect(["lookup", "s", "a", "--vault", device], exit: 6, saying: "another machine", state: "other-machine")
     }
 }

@@ -29,8 +29,15 @@ enum TestVault {
     static let passphrase = "correct horse battery staple"
 
     /// A device identity with its own host secret, playing "this machine" or "another machine".
+    /// Another machine has a host secret of its own already (as any machine that ever stored a
+    /// device-only credential): a machine without one is told apart (`HostSecret`).
     static func device(in dir: TempDirectory, name: String = "this-machine") -> DeviceIdentity {
-        DeviceIdentity(hostSecretURL: dir.path("\(name)/host-secret"), machineID: "machine-\(name)")
+        let url = dir.path("\(name)/host-secret")
+        if name != "this-machine" && !FileManager.default.fileExists(atPath: url.path) {
+            mkdir(url.deletingLastPathComponent().path, 0o700)
+            _ = FileManager.default.createFile(atPath: url.path, contents: Data(Crypto.randomBytes(32)), attributes: [.posixPermissions: 0o600])
+        }
+        return DeviceIdentity(hostSecretURL: url, machineID: "machine-\(name)")
     }
 
     static func configuration(

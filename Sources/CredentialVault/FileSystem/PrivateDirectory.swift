@@ -1,0 +1,86 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A directory opened once and checked with `fstat` on that descriptor (a directory, the
+/// user's, mode 0700 or stricter). Files in it are then opened, renamed and made durable through
+/// the descriptor (`FileLocation`), never by path again: renaming the directory away and putting
+/// another in its place afterwards cannot redirect a write to the impostor. The path may pass
+/// through symbolic links (it is resolved once, here); what is checked is the directory reached.
+final class PrivateDirectory: Sendable {
+    /// The path it was opened by, for messages.
+    let path: String
+    let fd: Int32
+    /// Device and inode: the same for every path that reaches this directory.
+    let identity: String
+
+    private init(path: String, fd: Int32, info: stat) {
+        self.path = path
+        self.fd = fd
+        identity = "\(info.st_dev):\(info.st_ino)"
+    }
+
+    deinit { close(fd) }
+
+    /// Opens and checks an existing directory; `nil` when there is none at `path`.
+    static func open(_ path: String) throws(CredentialVaultError) -> PrivateDirectory? {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            if errno == ENOTDIR { throw .invalidArgument("\(path) is not a directory") }
+            throw PrivateFiles.error(errno, "cannot open the directory \(path)")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let code = errno
+            close(fd)
+            throw PrivateFiles.error(code, "cannot inspect \(path)")
+        }
+        do throws(CredentialVaultError) {
+            try PrivateFiles.checkOwnerAndMode(info, path: path, isDirectory: true)
+        } catch {
+            close(fd)
+            throw error
+        }
+        return PrivateDirectory(path: path, fd: fd, info: info)
+    }
+
+    /// Creates the directory (mode 0700, and missing parents 0700 too; existing parents are not
+    /// checked, they may be shared like /var/lib) unless it exists, then opens and checks it.
+    static func create(_ path: String) throws(CredentialVaultError) -> PrivateDirectory {
+        try makeDirectories(path)
+        guard let directory = try open(path) else { throw .io("cannot create the directory \(path)") }
+        return directory
+    }
+
+    private static func makeDirectories(_ path: String) throws(CredentialVaultError) {
+        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
+            throw PrivateFiles.error(errno, "cannot create the directory \(path)")
+        }
+        try makeDirectories(String(path[..<slash]))
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw PrivateFiles.error(errno, "cannot create the directory \(path)") }
+    }
+
+    /// fsync of the directory: makes the renames and creations in it durable.
+    func sync() throws(CredentialVaultError) {
+        guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot flush \(path)") }
+    }
+
+    /// The names of the directory's entries (`.` and `..` left out); empty when it cannot be read.
+    func names() -> [String] {
+        // A descriptor of its own: reading entries moves the offset of the open file description.
+        let listing = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard listing >= 0, let stream = fdopendir(listing) else {
+            if listing >= 0 { close(listing) }
+            return []
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A vault's directory is opened and checked once, and every later file operation goes through
+/// that descriptor (issue 11, finding 6): a directory renamed away and replaced by an impostor
+/// holding a copy of the vault never receives the write, and the vault in use gets it.
+@Suite final class DirectorySwapTests {
+    let dir = TempDirectory()
+
+    enum Write: String, CaseIterable {
+        case changeKey, rotate, save, compaction
+    }
+
+    @Test(arguments: Write.allCases)
+    func aSwappedDirectoryNeverReceivesTheWrite(write: Write) throws {
+        let store = try TestVault.create(dir)
+        let key = CredentialKey(service: "s", account: "a")
+        try store.save(Data("before".utf8), for: key, options: .portable)
+        let original = store.url.deletingLastPathComponent()
+        let movedAway = dir.path("moved-away")
+        // The swap: the directory renamed away, an impostor with a copy of the vault in its place.
+        #expect(rename(original.path, movedAway.path) == 0)
+        #expect(mkdir(original.path, 0o700) == 0)
+        let copy = try TestVault.bytes(movedAway.appendingPathComponent(store.url.lastPathComponent))
+        try TestVault.write(copy, to: store.url)
+
+        var passphrase = TestVault.passphrase
+        switch write {
+        case .changeKey:
+            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new passphrase"), kdf: TestVault.kdf)
+            passphrase = "new passphrase"
+        case .rotate:
+            try store.rotateDataKey(key: .passphrase(TestVault.passphrase))
+        case .save:
+            try store.save(Data("after".utf8), for: key, options: .portable)
+        case .compaction:
+            // Enough appends for the journal to outgrow its snapshot: a whole-file rewrite.
+            let value = Data(repeating: 0x41, count: 8 << 10)
+            for i in 0..<12 { try store.save(value, for: CredentialKey(service: "big", account: "\(i)"), options: .portable) }
+        }
+        #expect(try TestVault.bytes(store.url) == copy, "the impostor's copy is untouched")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: original.path)
+        #expect(entries == [store.url.lastPathComponent], "no temp or lock file in the impostor: \(entries)")
+        // The vault in use, wherever its directory went, has the write.
+        let inUse = try SealedFileStore.open(
+            at: movedAway.appendingPathComponent(store.url.lastPathComponent), key: .passphrase(passphrase),
+            configuration: TestVault.configuration(dir))
+        if write == .save { #expect(try inUse.load(key) == Data("after".utf8)) }
+        if write == .compaction { #expect(try inUse.listKeys(service: "big").count == 12) }
+        #expect(try store.load(key) != nil)
+    }
+}

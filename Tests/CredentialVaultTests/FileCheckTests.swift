@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files are checked before they are used (issue 11, finding 7): what sits at the vault's or the
+/// key file's path is opened without following a link and without blocking, and `fstat` on that
+/// descriptor must show a private regular file of the user's under the size limit before a byte
+/// is read. Anything else is a typed error within milliseconds: never a hang, never a gigabyte.
+@Suite final class FileCheckTests {
+    let dir = TempDirectory()
+
+    /// Where a vault would be, in a private directory.
+    private func vaultPath() -> URL {
+        let url = dir.path("vault/v.cvault")
+        mkdir(url.deletingLastPathComponent().path, 0o700)
+        return url
+    }
+
+    /// Opens `url` as a vault on a thread of its own; the error it got, within 1 s.
+    private func openError(_ url: URL, unblock: @escaping @Sendable () -> Void = {}) -> CredentialVaultError? {
+        let start = ContinuousClock.now
+        let outcome = withinDeadline(.seconds(2), "opening \(url.lastPathComponent)", unblock: unblock) { () -> CredentialVaultError? in
+            do throws(CredentialVaultError) {
+                _ = try LockedVault(url: url)
+                return nil
+            } catch { return error }
+        }
+        #expect(ContinuousClock.now - start < .seconds(1), "refused in milliseconds")
+        return outcome ?? nil
+    }
+
+    @Test func aFIFOAtTheVaultPathIsRefusedAtOnce() throws {
+        let url = vaultPath()
+        #expect(mkfifo(url.path, 0o600) == 0)
+        // On a timeout, the writer end releases a blocked reader.
+        let path = url.path
+        let error = openError(url) {
+            let fd = open(path, O_WRONLY | O_NONBLOCK)
+            if fd >= 0 { close(fd) }
+        }
+        guard case .invalidArgument(let message) = error else {
+            Issue.record("expected invalidArgument for a FIFO, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains(url.path) && message.contains("FIFO"))
+    }
+
+    @Test func aSymbolicLinkToDevZeroIsRefusedWithoutReading() throws {
+        let url = vaultPath()
+        #expect(symlink("/dev/zero", url.path) == 0)
+        let error = openError(url)
+        guard case .invalidArgument(let message) = error else {
+            Issue.record("expected invalidArgument for a link to /dev/zero, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("symbolic link") && message.contains("/dev/zero"))
+    }
+
+    @Test func aDirectoryAtTheVaultPathIsRefused() throws {
+        let url = vaultPath()
+        #expect(mkdir(url.path, 0o700) == 0)
+        let error = openError(url)
+        guard case .invalidArgument(let message) = error else {
+            Issue.record("expected invalidArgument for a directory, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("directory"))
+    }
+
+    @Test func aHugeSparseFileIsRefusedBeforeReading() throws {
+        let url = vaultPath()
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        #expect(fd >= 0 && ftruncate(fd, off_t(VaultFile.maxSize) * 2) == 0)
+        close(fd)
+        let error = openError(url)
+        #expect(error == .corrupted("\(url.path) is larger than \(VaultFile.maxSize) bytes"))
+    }
+
+    /// The key file goes through the same check: a FIFO or a link is refused, never read.
+    @Test func aKeyFileThatIsAFIFOOrALinkIsRefused() throws {
+        let keyFile = try TestVault.keyFile(dir)
+        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let fifo = dir.path("fifo-key"), link = dir.path("link-key")
+        #expect(mkfifo(fifo.path, 0o600) == 0 && symlink(keyFile.path, link.path) == 0)
+        let configuration = TestVault.configuration(dir), vault = store.url
+        for (candidate, word) in [(fifo, "FIFO"), (link, "symbolic link")] {
+            let path = candidate.path
+            let error = withinDeadline(.seconds(2), "unlocking with \(candidate.lastPathComponent)", unblock: {
+                let fd = open(path, O_WRONLY | O_NONBLOCK)
+                if fd >= 0 { close(fd) }
+            }) { () -> CredentialVaultError? in
+                do throws(CredentialVaultError) {
+                    _ = try SealedFileStore.open(at: vault, key: .keyFile(candidate), configuration: configuration)
+                    return nil
+                } catch { return error }
+            }
+            guard case .invalidArgument(let message)? = error else {
+                Issue.record("expected invalidArgument for a key file that is a \(word), got \(String(describing: error))")
+                continue
+            }
+            #expect(message.contains(word))
+        }
+        _ = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        // The same rule for other secret files read by path (the CLI's passphrase files).
+        #expect(throws: CredentialVaultError.self) { try PrivateFiles.readPrivateFile(atPath: fifo.path, limit: 64) }
+        chmod(keyFile.path, 0o644)
+        #expect(throws: CredentialVaultError.self) { try PrivateFiles.readPrivateFile(atPath: keyFile.path, limit: 64) }
+    }
+}
