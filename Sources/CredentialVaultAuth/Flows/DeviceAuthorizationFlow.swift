@@ -21,17 +21,16 @@ extension OIDCClient {
         }
         let decoded: DeviceAuthorizationResponse
         do { decoded = try JSONDecoder().decode(DeviceAuthorizationResponse.self, from: response.body) } catch {
-            throw .invalidResponse("the device authorization response is not the expected JSON")
+            throw (error as? AuthError) ?? .invalidResponse("the device authorization response is not the expected JSON")
         }
         guard let page = (decoded.verificationURI ?? decoded.verificationURL).flatMap(URL.init(string:)) else {
             throw .invalidResponse("the device authorization response has no verification URI")
         }
-        let interval = Duration.seconds(fractional: max(decoded.interval ?? 5, 1))
         logger.info("device", "device authorization started; waiting for the user at \(Redactor.describe(page))")
         return DeviceAuthorization(
             userCode: decoded.userCode, verificationURI: page,
             verificationURIComplete: decoded.verificationURIComplete.flatMap(URL.init(string:)),
-            expiresAt: clock.now().addingTimeInterval(decoded.expiresIn), interval: interval,
+            expiresAt: clock.now().addingTimeInterval(decoded.expiresIn), interval: decoded.interval,
             deviceCode: decoded.deviceCode)
     }
 
@@ -74,12 +73,12 @@ extension OIDCClient {
                 transientFailures = 0
                 logger.trace("device", "authorization pending")
             } catch .providerError(let code, _) where code == "slow_down" {
-                interval += .seconds(5)
+                interval = min(interval + .seconds(5), .seconds(ServerNumber.deviceIntervalRange.upperBound))
                 logger.debug("device", "slow_down: polling every \(interval)")
             } catch let error where error.isTransient {
                 transientFailures += 1
                 guard transientFailures <= 5 else { throw error }
-                interval = min(interval * 2, .seconds(60))
+                interval = max(interval, min(interval * 2, .seconds(60)))
                 logger.warning("device", "polling failed (\(error)); next poll in \(interval)")
             }
         }

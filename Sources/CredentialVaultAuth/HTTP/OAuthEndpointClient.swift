@@ -70,7 +70,7 @@ struct OAuthEndpointClient: Sendable {
     static func failure(_ response: HTTPResponse, grant: String?, confidential: Bool, bare400IsInvalidGrant: Bool) -> AuthError {
         let status = response.status
         if status == 429 {
-            return .rateLimited(retryAfterSeconds: response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+            return .rateLimited(retryAfterSeconds: ServerNumber.retryAfter(response.headers["retry-after"]))
         }
         if status >= 500 { return .serverUnavailable(status: status) }
         if let body = OAuthErrorBody.parse(response.body) {

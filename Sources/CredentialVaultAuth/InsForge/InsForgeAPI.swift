@@ -75,7 +75,7 @@ struct InsForgeAPI: Sendable {
         let text = (body.message ?? "").lowercased()
         switch response.status {
         case 429:
-            let after = response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            let after = ServerNumber.retryAfter(response.headers["retry-after"])
             return .rateLimited(retryAfterSeconds: after, body)
         case 409:
             return .emailAlreadyExists(body)
