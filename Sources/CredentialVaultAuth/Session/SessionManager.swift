@@ -18,14 +18,14 @@ public actor SessionManager {
         public var proactiveRefresh: Bool
         /// Revoke the tokens at the provider on sign-out (default `true`).
         public var revokeOnSignOut: Bool
-        /// The background refresh never runs more often than this (default 5 s), whatever
+        /// The background refresh never runs more often than this (default 2 s), whatever
         /// lifetime the provider gives its tokens.
         public var minimumRefreshInterval: Duration
 
         /// Creates a configuration.
         public init(
             refreshMargin: Duration = .seconds(60), retryPolicy: RetryPolicy = .default,
-            proactiveRefresh: Bool = true, revokeOnSignOut: Bool = true, minimumRefreshInterval: Duration = .seconds(5)
+            proactiveRefresh: Bool = true, revokeOnSignOut: Bool = true, minimumRefreshInterval: Duration = .seconds(2)
         ) {
             self.refreshMargin = refreshMargin
             self.retryPolicy = retryPolicy

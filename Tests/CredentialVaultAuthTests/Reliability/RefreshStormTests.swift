@@ -23,14 +23,14 @@ struct RefreshStormTests {
         stub.requests(to: "/token").filter { $0.form["grant_type"] == "refresh_token" }.count
     }
 
-    @Test("tokens shorter than the margin, or expiring at once: no refresh before the 5 s floor")
+    @Test("tokens shorter than the margin, or expiring at once: at most one refresh per 2 s floor")
     func floor() async throws {
         let stubs = try ["1", "0", "0.001"].map { try Self.provider(lifetime: $0) }
         let clients = try stubs.map { try StubOIDC.client($0, session: .init(proactiveRefresh: true)) }
         for client in clients { try await StubOIDC.signIn(client) }
-        try await Task.sleep(for: .seconds(2))
+        try await Task.sleep(for: .milliseconds(2500))
         for client in clients { await client.sessions.stopAutoRefresh() }
-        #expect(stubs.map(Self.refreshes) == [0, 0, 0])
+        for stub in stubs { #expect(Self.refreshes(stub) <= 1) }
     }
 
     @Test("1-second tokens with a 0.5 s floor: refreshed at half their lifetime, a handful of times in 2 s")
@@ -47,14 +47,15 @@ struct RefreshStormTests {
 
     @Test("the schedule: margin for long tokens, half-life for short ones, backoff, floor, no trap")
     func schedule() {
-        let schedule = RefreshSchedule(margin: .seconds(60), floor: .seconds(5))
+        let schedule = RefreshSchedule(margin: .seconds(60), floor: .seconds(2))
         let now = Date()
         func session(lifetime: TimeInterval, age: TimeInterval = 0) -> AuthSession {
             AuthSession(accessToken: "a", refreshToken: "r", expiresAt: now.addingTimeInterval(lifetime - age), obtainedAt: now.addingTimeInterval(-age))
         }
         #expect(schedule.delay(for: session(lifetime: 3600), now: now, failures: 0) == .seconds(3540))
         #expect(schedule.delay(for: session(lifetime: 30), now: now, failures: 0) == .seconds(15))
-        #expect(schedule.delay(for: session(lifetime: 4), now: now, failures: 0) == .seconds(5))
+        #expect(schedule.delay(for: session(lifetime: 3), now: now, failures: 0) == .seconds(2))
+        #expect(schedule.delay(for: session(lifetime: 0.001), now: now, failures: 0) == .seconds(2))
         #expect(schedule.delay(for: session(lifetime: 3600, age: 3590), now: now, failures: 3) == .seconds(8))
         #expect(schedule.delay(for: session(lifetime: 3600, age: 3590), now: now, failures: 100) == .seconds(60))
         #expect(schedule.delay(for: session(lifetime: 1e300), now: now, failures: 0) == Duration.longest)
