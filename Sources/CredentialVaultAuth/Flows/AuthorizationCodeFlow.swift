@@ -44,8 +44,10 @@ extension OIDCClient {
     }
 
     /// Completes a sign-in from the redirect URL (loopback or custom scheme): checks `state`
-    /// (consuming the pending sign-in), handles a provider error, exchanges the code with the
-    /// PKCE verifier, verifies the ID token and its `nonce`, and stores the session.
+    /// and that the redirect belongs to this client's pending sign-in (issuer, client,
+    /// endpoint) before consuming it, checks `iss` (required when the provider advertises
+    /// RFC 9207), handles a provider error, exchanges the code with the PKCE verifier,
+    /// verifies the ID token and its `nonce`, and stores the session.
     @discardableResult
     public func handleRedirect(url: URL) async throws(AuthError) -> AuthSession {
         let parameters = FormEncoding.parameters(of: url)
@@ -53,19 +55,27 @@ extension OIDCClient {
             logger.warning("signin", "redirect without state refused")
             throw .stateMismatch
         }
-        guard let pending = try PendingAuthorization.take(configuration.pendingKey(state: state), from: store) else {
+        let key = configuration.pendingKey(state: state)
+        guard let pending = try PendingAuthorization.peek(key, from: store) else {
             logger.warning("signin", "redirect with an unknown or already used state refused")
             throw .stateMismatch
         }
         let metadata = try await provider.metadata()
-        guard pending.clientID == configuration.clientID, pending.issuer == metadata.issuer,
+        guard exactlyEqual(pending.clientID, configuration.clientID), exactlyEqual(pending.issuer, metadata.issuer),
             Self.sameEndpoint(url, pending.redirectURI)
         else {
+            // Not consumed: a foreign redirect must not destroy the user's pending sign-in.
             logger.warning("signin", "redirect does not belong to this client's pending sign-in")
             throw .stateMismatch
         }
-        if let issuer = parameters["iss"], issuer != metadata.issuer {
-            throw .invalidResponse("the redirect comes from another issuer (mix-up)")
+        guard try PendingAuthorization.take(key, from: store) != nil else {
+            logger.warning("signin", "redirect with an already used state refused")
+            throw .stateMismatch
+        }
+        if let issuer = parameters["iss"] {
+            guard exactlyEqual(issuer, metadata.issuer) else { throw .invalidResponse("the redirect comes from another issuer (mix-up)") }
+        } else if metadata.authorizationResponseIssParameterSupported == true {
+            throw .invalidResponse("the redirect carries no iss although the provider advertises it (RFC 9207)")
         }
         if let error = parameters["error"] {
             logger.warning("signin", "the provider returned error \(error.prefix(64))")

@@ -18,7 +18,7 @@ struct OIDCProvider: Sendable {
         self.http = OAuthEndpointClient(
             transport: transport, timeout: configuration.requestTimeout, logger: logger,
             bareBadRequestIsInvalidGrant: configuration.bareBadRequestIsInvalidGrant)
-        self.metadataCache = MetadataCache(issuer: configuration.issuer, preset: configuration.metadata)
+        self.metadataCache = MetadataCache(issuer: configuration.issuer, preset: configuration.metadata, policy: configuration.endpointPolicy)
     }
 
     func metadata() async throws(AuthError) -> ProviderMetadata { try await metadataCache.get(using: http) }
