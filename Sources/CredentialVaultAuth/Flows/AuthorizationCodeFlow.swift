@@ -21,13 +21,14 @@ extension OIDCClient {
         let pkce = PKCE.generate()
         let state = SecureRandom.token()
         let nonce = SecureRandom.token()
+        let scopes = scopes ?? configuration.scopes
         let pending = PendingAuthorization(
             verifier: pkce.verifier, nonce: nonce, redirectURI: redirectURI, issuer: metadata.issuer,
-            clientID: configuration.clientID, createdAt: clock.now())
+            clientID: configuration.clientID, createdAt: clock.now(), requestsOpenID: scopes.contains("openid"))
         try pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
         var parameters: [(String, String)] = [
             ("response_type", "code"), ("client_id", configuration.clientID), ("redirect_uri", redirectURI),
-            ("scope", (scopes ?? configuration.scopes).joined(separator: " ")), ("state", state), ("nonce", nonce),
+            ("scope", scopes.joined(separator: " ")), ("state", state), ("nonce", nonce),
             ("code_challenge", pkce.challenge), ("code_challenge_method", PKCE.method),
         ]
         let reserved = Set(parameters.map(\.0))
@@ -88,7 +89,7 @@ extension OIDCClient {
             grant: "authorization_code",
             [("code", code), ("redirect_uri", pending.redirectURI), ("code_verifier", pending.verifier)])
         let session = try await provider.session(
-            from: response, nonce: pending.nonce, requireIDToken: requestsOpenID)
+            from: response, nonce: pending.nonce, requireIDToken: pending.requestsOpenID ?? requestsOpenID, code: code)
         try await sessions.establish(session)
         logger.info("signin", "signed in as \(session.user?.subject ?? "unknown user")")
         return session

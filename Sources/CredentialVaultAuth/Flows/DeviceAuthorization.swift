@@ -15,6 +15,8 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
     public let interval: Duration
     /// The device code (a secret: never shown).
     let deviceCode: String
+    /// Whether the requested scopes include `openid` (then an ID token is required).
+    let requestsOpenID: Bool
 
     /// The user code, the page and the expiry; never the device code.
     public var description: String {

@@ -10,7 +10,8 @@ extension OIDCClient {
         guard let endpoint = metadata.deviceAuthorizationEndpoint else {
             throw .unsupported("the provider has no device authorization endpoint")
         }
-        var form = [("scope", (scopes ?? configuration.scopes).joined(separator: " "))]
+        let scopes = scopes ?? configuration.scopes
+        var form = [("scope", scopes.joined(separator: " "))]
         var headers: [String: String] = [:]
         configuration.clientAuthentication.apply(clientID: configuration.clientID, form: &form, headers: &headers)
         let response = try await provider.http.postForm(endpoint, form, headers: headers)
@@ -31,7 +32,7 @@ extension OIDCClient {
             userCode: decoded.userCode, verificationURI: page,
             verificationURIComplete: decoded.verificationURIComplete.flatMap(URL.init(string:)),
             expiresAt: clock.now().addingTimeInterval(decoded.expiresIn), interval: decoded.interval,
-            deviceCode: decoded.deviceCode)
+            deviceCode: decoded.deviceCode, requestsOpenID: scopes.contains("openid"))
     }
 
     /// Polls the token endpoint until the user approved (the session is stored and returned),
@@ -65,7 +66,7 @@ extension OIDCClient {
             do {
                 let response = try await provider.token(
                     grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)])
-                let session = try await provider.session(from: response, nonce: nil, requireIDToken: requestsOpenID)
+                let session = try await provider.session(from: response, nonce: nil, requireIDToken: authorization.requestsOpenID)
                 try await sessions.establish(session)
                 logger.info("device", "signed in as \(session.user?.subject ?? "unknown user")")
                 return session

@@ -12,6 +12,9 @@ struct PendingAuthorization: Codable, Sendable {
     var issuer: String
     var clientID: String
     var createdAt: Date
+    /// Whether this sign-in asked for `openid` (its own scopes, not the configuration's), so
+    /// that an ID token is required. `nil` in records written before it existed.
+    var requestsOpenID: Bool? = nil
 
     func save(under key: CredentialKey, in store: any TokenStorageAdapter, ttl: Duration) throws(AuthError) {
         let data: Data

@@ -35,12 +35,8 @@ struct OIDCProvider: Sendable {
     func verifyIDToken(_ idToken: String, nonce: String?) async throws(AuthError) -> VerifiedIDToken {
         let metadata = try await metadata()
         guard let jwksURI = metadata.jwksURI else { throw .unsupported("the provider publishes no jwks_uri") }
-        let allowed = metadata.idTokenSigningAlgValuesSupported.map { names in
-            Set(names.compactMap { JWSAlgorithm(name: $0) })
-        } ?? Set(JWSAlgorithm.allCases)
         let validator = IDTokenValidator(
-            issuer: metadata.issuer, clientID: configuration.clientID,
-            allowedAlgorithms: allowed.isEmpty ? Set(JWSAlgorithm.allCases) : allowed,
+            issuer: metadata.issuer, clientID: configuration.clientID, allowedAlgorithms: try Self.allowedAlgorithms(metadata),
             clockSkew: configuration.clockSkew, clock: clock)
         let keySet = try await keySets.current(from: jwksURI, using: http)
         do {
@@ -54,19 +50,37 @@ struct OIDCProvider: Sendable {
         }
     }
 
+    /// The provider's published ID token algorithms that this client verifies (all it
+    /// verifies when the provider publishes none); `unsupported` when it publishes only others.
+    static func allowedAlgorithms(_ metadata: ProviderMetadata) throws(AuthError) -> Set<JWSAlgorithm> {
+        guard let names = metadata.idTokenSigningAlgValuesSupported else { return Set(JWSAlgorithm.allCases) }
+        let allowed = Set(names.compactMap { JWSAlgorithm(name: $0) })
+        guard !allowed.isEmpty else {
+            throw .unsupported("the provider signs ID tokens only with algorithms this client does not verify (it verifies RS256, ES256 and EdDSA)")
+        }
+        return allowed
+    }
+
     static func map(_ error: IDTokenError) -> AuthError {
         if case .nonceMismatch = error { return .nonceMismatch }
         return .invalidIDToken(error.reason)
     }
 
-    /// Builds a session from a token response (verifying its ID token when there is one).
+    /// Builds a session from a token response (verifying its ID token when there is one, with
+    /// its `at_hash` against the access token and its `c_hash` against `code` when present).
     func session(
-        from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil
+        from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil, code: String? = nil
     ) async throws(AuthError) -> AuthSession {
         let now = clock.now()
         var user = previous?.user
         if let idToken = response.idToken {
             let verified = try await verifyIDToken(idToken, nonce: nonce)
+            guard TokenHash.verify("at_hash", of: verified, against: response.accessToken) else {
+                throw .invalidIDToken("at_hash does not match the access token")
+            }
+            guard TokenHash.verify("c_hash", of: verified, against: code) else {
+                throw .invalidIDToken("c_hash does not match the authorization code")
+            }
             if let previousSubject = previous?.user?.subject, previousSubject != verified.subject {
                 throw .invalidIDToken("the refreshed ID token names another subject")
             }
