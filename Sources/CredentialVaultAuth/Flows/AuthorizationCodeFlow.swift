@@ -96,9 +96,10 @@ extension OIDCClient {
     }
 
     /// Signs in through the system browser and a loopback redirect listener on 127.0.0.1
-    /// (RFC 8252): binds the listener, opens the authorization URL with `browser`, waits for
-    /// the redirect until `timeout`, answers the browser with a small page, and completes the
-    /// sign-in.
+    /// (RFC 8252): binds the listener, opens `browser` at a one-time loopback start URL that
+    /// redirects to the authorization URL (nothing reusable on a command line), waits until
+    /// `timeout` for the redirect carrying this sign-in's `state` (other requests get an error
+    /// page), answers the browser with a small page, and completes the sign-in.
     @discardableResult
     public func signIn(
         browser: any BrowserOpener = SystemBrowserOpener(), redirect: LoopbackRedirect = LoopbackRedirect(),
@@ -108,8 +109,8 @@ extension OIDCClient {
         defer { listener.close() }
         let request = try await beginAuthorization(
             redirectURI: listener.redirectURI, scopes: scopes, additionalParameters: additionalParameters)
-        try await browser.open(request.url)
-        let arrival = try await listener.waitForRedirect(timeout: timeout)
+        let arrival = try await listener.openAndWait(
+            authorizationURL: request.url, state: request.state, browser: browser, timeout: timeout)
         do {
             let session = try await handleRedirect(url: arrival.url)
             arrival.respond(.success)

@@ -115,8 +115,8 @@ extension InsForgeClient {
         let request = try await beginOAuth(provider: provider, redirectTo: listener.redirectURI)
         let arrival: LoopbackArrival
         do {
-            try await browser.open(request.url)
-            arrival = try await listener.waitForRedirect(timeout: timeout)
+            arrival = try await listener.openAndWait(
+                authorizationURL: request.url, state: request.state, browser: browser, timeout: timeout)
         } catch {
             throw InsForgeError(error)
         }

@@ -6,6 +6,9 @@ enum LoopbackPage {
         case failure(String)
     }
 
+    /// Why a request without the pending sign-in's `state` was refused.
+    static let foreign = "this request does not belong to the sign-in in progress (it may come from another program or web page)"
+
     static func html(_ outcome: Outcome) -> String {
         let (title, text): (String, String) =
             switch outcome {
