@@ -15,7 +15,7 @@ enum Discovery {
         let url = configurationURL(for: issuer)
         let data: Data
         do {
-            data = try await http.getJSON(url)
+            data = try await http.getJSON(url, limit: ResponseLimit.discovery)
         } catch let error where error.isTransient || error == .cancelled {
             throw error
         } catch {

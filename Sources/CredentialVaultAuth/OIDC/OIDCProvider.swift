@@ -9,12 +9,13 @@ struct OIDCProvider: Sendable {
     let clock: any CredentialClock
     let logger: AuthLogger
     let metadataCache: MetadataCache
-    let keySets = KeySetCache()
+    let keySets: KeySetCache
 
     init(configuration: OIDCConfiguration, transport: any HTTPTransport, clock: any CredentialClock, logger: AuthLogger) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        self.keySets = KeySetCache(clock: clock)
         self.http = OAuthEndpointClient(
             transport: transport, timeout: configuration.requestTimeout, logger: logger,
             bareBadRequestIsInvalidGrant: configuration.bareBadRequestIsInvalidGrant)
@@ -31,7 +32,8 @@ struct OIDCProvider: Sendable {
             authentication: configuration.clientAuthentication)
     }
 
-    /// Verifies an ID token's signature and claims; refetches the JWKS once on an unknown `kid`.
+    /// Verifies an ID token's signature and claims; refetches the JWKS once on an unknown
+    /// `kid`, unless another unknown `kid` caused a refetch within the cooldown.
     func verifyIDToken(_ idToken: String, nonce: String?) async throws(AuthError) -> VerifiedIDToken {
         let metadata = try await metadata()
         guard let jwksURI = metadata.jwksURI else { throw .unsupported("the provider publishes no jwks_uri") }
@@ -42,8 +44,11 @@ struct OIDCProvider: Sendable {
         do {
             return try validator.validate(idToken, keySet: keySet, nonce: nonce)
         } catch .unknownKeyID {
-            logger.warning("idtoken", "the ID token is signed with an unknown key: refetching the provider's keys once")
-            let fresh = try await keySets.refetch(from: jwksURI, using: http)
+            guard let fresh = try await keySets.refetchForUnknownKey(from: jwksURI, using: http) else {
+                logger.warning("idtoken", "the ID token is signed with an unknown key (the keys were refetched moments ago)")
+                throw Self.map(.unknownKeyID)
+            }
+            logger.warning("idtoken", "the ID token is signed with an unknown key: refetched the provider's keys once")
             do { return try validator.validate(idToken, keySet: fresh, nonce: nonce) } catch { throw Self.map(error) }
         } catch {
             throw Self.map(error)
