@@ -34,7 +34,7 @@ needs_vault_module() { [ "$1" != sealed-file ]; }
 target_flags() {
     case "$1" in
     sealed-file) echo "-I Sources/CSodium -lsodium" ;;
-    *) echo "-I fuzz-out/modules -I Sources/CSodium -I Sources/COpenSSL fuzz-out/obj/CredentialVault.o -lsodium -lcrypto" ;;
+    *) echo "-I fuzz-out/modules -I Sources/CSodium -I Sources/COpenSSL -I Sources/CCurl fuzz-out/obj/CredentialVault.o -lsodium -lcrypto -lcurl" ;;
     esac
 }
 

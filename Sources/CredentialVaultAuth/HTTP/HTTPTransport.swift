@@ -53,9 +53,10 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// Sends HTTP requests. The default is `URLSessionTransport`; inject another one to route
-/// requests elsewhere or to count them. Implementations honour `request.timeout` and map
-/// failures to `AuthError.networkError` or `AuthError.timedOut`.
+/// Sends HTTP requests. The default is `DefaultHTTPTransport.make()` (`CurlTransport` on
+/// Linux); inject another one to route requests elsewhere or to count them. Implementations
+/// honour `request.timeout` and `request.maximumResponseSize`, and map failures to
+/// `AuthError.networkError`, `AuthError.timedOut` or `AuthError.invalidResponse`.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the provider's response, whatever its status.
     func send(_ request: HTTPRequest) async throws(AuthError) -> HTTPResponse

@@ -35,7 +35,9 @@ struct InsForgeAPI: Sendable {
         var headers = ["Accept": "application/json"]
         if body != nil { headers["Content-Type"] = "application/json" }
         if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
-        let request = HTTPRequest(method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout)
+        let request = HTTPRequest(
+            method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout,
+            maximumResponseSize: ResponseLimit.insForge)
         logger.trace("http", "\(request)")
         let response: HTTPResponse
         do { response = try await transport.send(request) } catch {
