@@ -31,7 +31,7 @@ public final class LoopbackListener: Sendable {
     static let maximumConnections = 16
 
     private let socket: Mutex<Int32>
-    private let startPages = Mutex<[String: URL]>([:])
+    private let startPages = Mutex<(pending: [String: URL], used: Set<String>)>(([:], []))
     private let active = Atomic<Int>(0)
     let logger: AuthLogger
 
@@ -85,16 +85,32 @@ public final class LoopbackListener: Sendable {
     }
 
     /// A one-time URL on this listener that redirects the browser to `url` (served while a
-    /// wait is running; the second request for it gets 404). Open the browser with this
-    /// instead of `url`, which carries `state` and the PKCE challenge.
+    /// wait is running). Open the browser with this instead of `url`, which carries `state`
+    /// and the PKCE challenge. A second request for it means someone else used it first (it
+    /// may have been read off a command line): the wait then ends with `stateMismatch`.
     public func startURL(redirectingTo url: URL) -> URL {
         let token = SecureRandom.token()
-        startPages.withLock { $0[token] = url }
+        startPages.withLock { $0.pending[token] = url }
         return URL(string: "http://127.0.0.1:\(port)/start/\(token)")!
     }
 
+    /// What a request for the start page `token` gets.
+    enum StartPage {
+        case first(URL)
+        case replayed
+        case unknown
+    }
+
     /// Takes (single use) the start page `token` names.
-    func takeStartPage(_ token: String) -> URL? { startPages.withLock { $0.removeValue(forKey: token) } }
+    func takeStartPage(_ token: String) -> StartPage {
+        startPages.withLock { pages in
+            if let url = pages.pending.removeValue(forKey: token) {
+                pages.used.insert(token)
+                return .first(url)
+            }
+            return pages.used.contains(token) ? .replayed : .unknown
+        }
+    }
 
     /// Waits until the redirect carrying `state` arrives (`timedOut` at the deadline,
     /// `cancelled` on cancellation); requests without it get an error page meanwhile. The
@@ -134,7 +150,7 @@ public final class LoopbackListener: Sendable {
     ) -> Result<LoopbackArrival, AuthError> {
         let outcome = ArrivalSlot()
         while true {
-            if let arrival = outcome.arrival { return .success(arrival) }
+            if let result = outcome.result { return result }
             if flag.isSet { return .failure(.cancelled) }
             let remaining = deadline - ContinuousClock.now
             if remaining <= .zero { return .failure(.timedOut) }
@@ -176,13 +192,19 @@ public final class LoopbackListener: Sendable {
                 logger.warning("loopback", "a request without the pending sign-in's state was refused")
                 return connection.send(status: "400 Bad Request", html: LoopbackPage.html(.failure(LoopbackPage.foreign)))
             }
-            guard outcome.offer(LoopbackArrival(url: url, connection: connection)) else {
+            guard outcome.offer(.success(LoopbackArrival(url: url, connection: connection))) else {
                 return connection.send(status: "409 Conflict", body: "this sign-in was already completed")
             }
             logger.debug("loopback", "redirect received")
         case .start(let token):
-            guard let target = takeStartPage(token) else { return connection.send(status: "404 Not Found", body: "not found") }
-            connection.redirect(to: target)
+            switch takeStartPage(token) {
+            case .first(let target): connection.redirect(to: target)
+            case .unknown: connection.send(status: "404 Not Found", body: "not found")
+            case .replayed:
+                logger.warning("loopback", "the one-time start page was requested twice: the sign-in is aborted")
+                _ = outcome.offer(.failure(.stateMismatch))
+                connection.send(status: "409 Conflict", html: LoopbackPage.html(.failure(LoopbackPage.replayed)))
+            }
         case .reject(let status, let text):
             logger.debug("loopback", "ignored a request: \(status)")
             connection.send(status: status, body: text)
@@ -196,16 +218,17 @@ public final class LoopbackListener: Sendable {
     }
 }
 
-/// The winning arrival of one wait (the first matching redirect; later ones are refused).
+/// The outcome of one wait: the first matching redirect (later ones are refused), or the
+/// failure that ended it (a replayed start page).
 private final class ArrivalSlot: Sendable {
-    private let value = Mutex<LoopbackArrival?>(nil)
-    var arrival: LoopbackArrival? { value.withLock { $0 } }
+    private let value = Mutex<Result<LoopbackArrival, AuthError>?>(nil)
+    var result: Result<LoopbackArrival, AuthError>? { value.withLock { $0 } }
 
-    /// Stores `arrival` unless one is there already; whether it was stored.
-    func offer(_ arrival: LoopbackArrival) -> Bool {
+    /// Stores `result` unless there is one already; whether it was stored.
+    func offer(_ result: Result<LoopbackArrival, AuthError>) -> Bool {
         value.withLock { slot in
             guard slot == nil else { return false }
-            slot = arrival
+            slot = result
             return true
         }
     }
