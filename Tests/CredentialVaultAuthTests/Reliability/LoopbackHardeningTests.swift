@@ -21,17 +21,17 @@ struct LoopbackHardeningTests {
         let forged = Recorder<Int>()
     }
 
-    /// A browser that first lets `attack` run against the listener, then completes the
-    /// sign-in like a real one: follows the start page, reads state and redirect URI from the
-    /// authorization URL, and delivers `code=c` with that state.
+    /// A browser that follows the start page like a real one, reads state and redirect URI
+    /// from the authorization URL, lets `attack` run against the listener's port, and then
+    /// delivers `code=c` with that state.
     static func browser(_ seen: Observations, attack: @escaping @Sendable (_ port: UInt16) async throws -> Void) -> ClosureBrowserOpener {
         ClosureBrowserOpener { url in
             seen.opened.append(url)
             Task.detached {
-                try await attack(UInt16(url.port ?? 0))
                 let authorization = try await TestBrowser.followStartPage(url)
                 let parameters = FormEncoding.parameters(of: authorization)
-                let redirect = try #require(parameters["redirect_uri"])
+                let redirect = try #require(parameters["redirect_uri"].flatMap(URL.init(string:)))
+                try await attack(UInt16(redirect.port ?? 0))  // at the listener
                 _ = try await get(URL(string: "\(redirect)?code=c&state=\(parameters["state"] ?? "")")!)
             }
         }
