@@ -86,7 +86,7 @@ struct OIDCProvider: Sendable {
             guard TokenHash.verify("c_hash", of: verified, against: code) else {
                 throw .invalidIDToken("c_hash does not match the authorization code")
             }
-            if let previousSubject = previous?.user?.subject, previousSubject != verified.subject {
+            if let previousSubject = previous?.user?.subject, !exactlyEqual(previousSubject, verified.subject) {
                 throw .invalidIDToken("the refreshed ID token names another subject")
             }
             user = AuthUser(verified)

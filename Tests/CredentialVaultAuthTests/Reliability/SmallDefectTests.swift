@@ -107,6 +107,15 @@ struct SmallDefectTests {
         await #expect(throws: AuthError.invalidIDToken("at_hash does not match the access token")) { try await notString.signIn() }
     }
 
+    @Test("a refreshed ID token must name the same subject byte for byte (not merely canonically equal)")
+    func refreshedSubjectExact() async throws {
+        let fixture = try Fixture { claims, code in claims["sub"] = .string(code.isEmpty ? "cafe\u{301}" : "caf\u{E9}") }
+        #expect(try await fixture.signIn().user?.subject == "caf\u{E9}")
+        await #expect(throws: AuthError.invalidIDToken("the refreshed ID token names another subject")) {
+            _ = try await fixture.client.getAccessToken(forceRefresh: true)
+        }
+    }
+
     @Test("token hashes: the OIDC Core example, and SHA-512 for EdDSA")
     func hashVectors() {
         // OIDC Core A.3: access token "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y" -> at_hash "77QmUPtjPfzWtF2AnpK9RQ" (RS256).
