@@ -30,6 +30,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CLibSecret", pkgConfig: "libsecret-1", providers: [.apt(["libsecret-1-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The auth client's HTTP transport on Linux (FoundationNetworking's URLSession stops the
+        // process on some responses a provider or proxy can send).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         .target(name: "CredentialVault", dependencies: ["CSodium"], swiftSettings: strict),
         .target(
@@ -38,7 +41,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "CredentialVaultAuth",
-            dependencies: ["CredentialVault", "CSodium", "COpenSSL"],
+            dependencies: ["CredentialVault", "CSodium", "COpenSSL", "CCurl"],
             swiftSettings: strict),
         // The command line: its parsing, options and vault commands (CredentialVault only), the
         // lean `credvault` (file and memory backends; the Swift libraries linked statically in

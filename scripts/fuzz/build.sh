@@ -3,8 +3,9 @@
 # executables): each target is compiled into one module together with the sources it fuzzes,
 # so that internal parsers are reachable. Binaries go to fuzz-out/bin/, seed corpora to
 # fuzz-out/seeds/TARGET/ (from the golden fixtures and the library's own encoders).
-# Targets: sealed-file (Fuzz/SealedFile), jose (Fuzz/JOSE), redirect-url (Fuzz/RedirectURL); the
-# last two are compiled with the auth module's sources and link CredentialVault built apart.
+# Targets: sealed-file (Fuzz/SealedFile), jose (Fuzz/JOSE), redirect-url (Fuzz/RedirectURL),
+# provider-responses (Fuzz/ProviderResponses); all but sealed-file are compiled with the auth
+# module's sources and link CredentialVault built apart.
 # Usage: scripts/fuzz/build.sh [TARGET...]   (default: every available target)
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -3,7 +3,7 @@
 
 available_targets() {
     local t
-    for t in sealed-file jose redirect-url; do
+    for t in sealed-file jose redirect-url provider-responses; do
         target_sources "$t" >/dev/null 2>&1 && echo "$t"
     done
     return 0
@@ -21,6 +21,9 @@ target_sources() {
     redirect-url)
         [ -d Sources/CredentialVaultAuth/Redirect ] && [ -d Fuzz/RedirectURL ] || return 1
         echo Fuzz/RedirectURL/*.swift $(auth_sources) ;;
+    provider-responses)
+        [ -d Sources/CredentialVaultAuth/HTTP ] && [ -d Fuzz/ProviderResponses ] || return 1
+        echo Fuzz/ProviderResponses/*.swift $(auth_sources) ;;
     *) return 1 ;;
     esac
 }
@@ -31,7 +34,7 @@ needs_vault_module() { [ "$1" != sealed-file ]; }
 target_flags() {
     case "$1" in
     sealed-file) echo "-I Sources/CSodium -lsodium" ;;
-    *) echo "-I fuzz-out/modules -I Sources/CSodium -I Sources/COpenSSL fuzz-out/obj/CredentialVault.o -lsodium -lcrypto" ;;
+    *) echo "-I fuzz-out/modules -I Sources/CSodium -I Sources/COpenSSL -I Sources/CCurl fuzz-out/obj/CredentialVault.o -lsodium -lcrypto -lcurl" ;;
     esac
 }
 

@@ -9,13 +9,13 @@ enum Discovery {
         return URL(string: text + "/.well-known/openid-configuration") ?? issuer
     }
 
-    /// Fetches and validates the metadata: it must parse, name exactly this issuer and use
-    /// absolute http(s) endpoints.
-    static func fetch(issuer: URL, using http: OAuthEndpointClient) async throws(AuthError) -> ProviderMetadata {
+    /// Fetches and validates the metadata: it must parse, name exactly this issuer (OIDC
+    /// Discovery §4.3: identical strings, no normalisation) and use only endpoints `policy` allows.
+    static func fetch(issuer: URL, policy: EndpointPolicy, using http: OAuthEndpointClient) async throws(AuthError) -> ProviderMetadata {
         let url = configurationURL(for: issuer)
         let data: Data
         do {
-            data = try await http.getJSON(url)
+            data = try await http.getJSON(url, limit: ResponseLimit.discovery)
         } catch let error where error.isTransient || error == .cancelled {
             throw error
         } catch {
@@ -27,21 +27,16 @@ enum Discovery {
         } catch {
             throw .discoveryFailed("the document at \(Redactor.describe(url)) is not valid provider metadata")
         }
-        guard trimmed(metadata.issuer) == trimmed(issuer.absoluteString) else {
+        guard namesIssuer(metadata, issuer) else {
             throw .discoveryFailed("the document names issuer \(metadata.issuer.prefix(200)), not \(issuer.absoluteString)")
         }
-        let endpoints = [metadata.authorizationEndpoint, metadata.tokenEndpoint, metadata.jwksURI,
-                         metadata.revocationEndpoint, metadata.deviceAuthorizationEndpoint, metadata.endSessionEndpoint]
-        for case let endpoint? in endpoints where !["https", "http"].contains(endpoint.scheme?.lowercased() ?? "") {
-            throw .discoveryFailed("endpoint \(Redactor.describe(endpoint)) is not an http(s) URL")
-        }
+        if let refused = policy.firstRefused(metadata) { throw .discoveryFailed(EndpointPolicy.reason(refused)) }
         http.logger.debug("discovery", "discovered \(metadata.issuer)")
         return metadata
     }
 
-    private static func trimmed(_ text: String) -> String {
-        var value = text
-        while value.hasSuffix("/") { value.removeLast() }
-        return value
+    /// Whether the document's `issuer` is exactly (byte for byte) the configured issuer.
+    static func namesIssuer(_ metadata: ProviderMetadata, _ issuer: URL) -> Bool {
+        exactlyEqual(metadata.issuer, issuer.absoluteString)
     }
 }

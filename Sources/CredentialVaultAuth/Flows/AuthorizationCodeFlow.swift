@@ -21,13 +21,14 @@ extension OIDCClient {
         let pkce = PKCE.generate()
         let state = SecureRandom.token()
         let nonce = SecureRandom.token()
+        let scopes = scopes ?? configuration.scopes
         let pending = PendingAuthorization(
             verifier: pkce.verifier, nonce: nonce, redirectURI: redirectURI, issuer: metadata.issuer,
-            clientID: configuration.clientID, createdAt: clock.now())
+            clientID: configuration.clientID, createdAt: clock.now(), requestsOpenID: scopes.contains("openid"))
         try pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
         var parameters: [(String, String)] = [
             ("response_type", "code"), ("client_id", configuration.clientID), ("redirect_uri", redirectURI),
-            ("scope", (scopes ?? configuration.scopes).joined(separator: " ")), ("state", state), ("nonce", nonce),
+            ("scope", scopes.joined(separator: " ")), ("state", state), ("nonce", nonce),
             ("code_challenge", pkce.challenge), ("code_challenge_method", PKCE.method),
         ]
         let reserved = Set(parameters.map(\.0))
@@ -44,8 +45,10 @@ extension OIDCClient {
     }
 
     /// Completes a sign-in from the redirect URL (loopback or custom scheme): checks `state`
-    /// (consuming the pending sign-in), handles a provider error, exchanges the code with the
-    /// PKCE verifier, verifies the ID token and its `nonce`, and stores the session.
+    /// and that the redirect belongs to this client's pending sign-in (issuer, client,
+    /// endpoint) before consuming it, checks `iss` (required when the provider advertises
+    /// RFC 9207), handles a provider error, exchanges the code with the PKCE verifier,
+    /// verifies the ID token and its `nonce`, and stores the session.
     @discardableResult
     public func handleRedirect(url: URL) async throws(AuthError) -> AuthSession {
         let parameters = FormEncoding.parameters(of: url)
@@ -53,19 +56,27 @@ extension OIDCClient {
             logger.warning("signin", "redirect without state refused")
             throw .stateMismatch
         }
-        guard let pending = try PendingAuthorization.take(configuration.pendingKey(state: state), from: store) else {
+        let key = configuration.pendingKey(state: state)
+        guard let pending = try PendingAuthorization.peek(key, from: store) else {
             logger.warning("signin", "redirect with an unknown or already used state refused")
             throw .stateMismatch
         }
         let metadata = try await provider.metadata()
-        guard pending.clientID == configuration.clientID, pending.issuer == metadata.issuer,
+        guard exactlyEqual(pending.clientID, configuration.clientID), exactlyEqual(pending.issuer, metadata.issuer),
             Self.sameEndpoint(url, pending.redirectURI)
         else {
+            // Not consumed: a foreign redirect must not destroy the user's pending sign-in.
             logger.warning("signin", "redirect does not belong to this client's pending sign-in")
             throw .stateMismatch
         }
-        if let issuer = parameters["iss"], issuer != metadata.issuer {
-            throw .invalidResponse("the redirect comes from another issuer (mix-up)")
+        guard try PendingAuthorization.take(key, from: store) != nil else {
+            logger.warning("signin", "redirect with an already used state refused")
+            throw .stateMismatch
+        }
+        if let issuer = parameters["iss"] {
+            guard exactlyEqual(issuer, metadata.issuer) else { throw .invalidResponse("the redirect comes from another issuer (mix-up)") }
+        } else if metadata.authorizationResponseIssParameterSupported == true {
+            throw .invalidResponse("the redirect carries no iss although the provider advertises it (RFC 9207)")
         }
         if let error = parameters["error"] {
             logger.warning("signin", "the provider returned error \(error.prefix(64))")
@@ -78,16 +89,17 @@ extension OIDCClient {
             grant: "authorization_code",
             [("code", code), ("redirect_uri", pending.redirectURI), ("code_verifier", pending.verifier)])
         let session = try await provider.session(
-            from: response, nonce: pending.nonce, requireIDToken: requestsOpenID)
+            from: response, nonce: pending.nonce, requireIDToken: pending.requestsOpenID ?? requestsOpenID, code: code)
         try await sessions.establish(session)
         logger.info("signin", "signed in as \(session.user?.subject ?? "unknown user")")
         return session
     }
 
     /// Signs in through the system browser and a loopback redirect listener on 127.0.0.1
-    /// (RFC 8252): binds the listener, opens the authorization URL with `browser`, waits for
-    /// the redirect until `timeout`, answers the browser with a small page, and completes the
-    /// sign-in.
+    /// (RFC 8252): binds the listener, opens `browser` at a one-time loopback start URL that
+    /// redirects to the authorization URL (nothing reusable on a command line), waits until
+    /// `timeout` for the redirect carrying this sign-in's `state` (other requests get an error
+    /// page), answers the browser with a small page, and completes the sign-in.
     @discardableResult
     public func signIn(
         browser: any BrowserOpener = SystemBrowserOpener(), redirect: LoopbackRedirect = LoopbackRedirect(),
@@ -97,8 +109,8 @@ extension OIDCClient {
         defer { listener.close() }
         let request = try await beginAuthorization(
             redirectURI: listener.redirectURI, scopes: scopes, additionalParameters: additionalParameters)
-        try await browser.open(request.url)
-        let arrival = try await listener.waitForRedirect(timeout: timeout)
+        let arrival = try await listener.openAndWait(
+            authorizationURL: request.url, state: request.state, browser: browser, timeout: timeout)
         do {
             let session = try await handleRedirect(url: arrival.url)
             arrival.respond(.success)

@@ -23,7 +23,7 @@ public actor ClientCredentialsClient {
     public init(
         configuration: OIDCConfiguration, scopes: [String] = [], store: any TokenStorageAdapter,
         refreshMargin: Duration = .seconds(60), retryPolicy: RetryPolicy = .default,
-        transport: any HTTPTransport = URLSessionTransport(), clock: any CredentialClock = SystemClock(),
+        transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
     ) throws(AuthError) {
         try configuration.validate()

@@ -10,7 +10,8 @@ extension OIDCClient {
         guard let endpoint = metadata.deviceAuthorizationEndpoint else {
             throw .unsupported("the provider has no device authorization endpoint")
         }
-        var form = [("scope", (scopes ?? configuration.scopes).joined(separator: " "))]
+        let scopes = scopes ?? configuration.scopes
+        var form = [("scope", scopes.joined(separator: " "))]
         var headers: [String: String] = [:]
         configuration.clientAuthentication.apply(clientID: configuration.clientID, form: &form, headers: &headers)
         let response = try await provider.http.postForm(endpoint, form, headers: headers)
@@ -21,18 +22,17 @@ extension OIDCClient {
         }
         let decoded: DeviceAuthorizationResponse
         do { decoded = try JSONDecoder().decode(DeviceAuthorizationResponse.self, from: response.body) } catch {
-            throw .invalidResponse("the device authorization response is not the expected JSON")
+            throw (error as? AuthError) ?? .invalidResponse("the device authorization response is not the expected JSON")
         }
         guard let page = (decoded.verificationURI ?? decoded.verificationURL).flatMap(URL.init(string:)) else {
             throw .invalidResponse("the device authorization response has no verification URI")
         }
-        let interval = Duration.seconds(fractional: max(decoded.interval ?? 5, 1))
         logger.info("device", "device authorization started; waiting for the user at \(Redactor.describe(page))")
         return DeviceAuthorization(
             userCode: decoded.userCode, verificationURI: page,
             verificationURIComplete: decoded.verificationURIComplete.flatMap(URL.init(string:)),
-            expiresAt: clock.now().addingTimeInterval(decoded.expiresIn), interval: interval,
-            deviceCode: decoded.deviceCode)
+            expiresAt: clock.now().addingTimeInterval(decoded.expiresIn), interval: decoded.interval,
+            deviceCode: decoded.deviceCode, requestsOpenID: scopes.contains("openid"))
     }
 
     /// Polls the token endpoint until the user approved (the session is stored and returned),
@@ -66,7 +66,7 @@ extension OIDCClient {
             do {
                 let response = try await provider.token(
                     grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)])
-                let session = try await provider.session(from: response, nonce: nil, requireIDToken: requestsOpenID)
+                let session = try await provider.session(from: response, nonce: nil, requireIDToken: authorization.requestsOpenID)
                 try await sessions.establish(session)
                 logger.info("device", "signed in as \(session.user?.subject ?? "unknown user")")
                 return session
@@ -74,12 +74,12 @@ extension OIDCClient {
                 transientFailures = 0
                 logger.trace("device", "authorization pending")
             } catch .providerError(let code, _) where code == "slow_down" {
-                interval += .seconds(5)
+                interval = min(interval + .seconds(5), .seconds(ServerNumber.deviceIntervalRange.upperBound))
                 logger.debug("device", "slow_down: polling every \(interval)")
             } catch let error where error.isTransient {
                 transientFailures += 1
                 guard transientFailures <= 5 else { throw error }
-                interval = min(interval * 2, .seconds(60))
+                interval = max(interval, min(interval * 2, .seconds(60)))
                 logger.warning("device", "polling failed (\(error)); next poll in \(interval)")
             }
         }

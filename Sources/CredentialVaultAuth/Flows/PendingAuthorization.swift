@@ -12,6 +12,9 @@ struct PendingAuthorization: Codable, Sendable {
     var issuer: String
     var clientID: String
     var createdAt: Date
+    /// Whether this sign-in asked for `openid` (its own scopes, not the configuration's), so
+    /// that an ID token is required. `nil` in records written before it existed.
+    var requestsOpenID: Bool? = nil
 
     func save(under key: CredentialKey, in store: any TokenStorageAdapter, ttl: Duration) throws(AuthError) {
         let data: Data
@@ -19,10 +22,20 @@ struct PendingAuthorization: Codable, Sendable {
         do { try store.save(data, for: key, options: .ephemeral(ttl: ttl)) } catch { throw .storage(error) }
     }
 
+    /// Reads the pending sign-in without consuming it (to check that a redirect belongs to
+    /// it before `take` spends it); `nil` when unknown or already used.
+    static func peek(_ key: CredentialKey, from store: any TokenStorageAdapter) throws(AuthError) -> PendingAuthorization? {
+        try decode { () throws(CredentialVaultError) in try store.load(key) }
+    }
+
     /// Takes (reads and deletes) the pending sign-in; `nil` when unknown or already used.
     static func take(_ key: CredentialKey, from store: any TokenStorageAdapter) throws(AuthError) -> PendingAuthorization? {
+        try decode { () throws(CredentialVaultError) in try store.take(key) }
+    }
+
+    private static func decode(_ read: () throws(CredentialVaultError) -> Data?) throws(AuthError) -> PendingAuthorization? {
         let data: Data?
-        do { data = try store.take(key) } catch .expired { throw .authorizationExpired } catch { throw .storage(error) }
+        do { data = try read() } catch .expired { throw .authorizationExpired } catch { throw .storage(error) }
         guard let data else { return nil }
         do { return try JSONDecoder.session.decode(PendingAuthorization.self, from: data) } catch {
             throw .storage(.corrupted("a pending sign-in is unreadable; start the sign-in again"))

@@ -12,14 +12,24 @@ public struct HTTPRequest: Sendable, CustomStringConvertible {
     public var body: Data?
     /// The deadline for the whole exchange (connect, send, receive).
     public var timeout: Duration
+    /// The largest response body accepted, in bytes (default 1 MiB). Transports stop
+    /// receiving beyond it and fail with `AuthError.invalidResponse`.
+    public var maximumResponseSize: Int
+
+    /// The default `maximumResponseSize`.
+    public static let defaultMaximumResponseSize = 1 << 20
 
     /// Creates a request.
-    public init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: Duration) {
+    public init(
+        method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil, timeout: Duration,
+        maximumResponseSize: Int = defaultMaximumResponseSize
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maximumResponseSize = maximumResponseSize
     }
 
     /// Method and URL without query (headers and bodies carry secrets and are never described).
@@ -43,9 +53,10 @@ public struct HTTPResponse: Sendable {
     }
 }
 
-/// Sends HTTP requests. The default is `URLSessionTransport`; inject another one to route
-/// requests elsewhere or to count them. Implementations honour `request.timeout` and map
-/// failures to `AuthError.networkError` or `AuthError.timedOut`.
+/// Sends HTTP requests. The default is `DefaultHTTPTransport.make()` (`CurlTransport` on
+/// Linux); inject another one to route requests elsewhere or to count them. Implementations
+/// honour `request.timeout` and `request.maximumResponseSize`, and map failures to
+/// `AuthError.networkError`, `AuthError.timedOut` or `AuthError.invalidResponse`.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the provider's response, whatever its status.
     func send(_ request: HTTPRequest) async throws(AuthError) -> HTTPResponse

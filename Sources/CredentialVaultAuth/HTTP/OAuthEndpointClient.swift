@@ -18,7 +18,9 @@ struct OAuthEndpointClient: Sendable {
         var headers = extra
         headers["Content-Type"] = "application/x-www-form-urlencoded"
         headers["Accept"] = "application/json"
-        let request = HTTPRequest(method: "POST", url: url, headers: headers, body: FormEncoding.body(form), timeout: timeout)
+        let request = HTTPRequest(
+            method: "POST", url: url, headers: headers, body: FormEncoding.body(form), timeout: timeout,
+            maximumResponseSize: ResponseLimit.token)
         logger.trace("http", "\(request)")
         let response = try await transport.send(request)
         logger.trace("http", "\(request) -> \(response.status)")
@@ -26,14 +28,18 @@ struct OAuthEndpointClient: Sendable {
     }
 
     /// GETs a JSON document (discovery, JWKS) and returns its bytes; non-200 is an error.
-    func getJSON(_ url: URL, headers extra: [String: String] = [:]) async throws(AuthError) -> Data {
-        var headers = extra
-        headers["Accept"] = "application/json"
-        let request = HTTPRequest(method: "GET", url: url, headers: headers, timeout: timeout)
+    func getJSON(_ url: URL, limit: Int) async throws(AuthError) -> Data {
+        try await getJSONResponse(url, limit: limit).body
+    }
+
+    /// GETs a JSON document and returns the whole response (for its caching headers); non-200 is an error.
+    func getJSONResponse(_ url: URL, limit: Int) async throws(AuthError) -> HTTPResponse {
+        var request = HTTPRequest(method: "GET", url: url, headers: ["Accept": "application/json"], timeout: timeout)
+        request.maximumResponseSize = limit
         let response = try await transport.send(request)
         logger.trace("http", "\(request) -> \(response.status)")
         guard response.status == 200 else { throw Self.failure(response, grant: nil, confidential: false, bare400IsInvalidGrant: false) }
-        return response.body
+        return response
     }
 
     /// POSTs a token request and decodes the answer.
@@ -70,7 +76,7 @@ struct OAuthEndpointClient: Sendable {
     static func failure(_ response: HTTPResponse, grant: String?, confidential: Bool, bare400IsInvalidGrant: Bool) -> AuthError {
         let status = response.status
         if status == 429 {
-            return .rateLimited(retryAfterSeconds: response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+            return .rateLimited(retryAfterSeconds: ServerNumber.retryAfter(response.headers["retry-after"]))
         }
         if status >= 500 { return .serverUnavailable(status: status) }
         if let body = OAuthErrorBody.parse(response.body) {

@@ -1,6 +1,7 @@
 import Foundation
 
 /// A token endpoint's successful answer (RFC 6749 §5.1, OIDC Core §3.1.3.3, RFC 8628 §3.5).
+/// Decoding throws `AuthError.invalidResponse` for an `expires_in` that is not a valid lifetime.
 struct TokenResponse: Decodable, Sendable {
     var accessToken: String
     var tokenType: String?
@@ -25,13 +26,10 @@ struct TokenResponse: Decodable, Sendable {
         refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
         idToken = try container.decodeIfPresent(String.self, forKey: .idToken)
         scope = try container.decodeIfPresent(String.self, forKey: .scope)
-        // Some providers send expires_in as a string.
-        if let number = try? container.decodeIfPresent(Double.self, forKey: .expiresIn) {
-            expiresIn = number
-        } else if let text = try? container.decodeIfPresent(String.self, forKey: .expiresIn) {
-            expiresIn = Double(text)
-        } else {
-            expiresIn = nil
+        // A number or a numeric string (some providers quote it); refused when negative or
+        // not finite, clamped when huge (ServerNumber).
+        expiresIn = try ServerNumber.decode(CodingKeys.expiresIn, in: container).map { value throws(AuthError) in
+            try ServerNumber.lifetime(value, field: "expires_in")
         }
     }
 }

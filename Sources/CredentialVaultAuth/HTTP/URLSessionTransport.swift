@@ -4,10 +4,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The default transport: Foundation's `URLSession` with no cookies, no cache and no
-/// credential storage, a per-request deadline (`HTTPRequest.timeout`) enforced both by
-/// `URLSession` and by a watchdog, and redirects not followed (an OAuth endpoint that
-/// redirects is answered as a 3xx response).
+/// A transport over Foundation's `URLSession` with no cookies, no cache and no credential
+/// storage, a per-request deadline (`HTTPRequest.timeout`) enforced both by `URLSession` and
+/// by a watchdog, and redirects not followed (an OAuth endpoint that redirects is answered as
+/// a 3xx response). The default on platforms other than Linux. On Linux, FoundationNetworking
+/// stops the process on a response with HTTP trailers (swift-corelibs-foundation #5285) and
+/// buffers a whole body before `maximumResponseSize` can be checked: use `CurlTransport`
+/// (the default there) with any provider you do not control.
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
 
@@ -46,6 +49,7 @@ public final class URLSessionTransport: HTTPTransport {
                 for (name, value) in http.allHeaderFields {
                     if let name = name as? String, let value = value as? String { headers[name] = value }
                 }
+                guard data.count <= request.maximumResponseSize else { throw ResponseLimit.exceeded(request.maximumResponseSize) }
                 return HTTPResponse(status: http.statusCode, headers: headers, body: data)
             }
         } catch let error as AuthError {

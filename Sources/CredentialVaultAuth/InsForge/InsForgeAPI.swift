@@ -35,7 +35,9 @@ struct InsForgeAPI: Sendable {
         var headers = ["Accept": "application/json"]
         if body != nil { headers["Content-Type"] = "application/json" }
         if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
-        let request = HTTPRequest(method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout)
+        let request = HTTPRequest(
+            method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout,
+            maximumResponseSize: ResponseLimit.insForge)
         logger.trace("http", "\(request)")
         let response: HTTPResponse
         do { response = try await transport.send(request) } catch {
@@ -75,7 +77,7 @@ struct InsForgeAPI: Sendable {
         let text = (body.message ?? "").lowercased()
         switch response.status {
         case 429:
-            let after = response.headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            let after = ServerNumber.retryAfter(response.headers["retry-after"])
             return .rateLimited(retryAfterSeconds: after, body)
         case 409:
             return .emailAlreadyExists(body)

@@ -26,8 +26,8 @@ extension InsForgeClient {
         let answer = try await api.call(
             Answer.self, "GET", "/oauth/\(provider.rawValue)",
             query: [("redirect_uri", redirectURI), ("code_challenge", pkce.challenge)])
-        guard let url = URL(string: answer.authUrl), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
-            throw .auth(.invalidResponse("the backend's authUrl is not an http(s) URL"))
+        guard let url = URL(string: answer.authUrl), configuration.endpointPolicy.allows(url) else {
+            throw .auth(.invalidResponse("the backend's authUrl is not an https URL"))
         }
         // The OIDC client's pending sign-in record: InsForge has no nonce, the "client" is the provider.
         let pending = PendingAuthorization(
@@ -58,15 +58,21 @@ extension InsForgeClient {
             logger.warning("insforge", "OAuth redirect without state refused")
             throw .auth(.stateMismatch)
         }
-        let taken: PendingAuthorization?
-        do { taken = try PendingAuthorization.take(configuration.pendingKey(state: state), from: store) } catch {
-            throw InsForgeError(error)
-        }
-        guard let pending = taken, pending.issuer == configuration.backendIdentifier,
-            InsForgeOAuthProvider.allCases.map(Self.pendingClient).contains(pending.clientID),
+        let key = configuration.pendingKey(state: state)
+        let found: PendingAuthorization?
+        do { found = try PendingAuthorization.peek(key, from: store) } catch { throw InsForgeError(error) }
+        // Checked before it is consumed: a foreign redirect must not destroy the pending sign-in.
+        guard let pending = found, exactlyEqual(pending.issuer, configuration.backendIdentifier),
+            InsForgeOAuthProvider.allCases.map(Self.pendingClient).contains(where: { exactlyEqual($0, pending.clientID) }),
             OIDCClient.sameEndpoint(url, pending.redirectURI)
         else {
             logger.warning("insforge", "OAuth redirect with an unknown, used or foreign state refused")
+            throw .auth(.stateMismatch)
+        }
+        let taken: PendingAuthorization?
+        do { taken = try PendingAuthorization.take(key, from: store) } catch { throw InsForgeError(error) }
+        guard taken != nil else {
+            logger.warning("insforge", "OAuth redirect with an already used state refused")
             throw .auth(.stateMismatch)
         }
         if let error = parameters["error"] {
@@ -109,8 +115,8 @@ extension InsForgeClient {
         let request = try await beginOAuth(provider: provider, redirectTo: listener.redirectURI)
         let arrival: LoopbackArrival
         do {
-            try await browser.open(request.url)
-            arrival = try await listener.waitForRedirect(timeout: timeout)
+            arrival = try await listener.openAndWait(
+                authorizationURL: request.url, state: request.state, browser: browser, timeout: timeout)
         } catch {
             throw InsForgeError(error)
         }

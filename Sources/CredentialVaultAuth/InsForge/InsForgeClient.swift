@@ -24,12 +24,12 @@ public final class InsForgeClient: Sendable {
     /// - Parameters:
     ///   - store: where the session and pending OAuth sign-ins are kept. Pending sign-ins are
     ///     ephemeral, so OAuth needs a store that supports `.ephemeral`.
-    ///   - transport: HTTP (default `URLSessionTransport`).
+    ///   - transport: HTTP (default `DefaultHTTPTransport.make()`: libcurl on Linux).
     ///   - clock: the source of "now" (expiry decisions).
     ///   - logger: where the client logs (redacted at every level).
     public init(
         configuration: InsForgeConfiguration, store: any TokenStorageAdapter,
-        transport: any HTTPTransport = URLSessionTransport(), clock: any CredentialClock = SystemClock(),
+        transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
     ) throws(InsForgeError) {
         try configuration.validate()

@@ -63,14 +63,16 @@ public struct InsForgeConfiguration: Sendable {
         CredentialKey(service: storageService + ".pending", account: state)
     }
 
+    /// Where the backend may send the browser (`authUrl`): https, or loopback http for a loopback http backend.
+    var endpointPolicy: EndpointPolicy { EndpointPolicy(issuer: baseURL, allowsInsecureHTTP: allowsInsecureHTTP) }
+
     func validate() throws(InsForgeError) {
         guard let scheme = baseURL.scheme?.lowercased(), scheme == "https" || scheme == "http", baseURL.host != nil,
             baseURL.query == nil, baseURL.fragment == nil
         else {
             throw .invalidInput("the base URL must be an http(s) URL without query or fragment")
         }
-        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(baseURL.host?.lowercased() ?? "")
-        if scheme == "http" && !loopback && !allowsInsecureHTTP {
+        if scheme == "http" && !EndpointPolicy.isLoopback(baseURL.host) && !allowsInsecureHTTP {
             throw .invalidInput("the base URL must use https (plain http is accepted only on this machine)")
         }
         guard !storageService.isEmpty else { throw .invalidInput("the storage service is empty") }

@@ -1,7 +1,7 @@
 import CSodium
 import Foundation
 
-/// libsodium initialisation and the two small primitives the JOSE layer needs from it.
+/// libsodium initialisation and the small primitives the JOSE layer needs from it.
 enum SodiumRuntime {
     /// `sodium_init` is idempotent and thread-safe; a Swift static is initialised once,
     /// lazily and atomically. When it fails (no random source) every verification fails
@@ -10,14 +10,24 @@ enum SodiumRuntime {
 
     /// SHA-256 of `bytes` (`crypto_hash_sha256`).
     static func sha256<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        let input = Array(bytes)
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_bytes()))
+        digest(Array(bytes), size: crypto_hash_sha256_bytes()) { crypto_hash_sha256($0, $1, $2) }
+    }
+
+    /// SHA-512 of `bytes` (`crypto_hash_sha512`).
+    static func sha512<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        digest(Array(bytes), size: crypto_hash_sha512_bytes()) { crypto_hash_sha512($0, $1, $2) }
+    }
+
+    private static func digest(
+        _ input: [UInt8], size: Int, _ hash: (UnsafeMutablePointer<UInt8>, UnsafePointer<UInt8>, UInt64) -> Int32
+    ) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: size)
         // A non-null pointer even for empty input; the length passed is the real one.
         let storage = input.isEmpty ? [UInt8(0)] : input
         storage.withUnsafeBufferPointer { inputBuffer in
             digest.withUnsafeMutableBufferPointer { output in
                 guard let inputBase = inputBuffer.baseAddress, let outputBase = output.baseAddress else { return }
-                _ = crypto_hash_sha256(outputBase, inputBase, UInt64(input.count))
+                _ = hash(outputBase, inputBase, UInt64(input.count))
             }
         }
         return digest

@@ -19,12 +19,12 @@ public final class OIDCClient: Sendable {
     /// - Parameters:
     ///   - store: where the session and pending sign-ins are kept. Pending sign-ins are
     ///     ephemeral, so the store must support `.ephemeral` for the authorization-code flow.
-    ///   - transport: HTTP (default `URLSessionTransport`).
+    ///   - transport: HTTP (default `DefaultHTTPTransport.make()`: libcurl on Linux).
     ///   - clock: the source of "now" (expiry decisions, ID token times).
     ///   - logger: where the client logs (redacted).
     public init(
         configuration: OIDCConfiguration, store: any TokenStorageAdapter,
-        transport: any HTTPTransport = URLSessionTransport(), clock: any CredentialClock = SystemClock(),
+        transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
     ) throws(AuthError) {
         try configuration.validate()

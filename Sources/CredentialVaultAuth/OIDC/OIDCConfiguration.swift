@@ -69,13 +69,18 @@ public struct OIDCConfiguration: Sendable {
         CredentialKey(service: storageService + ".pending", account: state)
     }
 
+    /// The endpoints this issuer may use (https, or loopback http for a loopback http issuer).
+    var endpointPolicy: EndpointPolicy { EndpointPolicy(issuer: issuer, allowsInsecureHTTP: allowsInsecureHTTP) }
+
     func validate() throws(AuthError) {
         guard let scheme = issuer.scheme?.lowercased(), scheme == "https" || scheme == "http", issuer.host != nil else {
             throw .invalidConfiguration("the issuer must be an http(s) URL")
         }
-        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(issuer.host?.lowercased() ?? "")
-        if scheme == "http" && !loopback && !allowsInsecureHTTP {
+        if scheme == "http" && !EndpointPolicy.isLoopback(issuer.host) && !allowsInsecureHTTP {
             throw .invalidConfiguration("the issuer must use https (plain http is accepted only on this machine)")
+        }
+        if let metadata, let refused = endpointPolicy.firstRefused(metadata) {
+            throw .invalidConfiguration(EndpointPolicy.reason(refused))
         }
         guard !clientID.isEmpty else { throw .invalidConfiguration("the client id is empty") }
         guard !storageService.isEmpty else { throw .invalidConfiguration("the storage service is empty") }

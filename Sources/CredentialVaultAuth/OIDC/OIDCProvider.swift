@@ -9,16 +9,17 @@ struct OIDCProvider: Sendable {
     let clock: any CredentialClock
     let logger: AuthLogger
     let metadataCache: MetadataCache
-    let keySets = KeySetCache()
+    let keySets: KeySetCache
 
     init(configuration: OIDCConfiguration, transport: any HTTPTransport, clock: any CredentialClock, logger: AuthLogger) {
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        self.keySets = KeySetCache(clock: clock)
         self.http = OAuthEndpointClient(
             transport: transport, timeout: configuration.requestTimeout, logger: logger,
             bareBadRequestIsInvalidGrant: configuration.bareBadRequestIsInvalidGrant)
-        self.metadataCache = MetadataCache(issuer: configuration.issuer, preset: configuration.metadata)
+        self.metadataCache = MetadataCache(issuer: configuration.issuer, preset: configuration.metadata, policy: configuration.endpointPolicy)
     }
 
     func metadata() async throws(AuthError) -> ProviderMetadata { try await metadataCache.get(using: http) }
@@ -31,27 +32,38 @@ struct OIDCProvider: Sendable {
             authentication: configuration.clientAuthentication)
     }
 
-    /// Verifies an ID token's signature and claims; refetches the JWKS once on an unknown `kid`.
+    /// Verifies an ID token's signature and claims; refetches the JWKS once on an unknown
+    /// `kid`, unless another unknown `kid` caused a refetch within the cooldown.
     func verifyIDToken(_ idToken: String, nonce: String?) async throws(AuthError) -> VerifiedIDToken {
         let metadata = try await metadata()
         guard let jwksURI = metadata.jwksURI else { throw .unsupported("the provider publishes no jwks_uri") }
-        let allowed = metadata.idTokenSigningAlgValuesSupported.map { names in
-            Set(names.compactMap { JWSAlgorithm(name: $0) })
-        } ?? Set(JWSAlgorithm.allCases)
         let validator = IDTokenValidator(
-            issuer: metadata.issuer, clientID: configuration.clientID,
-            allowedAlgorithms: allowed.isEmpty ? Set(JWSAlgorithm.allCases) : allowed,
+            issuer: metadata.issuer, clientID: configuration.clientID, allowedAlgorithms: try Self.allowedAlgorithms(metadata),
             clockSkew: configuration.clockSkew, clock: clock)
         let keySet = try await keySets.current(from: jwksURI, using: http)
         do {
             return try validator.validate(idToken, keySet: keySet, nonce: nonce)
         } catch .unknownKeyID {
-            logger.warning("idtoken", "the ID token is signed with an unknown key: refetching the provider's keys once")
-            let fresh = try await keySets.refetch(from: jwksURI, using: http)
+            guard let fresh = try await keySets.refetchForUnknownKey(from: jwksURI, using: http) else {
+                logger.warning("idtoken", "the ID token is signed with an unknown key (the keys were refetched moments ago)")
+                throw Self.map(.unknownKeyID)
+            }
+            logger.warning("idtoken", "the ID token is signed with an unknown key: refetched the provider's keys once")
             do { return try validator.validate(idToken, keySet: fresh, nonce: nonce) } catch { throw Self.map(error) }
         } catch {
             throw Self.map(error)
         }
+    }
+
+    /// The provider's published ID token algorithms that this client verifies (all it
+    /// verifies when the provider publishes none); `unsupported` when it publishes only others.
+    static func allowedAlgorithms(_ metadata: ProviderMetadata) throws(AuthError) -> Set<JWSAlgorithm> {
+        guard let names = metadata.idTokenSigningAlgValuesSupported else { return Set(JWSAlgorithm.allCases) }
+        let allowed = Set(names.compactMap { JWSAlgorithm(name: $0) })
+        guard !allowed.isEmpty else {
+            throw .unsupported("the provider signs ID tokens only with algorithms this client does not verify (it verifies RS256, ES256 and EdDSA)")
+        }
+        return allowed
     }
 
     static func map(_ error: IDTokenError) -> AuthError {
@@ -59,15 +71,22 @@ struct OIDCProvider: Sendable {
         return .invalidIDToken(error.reason)
     }
 
-    /// Builds a session from a token response (verifying its ID token when there is one).
+    /// Builds a session from a token response (verifying its ID token when there is one, with
+    /// its `at_hash` against the access token and its `c_hash` against `code` when present).
     func session(
-        from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil
+        from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil, code: String? = nil
     ) async throws(AuthError) -> AuthSession {
         let now = clock.now()
         var user = previous?.user
         if let idToken = response.idToken {
             let verified = try await verifyIDToken(idToken, nonce: nonce)
-            if let previousSubject = previous?.user?.subject, previousSubject != verified.subject {
+            guard TokenHash.verify("at_hash", of: verified, against: response.accessToken) else {
+                throw .invalidIDToken("at_hash does not match the access token")
+            }
+            guard TokenHash.verify("c_hash", of: verified, against: code) else {
+                throw .invalidIDToken("c_hash does not match the authorization code")
+            }
+            if let previousSubject = previous?.user?.subject, !exactlyEqual(previousSubject, verified.subject) {
                 throw .invalidIDToken("the refreshed ID token names another subject")
             }
             user = AuthUser(verified)

@@ -9,10 +9,16 @@ struct OIDCRefresher: SessionRefresher {
         return try await provider.session(from: response, nonce: nil, requireIDToken: false, previous: session)
     }
 
+    /// Revokes the refresh token and the access token; the access token is revoked even when
+    /// the refresh token's revocation failed (the first failure is thrown afterwards).
     func revoke(_ session: AuthSession) async throws(AuthError) {
+        var failure: AuthError?
         if let refreshToken = session.refreshToken {
-            try await provider.revoke(refreshToken, hint: "refresh_token", bearer: session.accessToken)
+            do { try await provider.revoke(refreshToken, hint: "refresh_token", bearer: session.accessToken) } catch { failure = error }
         }
-        try await provider.revoke(session.accessToken, hint: "access_token", bearer: session.accessToken)
+        do { try await provider.revoke(session.accessToken, hint: "access_token", bearer: session.accessToken) } catch {
+            failure = failure ?? error
+        }
+        if let failure { throw failure }
     }
 }

@@ -8,8 +8,9 @@ public protocol BrowserOpener: Sendable {
 }
 
 /// Opens URLs with a desktop command, `xdg-open` by default. The URL is passed as one
-/// argument (no shell); it holds `state`, `nonce` and the PKCE challenge, none of which is a
-/// secret that would let another local user complete the sign-in.
+/// argument (no shell), so other local users can read it in `/proc/PID/cmdline`: the loopback
+/// sign-ins hand it a one-time start URL (`LoopbackListener.startURL(redirectingTo:)`), never
+/// the authorization URL with its `state` and PKCE challenge.
 public struct SystemBrowserOpener: BrowserOpener {
     /// The command, looked up in `PATH`.
     public var command: String

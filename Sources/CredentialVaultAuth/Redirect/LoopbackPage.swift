@@ -6,6 +6,12 @@ enum LoopbackPage {
         case failure(String)
     }
 
+    /// Why a request without the pending sign-in's `state` was refused.
+    static let foreign = "this request does not belong to the sign-in in progress (it may come from another program or web page)"
+
+    /// Why a second request for the one-time start page aborts the sign-in.
+    static let replayed = "this sign-in link was already used, possibly by another program; the sign-in was stopped for safety"
+
     static func html(_ outcome: Outcome) -> String {
         let (title, text): (String, String) =
             switch outcome {

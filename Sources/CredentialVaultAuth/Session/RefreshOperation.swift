@@ -75,13 +75,13 @@ struct RefreshOperation: Sendable {
         }
         guard epoch.current == startEpoch else {
             logger.info("session", "signed out during the refresh: its result is discarded")
-            await discard(refreshed)
+            await discard(refreshed, keeping: (try? storage.load()) ?? nil)
             throw .notSignedIn
         }
         let latest = try storage.load()
         guard latest == current else {
             logger.info("session", "the stored session changed during the refresh: its result is discarded")
-            await discard(refreshed)
+            await discard(refreshed, keeping: latest)
             guard let latest else { throw .notSignedIn }
             return latest
         }
@@ -90,8 +90,15 @@ struct RefreshOperation: Sendable {
         return refreshed
     }
 
-    private func discard(_ session: AuthSession) async {
-        do { try await refresher.revoke(session) } catch {
+    /// Revokes the tokens of a discarded refresh result, except those that are still stored:
+    /// a provider that does not rotate refresh tokens hands back the stored one, and revoking
+    /// it would end the session that is kept.
+    private func discard(_ session: AuthSession, keeping stored: AuthSession?) async {
+        let kept = Set([stored?.accessToken, stored?.refreshToken].compactMap { $0 })
+        guard !kept.contains(session.accessToken) else { return }
+        var revocable = session
+        if let refreshToken = session.refreshToken, kept.contains(refreshToken) { revocable.refreshToken = nil }
+        do { try await refresher.revoke(revocable) } catch {
             logger.debug("session", "revoking the discarded session failed: \(error)")
         }
     }

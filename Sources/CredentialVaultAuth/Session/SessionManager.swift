@@ -18,16 +18,20 @@ public actor SessionManager {
         public var proactiveRefresh: Bool
         /// Revoke the tokens at the provider on sign-out (default `true`).
         public var revokeOnSignOut: Bool
+        /// The background refresh never runs more often than this (default 2 s), whatever
+        /// lifetime the provider gives its tokens.
+        public var minimumRefreshInterval: Duration
 
         /// Creates a configuration.
         public init(
             refreshMargin: Duration = .seconds(60), retryPolicy: RetryPolicy = .default,
-            proactiveRefresh: Bool = true, revokeOnSignOut: Bool = true
+            proactiveRefresh: Bool = true, revokeOnSignOut: Bool = true, minimumRefreshInterval: Duration = .seconds(2)
         ) {
             self.refreshMargin = refreshMargin
             self.retryPolicy = retryPolicy
             self.proactiveRefresh = proactiveRefresh
             self.revokeOnSignOut = revokeOnSignOut
+            self.minimumRefreshInterval = max(minimumRefreshInterval, .milliseconds(10))
         }
     }
 
@@ -197,12 +201,9 @@ public actor SessionManager {
 
     /// How long to wait before the next background refresh; `nil` stops the loop.
     private func autoRefreshDelay(failures: Int) -> Duration? {
-        guard let session = try? storage.load(), session.refreshToken != nil, let expiry = session.expiresAt else {
-            return nil
-        }
-        let due = expiry.timeIntervalSince(clock.now()) - configuration.refreshMargin.secondsValue
-        if failures > 0 { return .seconds(max(due, min(pow(2, Double(failures)), 60))) }
-        return .seconds(fractional: max(due, 0))
+        guard let session = try? storage.load(), session.refreshToken != nil else { return nil }
+        return RefreshSchedule(margin: configuration.refreshMargin, floor: configuration.minimumRefreshInterval)
+            .delay(for: session, now: clock.now(), failures: failures)
     }
 
     private func backgroundRefresh() async throws(AuthError) {

@@ -80,9 +80,4 @@ extension Duration {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
-
-    /// A duration of `value` seconds (fractional allowed).
-    static func seconds(fractional value: Double) -> Duration {
-        .milliseconds(Int64((value * 1000).rounded()))
-    }
 }

@@ -95,10 +95,12 @@ extension InsForgeEndToEnd {
             #expect(try await server.stats()["oauthExchange"] == 0, "nothing is exchanged on a state mismatch")
             let elsewhere = try #require(URL(string: "com.example.other:/callback?state=\(request.state)&insforge_code=\(code)"))
             await #expect(throws: InsForgeError.auth(.stateMismatch)) { try await client.handleRedirect(url: elsewhere) }
-            await #expect(throws: InsForgeError.auth(.stateMismatch), "the foreign redirect consumed the pending sign-in") {
-                try await client.handleRedirect(url: redirect)
-            }
             #expect(try await server.stats()["oauthExchange"] == 0)
+            // The foreign redirect did not consume the pending sign-in (issue 12, finding 10):
+            // the genuine one still completes, once.
+            #expect(try await client.handleRedirect(url: redirect).refreshToken != nil)
+            await #expect(throws: InsForgeError.auth(.stateMismatch)) { try await client.handleRedirect(url: redirect) }
+            #expect(try await server.stats()["oauthExchange"] == 1)
         }
 
         @Test("a pending sign-in expires with its time to live")

@@ -45,9 +45,21 @@ struct TestBrowser: Sendable {
     /// redirects (the redirect URI with `code` and `state`). `g_continue` tells glewlwyd the
     /// login page was passed, as its own login page does.
     func authorize(_ url: URL) async throws -> URL {
-        let response = try await request("GET", URL(string: url.absoluteString + "&g_continue")!)
+        let authorization = try await Self.followStartPage(url)
+        let response = try await request("GET", URL(string: authorization.absoluteString + "&g_continue")!)
         guard response.status == 302, let location = response.headers["location"], let target = URL(string: location) else {
             throw Failure(description: "authorization did not redirect: HTTP \(response.status)")
+        }
+        return target
+    }
+
+    /// Where a loopback listener's one-time start page (`/start/<token>`) redirects; other
+    /// URLs as they are.
+    static func followStartPage(_ url: URL) async throws -> URL {
+        guard url.host == "127.0.0.1", url.path.hasPrefix("/start/") else { return url }
+        let response = try await URLSessionTransport().send(HTTPRequest(url: url, timeout: .seconds(10)))
+        guard response.status == 302, let location = response.headers["location"], let target = URL(string: location) else {
+            throw Failure(description: "the start page answered HTTP \(response.status)")
         }
         return target
     }

@@ -80,7 +80,10 @@ struct PrintingBrowser: BrowserOpener {
     var fallbackTo: SystemBrowserOpener?
 
     func open(_ url: URL) async throws(AuthError) {
-        io.error("Open this URL to sign in:\n\(url.absoluteString)")
+        // A loopback sign-in's URL is a one-time start page: opened twice, it aborts the sign-in.
+        let once = url.host == "127.0.0.1" && url.path.hasPrefix("/start/") ? " (it works once)" : ""
+        io.error((fallbackTo == nil ? "Open this URL to sign in" : "Opening the browser; if it does not open, open this URL")
+            + "\(once):\n\(url.absoluteString)")
         guard let system = fallbackTo else { return }
         do { try await system.open(url) } catch {
             io.error("(could not start a browser: \(error.description))")

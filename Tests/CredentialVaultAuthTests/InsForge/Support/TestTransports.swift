@@ -21,7 +21,10 @@ final class FollowingBrowser: BrowserOpener {
     var landed: [URL] { landing.withLock { $0 } }
 
     func open(_ url: URL) async throws(AuthError) {
-        let start = rewrite(url)
+        let start: URL
+        do { start = rewrite(try await TestBrowser.followStartPage(url)) } catch {
+            throw .invalidResponse("the loopback start page did not redirect")
+        }
         let follow = self
         if deliver {
             Task.detached { _ = try? await follow.run(start) }  // as a browser: open returns at once

@@ -1,0 +1,57 @@
+// libFuzzer target for what a provider answers, compiled into one module with the auth
+// module's sources by scripts/fuzz/build.sh. Each input is decoded as:
+//   1. a token response (`expires_in` as number or string, range-checked), whose lifetime
+//      then drives the background refresh schedule (the `Duration` arithmetic that used to trap);
+//   2. a device authorization response (`interval`, `expires_in`);
+//   3. provider metadata (discovery), checked against an https and a loopback http issuer.
+// Errors and rejections are fine; a crash, a trap, a leak or a hang is a finding.
+import Foundation
+
+private let seeds = [
+    #"{"access_token":"at","token_type":"Bearer","expires_in":3600,"refresh_token":"rt"}"#,
+    #"{"access_token":"at","token_type":"bearer","expires_in":"1e17"}"#,
+    #"{"access_token":"at","expires_in":-1e308,"id_token":"a.b.c","scope":"openid"}"#,
+    #"{"device_code":"dc","user_code":"ABCD","verification_uri":"https://idp.example/device","expires_in":600,"interval":5}"#,
+    #"{"device_code":"dc","user_code":"A","verification_url":"x","expires_in":"1e300","interval":"nan"}"#,
+    #"{"issuer":"https://idp.example","authorization_endpoint":"https://idp.example/auth","token_endpoint":"https://idp.example/token","jwks_uri":"http://idp.example/jwks","authorization_response_iss_parameter_supported":true}"#,
+    #"{"issuer":"http://127.0.0.1:8080","token_endpoint":"http://127.0.0.1:8080/token","userinfo_endpoint":"ftp://x"}"#,
+]
+private let issuers = [URL(string: "https://idp.example")!, URL(string: "http://127.0.0.1:8080")!]
+
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzerInitialize(
+    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+) -> CInt {
+    if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FUZZ_SEEDS"] {
+        for (n, seed) in seeds.enumerated() {
+            _ = FileManager.default.createFile(atPath: "\(directory)/response-\(n)", contents: Data(seed.utf8))
+        }
+        _exit(0)  // not exit(): LeakSanitizer would count the seed values still in scope
+    }
+    return 0
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Data(UnsafeBufferPointer(start: data, count: size))
+    let now = Date(timeIntervalSince1970: 1_700_000_000)
+    if let token = try? JSONDecoder().decode(TokenResponse.self, from: bytes) {
+        let session = AuthSession(
+            accessToken: token.accessToken, refreshToken: token.refreshToken,
+            expiresAt: token.expiresIn.map { now.addingTimeInterval($0) }, obtainedAt: now)
+        for failures in [0, 1, 7, 1000] {
+            _ = RefreshSchedule(margin: .seconds(60), floor: .seconds(5)).delay(for: session, now: now, failures: failures)
+        }
+    }
+    if let device = try? JSONDecoder().decode(DeviceAuthorizationResponse.self, from: bytes) {
+        _ = now.addingTimeInterval(device.expiresIn)
+        _ = min(device.interval + .seconds(5), .seconds(300))
+    }
+    if let metadata = try? JSONDecoder().decode(ProviderMetadata.self, from: bytes) {
+        for issuer in issuers {
+            _ = EndpointPolicy(issuer: issuer, allowsInsecureHTTP: false).firstRefused(metadata)
+            _ = Discovery.namesIssuer(metadata, issuer)
+        }
+    }
+    return 0
+}

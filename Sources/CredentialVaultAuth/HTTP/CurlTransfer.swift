@@ -1,0 +1,150 @@
+import CCurl
+import Foundation
+
+/// The libcurl side of one request, used on the exchange's own thread only: sets the easy
+/// handle up, collects the final response's head and body within the limits, and maps
+/// libcurl's outcome to a response or an `AuthError`.
+final class CurlTransfer {
+    private let request: HTTPRequest
+    private let exchange: CurlExchange
+    private var status = 0
+    private var headers: [String: String] = [:]
+    private var headerBytes = 0
+    private var body = Data()
+    private var bodyStarted = false
+    private var refusal: AuthError?
+
+    init(request: HTTPRequest, exchange: CurlExchange) {
+        self.request = request
+        self.exchange = exchange
+    }
+
+    func perform() -> Result<HTTPResponse, AuthError> {
+        guard let handle = curl_easy_init() else { return .failure(.networkError("libcurl could not create a handle")) }
+        defer { curl_easy_cleanup(handle) }
+        var list: UnsafeMutablePointer<curl_slist>?
+        // No "Expect: 100-continue" round trip; the caller's fields as given.
+        for line in ["Expect:"] + request.headers.map({ "\($0.key): \($0.value)" }) where !line.contains("\r") && !line.contains("\n") {
+            list = curl_slist_append(list, line)
+        }
+        defer { curl_slist_free_all(list) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let code: CURLcode = request.url.absoluteString.withCString { url in
+            let body = request.body ?? Data()
+            return body.withUnsafeBytes { bytes in
+                configure(handle, url: url, headers: list, body: bytes, context: context)
+                return curl_easy_perform(handle)
+            }
+        }
+        if let refusal { return .failure(refusal) }
+        if exchange.isCancelled { return .failure(.cancelled) }
+        if code == CURLE_FILESIZE_EXCEEDED { return .failure(ResponseLimit.exceeded(request.maximumResponseSize)) }
+        guard code == CURLE_OK else { return .failure(Self.map(code)) }
+        var code64 = 0
+        _ = cv_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &code64)
+        guard (200..<600).contains(code64) else { return .failure(.networkError("malformed HTTP response")) }
+        return .success(HTTPResponse(status: code64, headers: headers, body: body))
+    }
+
+    private func configure(
+        _ handle: UnsafeMutableRawPointer, url: UnsafePointer<CChar>, headers list: UnsafeMutablePointer<curl_slist>?,
+        body: UnsafeRawBufferPointer, context: UnsafeMutableRawPointer
+    ) {
+        let timeout = max(1, Int(min(request.timeout.secondsValue * 1000, 86_400_000).rounded(.up)))
+        _ = cv_curl_set_pointer(handle, CURLOPT_URL, url)
+        _ = cv_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = cv_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeout)
+        _ = cv_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout)
+        _ = cv_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        _ = "http,https".withCString { cv_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, $0) }  // copied by libcurl
+        _ = cv_curl_set_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = cv_curl_set_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+        _ = cv_curl_set_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumResponseSize))
+        _ = cv_curl_set_pointer(handle, CURLOPT_HTTPHEADER, list)
+        switch request.method {
+        case "GET": _ = cv_curl_set_long(handle, CURLOPT_HTTPGET, 1)
+        case "POST":
+            _ = cv_curl_set_long(handle, CURLOPT_POST, 1)
+            setBody(handle, body)
+        default:
+            _ = request.method.withCString { cv_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) }
+            if !body.isEmpty { setBody(handle, body) }
+        }
+        _ = cv_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().header(data, size * count)
+        }
+        _ = cv_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
+        _ = cv_curl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data, size * count)
+        }
+        _ = cv_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
+        _ = cv_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
+        _ = cv_curl_set_progress_callback(handle) { context, _, _, _, _ in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().exchange.isCancelled ? 1 : 0
+        }
+        _ = cv_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
+    }
+
+    /// The request body, copied by libcurl (an empty one as an empty string).
+    private func setBody(_ handle: UnsafeMutableRawPointer, _ body: UnsafeRawBufferPointer) {
+        _ = cv_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+        if let base = body.baseAddress, !body.isEmpty {
+            _ = cv_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, base)
+        } else {
+            _ = "".withCString { cv_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0) }
+        }
+    }
+
+    /// One header line: a status line starts a new head (after 1xx ones); lines after the
+    /// body started are trailers and ignored; the whole head is bounded.
+    private func header(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        if exchange.isCancelled { return 0 }
+        headerBytes += count
+        guard headerBytes <= CurlTransport.maximumHeaderSize else {
+            refusal = .invalidResponse("the response headers are larger than \(CurlTransport.maximumHeaderSize / 1024) KiB")
+            return 0
+        }
+        guard !bodyStarted, let data else { return count }
+        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") {
+            headers = [:]
+            status = 0
+            return count
+        }
+        guard let colon = line.firstIndex(of: ":") else { return count }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+        return count
+    }
+
+    /// Body bytes, refused beyond the request's limit.
+    private func receive(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
+        if exchange.isCancelled { return 0 }
+        bodyStarted = true
+        guard body.count + count <= request.maximumResponseSize else {
+            refusal = ResponseLimit.exceeded(request.maximumResponseSize)
+            return 0
+        }
+        if let data, count > 0 { body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: count) }
+        return count
+    }
+
+    /// libcurl's failure as an auth error (transient ones as `networkError` or `timedOut`).
+    static func map(_ code: CURLcode) -> AuthError {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: .timedOut
+        case CURLE_ABORTED_BY_CALLBACK: .cancelled
+        case CURLE_COULDNT_CONNECT: .networkError("connection refused")
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .networkError("host not found")
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE,
+            CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            .networkError("TLS failure")
+        case CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            .networkError("connection lost")
+        case CURLE_UNSUPPORTED_PROTOCOL: .networkError("not an http(s) URL")
+        default: .networkError("malformed HTTP response (libcurl error \(code.rawValue))")
+        }
+    }
+}

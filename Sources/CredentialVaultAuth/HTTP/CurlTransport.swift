@@ -1,0 +1,66 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// The default transport on Linux: libcurl, one easy handle per request on a thread of its
+/// own (never the cooperative pool). Unlike FoundationNetworking's URLSession, no response
+/// shape can stop the process or outlive the deadline: trailers are ignored, 1xx responses
+/// skipped, malformed chunking, an early close or garbage are a `networkError`, a slow drip
+/// hits `HTTPRequest.timeout` (to the millisecond), headers beyond 64 KiB and bodies beyond
+/// `HTTPRequest.maximumResponseSize` are refused while they arrive. Redirects are not
+/// followed, only http and https are spoken, TLS certificates and host names are verified,
+/// and nothing (cookies, credentials, cache) is kept between requests.
+public final class CurlTransport: HTTPTransport {
+    /// The largest response head accepted (status line and header fields), in bytes.
+    public static let maximumHeaderSize = 64 * 1024
+
+    /// `curl_global_init`, once per process.
+    private static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    /// Creates a transport.
+    public init() {}
+
+    /// Sends the request; fails with `timedOut` at its deadline and `cancelled` at once when
+    /// the calling task is cancelled.
+    public func send(_ request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
+        guard Self.initialized else { throw .networkError("libcurl could not be initialised") }
+        let exchange = CurlExchange()
+        let result: Result<HTTPResponse, AuthError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                exchange.start(request) { continuation.resume(returning: $0) }
+            }
+        } onCancel: {
+            exchange.cancel()
+        }
+        return try result.get()
+    }
+}
+
+/// One request in flight: delivers its outcome exactly once (the transfer's, or `cancelled`
+/// as soon as the caller gives up, the transfer then aborting at its next callback).
+final class CurlExchange: Sendable {
+    private let completion = Mutex<(@Sendable (Result<HTTPResponse, AuthError>) -> Void)?>(nil)
+    private let cancelled = Atomic<Bool>(false)
+
+    /// Whether the caller gave up (read by the transfer's callbacks).
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    func start(_ request: HTTPRequest, completion handler: @escaping @Sendable (Result<HTTPResponse, AuthError>) -> Void) {
+        completion.withLock { $0 = handler }
+        if isCancelled { return finish(.failure(.cancelled)) }
+        Thread.detachNewThread { self.finish(CurlTransfer(request: request, exchange: self).perform()) }
+    }
+
+    func cancel() {
+        cancelled.store(true, ordering: .relaxed)
+        finish(.failure(.cancelled))
+    }
+
+    private func finish(_ result: Result<HTTPResponse, AuthError>) {
+        let handler = completion.withLock { handler in
+            defer { handler = nil }
+            return handler
+        }
+        handler?(result)
+    }
+}

@@ -1,0 +1,38 @@
+import CredentialVault
+import Foundation
+import Testing
+
+@testable import CredentialVaultAuth
+
+/// Finding 7 of issue 12: a refresh whose result is discarded (the stored session changed
+/// meanwhile) revoked the result's tokens, and with a provider that does not rotate refresh
+/// tokens that is the refresh token still stored, which then died.
+@Suite("discarded refresh results")
+struct DiscardedRefreshTests {
+    @Test("a non-rotating provider: the discarded result's access token is revoked, never the stored refresh token",
+          arguments: [nil, "rt"] as [String?])
+    func keepsStoredRefreshToken(returnedRefreshToken: String?) async throws {
+        let store = InMemoryStore()
+        let sessionKey = Recorder<CredentialKey>()
+        let stub = try StubProvider { request in
+            switch (request.path, request.form["grant_type"]) {
+            case ("/token", "refresh_token"):
+                // Another process refreshed first (same refresh token: the provider does not rotate).
+                let other = AuthSession(accessToken: "at-other", refreshToken: "rt", expiresAt: Date().addingTimeInterval(3600))
+                try? SessionStorage(store: store, key: sessionKey.all[0], options: .default).save(other)
+                return StubOIDC.tokens(access: "at-2", refresh: returnedRefreshToken)
+            case ("/token", _): return StubOIDC.tokens(access: "at", refresh: "rt")
+            case ("/revoke", _): return .http(status: 200, headers: [:], body: Data())
+            default: return .notFound
+            }
+        }
+        let client = try StubOIDC.client(stub, store: store)
+        sessionKey.append(client.configuration.sessionKey)
+        try await StubOIDC.signIn(client)
+        #expect(try await client.getAccessToken(forceRefresh: true) == "at-other")
+        let revoked = stub.requests(to: "/revoke").map { $0.form["token"] }
+        #expect(!revoked.contains("rt"), "the stored refresh token was revoked")
+        #expect(revoked == ["at-2"])
+        #expect(try await client.sessions.storedSession()?.refreshToken == "rt")
+    }
+}

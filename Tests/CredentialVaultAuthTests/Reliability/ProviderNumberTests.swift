@@ -1,0 +1,106 @@
+import CredentialVault
+import Foundation
+import Testing
+
+@testable import CredentialVaultAuth
+
+/// Finding 2 of issue 12: numbers from the provider (`expires_in`, also quoted, the device
+/// `interval` and `expires_in`, `Retry-After`) are range-checked: nonsense is a typed error,
+/// huge values are clamped; none can trap (`"expires_in":"1e17"` used to kill the process in
+/// the background refresh's `Duration` arithmetic).
+@Suite("numbers from the provider")
+struct ProviderNumberTests {
+    static func signIn(expiresIn: String, proactive: Bool = false) async throws -> Result<AuthSession, AuthError> {
+        let stub = try StubProvider { request in
+            request.path == "/token" ? StubOIDC.tokens(expiresIn: expiresIn) : .notFound
+        }
+        let client = try StubOIDC.client(stub, session: .init(proactiveRefresh: proactive))
+        do {
+            let session = try await StubOIDC.signIn(client)
+            // The background refresh computes its first delay from the stored expiry.
+            try await Task.sleep(for: .milliseconds(100))
+            await client.sessions.stopAutoRefresh()
+            return .success(session)
+        } catch let error as AuthError {
+            return .failure(error)
+        }
+    }
+
+    @Test("huge expires_in, as a number or a string, is clamped to a year (and the background refresh survives it)",
+          arguments: ["1e17", #""1e17""#, "1e300", #""9223372036854775807""#])
+    func hugeLifetime(value: String) async throws {
+        let session = try await Self.signIn(expiresIn: value, proactive: true).get()
+        let lifetime = try #require(session.expiresAt).timeIntervalSince(session.obtainedAt)
+        #expect(abs(lifetime - ServerNumber.maximumLifetime) < 1)
+    }
+
+    @Test("fractional, quoted and zero lifetimes are kept", arguments: [("1.5", 1.5), (#""3600""#, 3600), (#"" 90 ""#, 90), ("0", 0)])
+    func keptLifetime(value: String, seconds: Double) async throws {
+        let session = try await Self.signIn(expiresIn: value, proactive: true).get()
+        #expect(abs(try #require(session.expiresAt).timeIntervalSince(session.obtainedAt) - seconds) < 0.01)
+    }
+
+    @Test("negative, NaN, infinite and non-numeric expires_in are refused", arguments: [
+        ("-5", AuthError.invalidResponse("expires_in is not a valid lifetime")),
+        (#""-1e17""#, .invalidResponse("expires_in is not a valid lifetime")),
+        (#""nan""#, .invalidResponse("expires_in is not a finite number")),
+        (#""inf""#, .invalidResponse("expires_in is not a finite number")),
+        (#""soon""#, .invalidResponse("expires_in is not a finite number")),
+        ("{}", .invalidResponse("expires_in is not a finite number")),
+    ])
+    func refusedLifetime(value: String, expected: AuthError) async throws {
+        guard case .failure(let error) = try await Self.signIn(expiresIn: value) else {
+            Issue.record("expires_in \(value) was accepted")
+            return
+        }
+        #expect(error == expected)
+    }
+
+    static func startDevice(_ body: String) async throws -> Result<DeviceAuthorization, AuthError> {
+        let stub = try StubProvider { request in request.path == "/device" ? .json(body) : .notFound }
+        let client = try StubOIDC.client(stub)
+        do { return .success(try await client.startDeviceAuthorization()) } catch { return .failure(error) }
+    }
+
+    static func device(interval: String, expiresIn: String = "600") -> String {
+        #"{"device_code":"dc","user_code":"ABCD","verification_uri":"https://idp.example/device","expires_in":\#(expiresIn),"interval":\#(interval)}"#
+    }
+
+    @Test("the device interval is clamped to 1 s ... 5 min, its lifetime to an hour", arguments: [
+        ("1e300", "600", Duration.seconds(300), 600.0), (#""1e17""#, "1e17", .seconds(300), 3600),
+        ("0", "600", .seconds(1), 600), ("2.5", #""900""#, .milliseconds(2500), 900),
+    ])
+    func deviceClamped(interval: String, expiresIn: String, expected: Duration, lifetime: Double) async throws {
+        let started = Date()
+        let authorization = try await Self.startDevice(Self.device(interval: interval, expiresIn: expiresIn)).get()
+        #expect(authorization.interval == expected)
+        #expect(abs(authorization.expiresAt.timeIntervalSince(started) - lifetime) < 5)
+    }
+
+    @Test("a negative or NaN device interval, or a lifetime that is not positive, is refused", arguments: [
+        (device(interval: "-1"), AuthError.invalidResponse("interval is not a valid interval")),
+        (device(interval: #""nan""#), .invalidResponse("interval is not a finite number")),
+        (device(interval: "5", expiresIn: "-600"), .invalidResponse("expires_in is not a valid lifetime")),
+        (device(interval: "5", expiresIn: "0"), .invalidResponse("the device code expires at once")),
+    ])
+    func deviceRefused(body: String, expected: AuthError) async throws {
+        guard case .failure(let error) = try await Self.startDevice(body) else {
+            Issue.record("\(body) was accepted")
+            return
+        }
+        #expect(error == expected)
+    }
+
+    @Test("Retry-After is read as delta-seconds and clamped to a day; anything else is ignored", arguments: [
+        ("120", 120), ("99999999999999999999999", 86_400), ("-5", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("1e9", nil),
+    ] as [(String, Int?)])
+    func retryAfter(header: String, expected: Int?) async throws {
+        let stub = try StubProvider { _ in .http(status: 429, headers: ["Retry-After": header], body: Data()) }
+        let client = try StubOIDC.client(stub)
+        let request = try await client.beginAuthorization(redirectURI: StubOIDC.redirectURI)
+        let error = await #expect(throws: AuthError.self) {
+            try await client.handleRedirect(url: URL(string: "\(StubOIDC.redirectURI)?code=c&state=\(request.state)")!)
+        }
+        #expect(error == .rateLimited(retryAfterSeconds: expected))
+    }
+}
