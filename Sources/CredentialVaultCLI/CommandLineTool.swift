@@ -27,13 +27,15 @@ public enum CommandLineTool {
             io.error("unknown command '\(name)'; see credvault --help")
             return ExitCode.usage
         }
-        if arguments.contains("--help") || arguments.contains("-h") {
-            io.print(command.help)
-            return ExitCode.success
-        }
         do {
+            // Parsed first: `--help` or `-h` asks for help only in option position, never as a
+            // name after `--` or as an option's value (see `ParsedArguments`).
             let parsed = try ParsedArguments(
                 arguments, flags: command.flags.union(VaultOptions.flags), options: command.options.union(VaultOptions.options))
+            if parsed.wantsHelp {
+                io.print(command.help)
+                return ExitCode.success
+            }
             let backend = VaultOptions.backendName(parsed)
             if let handOver, VaultOptions.needsFullExecutable(backend) { return handOver("the \(backend) backend") }
             return try command.run(parsed, io)
