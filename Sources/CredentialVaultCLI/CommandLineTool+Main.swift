@@ -1,0 +1,18 @@
+import CredentialVault
+import Foundation
+
+extension CommandLineTool {
+    /// The `main` of both executables: makes the process non-dumpable with no core file
+    /// (`ProcessHardening.disableCoreDumps`, before any secret is read; refuses to run when the
+    /// system does not allow it), then runs the command line and exits with its code.
+    public static func main(commands: [any Command.Type], handOver: ((String) -> Int32)? = nil) -> Never {
+        let io = TerminalIO()
+        do {
+            try ProcessHardening.disableCoreDumps()
+        } catch {
+            io.error("\(error.description); refusing to handle secrets")
+            exit(ExitCode.failure)
+        }
+        exit(run(Array(CommandLine.arguments.dropFirst()), commands: commands, handOver: handOver))
+    }
+}
