@@ -48,10 +48,11 @@ enum CLIChild {
     }
 
     /// Runs `executable ARGUMENTS` (`argv` given as raw bytes, so tests can pass bytes that are
-    /// not UTF-8) in `directory`, feeding `stdin`, and waits for it.
+    /// not UTF-8) in `directory`, feeding `stdin`, and waits for it: at most `timeout` seconds,
+    /// then it is killed with `SIGKILL`.
     static func run(
         rawArguments: [[UInt8]], executable: URL = BuiltProducts.credvault, environment: [String: String],
-        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe
+        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 30
     ) throws -> Outcome {
         var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
         guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else { throw POSIXError(.EMFILE) }
@@ -113,10 +114,14 @@ enum CLIChild {
             close(errors[0])
             throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL)
         }
+        // A child that hangs is killed (and then reported by its signal), never waited for forever.
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
         let out = output[0] >= 0 ? readToEnd(output[0]) : Data()
         let err = readToEnd(errors[0])
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        watchdog.cancel()
         let signal = status & 0x7F
         return Outcome(
             status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal, signal: signal == 0 ? nil : signal,
