@@ -4,7 +4,8 @@ import Foundation
 extension CommandLineTool {
     /// The `main` of both executables: makes the process non-dumpable with no core file
     /// (`ProcessHardening.disableCoreDumps`, before any secret is read; refuses to run when the
-    /// system does not allow it), then runs the command line and exits with its code.
+    /// system does not allow it), ignores `SIGPIPE` (a failed write to stdout is an error with
+    /// exit code 3, see `StandardOutput`), then runs the command line and exits with its code.
     public static func main(commands: [any Command.Type], handOver: ((String) -> Int32)? = nil) -> Never {
         let io = TerminalIO()
         do {
@@ -13,6 +14,8 @@ extension CommandLineTool {
             io.error("\(error.description); refusing to handle secrets")
             exit(ExitCode.failure)
         }
+        // A reader that went away is an error to report (EPIPE), not a death by signal.
+        signal(SIGPIPE, SIG_IGN)
         exit(run(Array(CommandLine.arguments.dropFirst()), commands: commands, handOver: handOver))
     }
 }

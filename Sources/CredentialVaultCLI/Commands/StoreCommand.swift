@@ -33,35 +33,6 @@ public enum StoreCommand: Command {
     }
 }
 
-/// `credvault lookup SERVICE ACCOUNT`: exactly the stored bytes on stdout.
-public enum LookupCommand: Command {
-    public static let name = "lookup"
-    public static let summary = "write a credential's exact bytes to stdout"
-    public static let help = """
-        usage: credvault lookup SERVICE ACCOUNT [--take] [common options]
-
-        Writes exactly the stored bytes to stdout (no newline added). Exit code 1 when there is
-        no such credential.
-          --take   delete it in the same step (single use)
-
-        """ + VaultOptions.help
-    public static let flags: Set<String> = ["take"]
-    public static let options: Set<String> = []
-
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
-        let names = try args.positionals("service", "account")
-        guard let store = try VaultOptions.openStore(args, create: false) else { return ExitCode.notFound }
-        let key = CredentialKey(service: names[0], account: names[1])
-        guard var value = args.flags.contains("take") ? try store.take(key) : try store.load(key) else {
-            io.error("no credential \(names[0]) / \(names[1])")
-            return ExitCode.notFound
-        }
-        defer { value.resetBytes(in: 0..<value.count) }
-        io.write(value)
-        return ExitCode.success
-    }
-}
-
 /// `credvault delete SERVICE ACCOUNT`.
 public enum DeleteCommand: Command {
     public static let name = "delete"
