@@ -64,6 +64,11 @@ public struct TerminalIO: Sendable {
     public func write(_ data: Data) { try? StandardOutput.write(data) }
     /// Writes `line` and a newline to stdout, like `write`.
     public func print(_ line: String) { write(Data((line + "\n").utf8)) }
-    /// Writes `credvault: LINE` to stderr (a failure there is ignored: it cannot be reported).
-    public func error(_ line: String) { StandardOutput.writeError(Data(("credvault: " + line + "\n").utf8)) }
+    /// Writes `credvault: LINE` to stderr, control characters other than the message's own
+    /// line breaks escaped (`TerminalText`: a name in a message cannot reach the terminal as an
+    /// escape sequence). A failure there is ignored: it cannot be reported.
+    public func error(_ line: String) {
+        let text = line.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }
+        StandardOutput.writeError(Data(("credvault: " + text.joined(separator: "\n") + "\n").utf8))
+    }
 }

@@ -19,8 +19,9 @@ public enum LookupCommand: Command {
 
     public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
-        guard let store = try VaultOptions.openStore(args, create: false) else { return notFound(names, io) }
         let key = CredentialKey(service: names[0], account: names[1])
+        try key.validate()
+        guard let store = try VaultOptions.openStore(args, create: false) else { return notFound(names, io) }
         let found = args.flags.contains("take") ? try take(key, from: store, io) : try write(store.load(key), io)
         return found ? ExitCode.success : notFound(names, io)
     }
