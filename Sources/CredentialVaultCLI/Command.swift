@@ -49,12 +49,26 @@ public enum ExitCode {
     }
 }
 
-/// Standard streams, raw bytes in and out.
+/// Standard streams, raw bytes in and out (`write(2)`, never a trap: see `StandardOutput`).
 public struct TerminalIO: Sendable {
+    /// The process's standard streams.
     public init() {}
     /// All of stdin (at most 64 MiB, the largest credential), read without stray copies.
     public func readStdin() throws -> Data { try SecretReader.readAll(0, limit: 64 << 20, what: "stdin") }
-    public func write(_ data: Data) { FileHandle.standardOutput.write(data) }
+    /// Writes `data` to stdout and returns only once all of it was written (and made durable
+    /// when stdout is a regular file); throws `OutputError` otherwise. For output that must not
+    /// be lost silently: `lookup` writes the value with it before anything is deleted.
+    public func output(_ data: Data) throws(OutputError) { try StandardOutput.write(data) }
+    /// Writes `data` to stdout. A failure is remembered: `CommandLineTool` then exits with code
+    /// 3 and one line on stderr, whatever the command returned.
+    public func write(_ data: Data) { try? StandardOutput.write(data) }
+    /// Writes `line` and a newline to stdout, like `write`.
     public func print(_ line: String) { write(Data((line + "\n").utf8)) }
-    public func error(_ line: String) { FileHandle.standardError.write(Data(("credvault: " + line + "\n").utf8)) }
+    /// Writes `credvault: LINE` to stderr, control characters other than the message's own
+    /// line breaks escaped (`TerminalText`: a name in a message cannot reach the terminal as an
+    /// escape sequence). A failure there is ignored: it cannot be reported.
+    public func error(_ line: String) {
+        let text = line.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }
+        StandardOutput.writeError(Data(("credvault: " + text.joined(separator: "\n") + "\n").utf8))
+    }
 }

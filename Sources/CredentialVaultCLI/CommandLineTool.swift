@@ -12,8 +12,20 @@ public enum CommandLineTool {
     /// names a backend it does not link (`--backend` or `$CREDVAULT_BACKEND` `secret-service` or
     /// `auto`), with a few words saying what needs the full executable. It does not return
     /// when it can hand over (see `FullExecutable.handOver`).
+    ///
+    /// Output that could not be written (a broken pipe, a full disk, a closed stdout) makes the
+    /// exit code 3 (unless it was already a failure), with one line on stderr.
     public static func run(
         _ arguments: [String], commands: [any Command.Type], handOver: ((String) -> Int32)? = nil
+    ) -> Int32 {
+        let status = dispatch(arguments, commands: commands, handOver: handOver)
+        guard let failure = StandardOutput.failure else { return status }
+        TerminalIO().error(OutputError(failure).description)
+        return status == ExitCode.success ? ExitCode.failure : status
+    }
+
+    private static func dispatch(
+        _ arguments: [String], commands: [any Command.Type], handOver: ((String) -> Int32)?
     ) -> Int32 {
         let io = TerminalIO()
         var arguments = arguments
@@ -27,16 +39,20 @@ public enum CommandLineTool {
             io.error("unknown command '\(name)'; see credvault --help")
             return ExitCode.usage
         }
-        if arguments.contains("--help") || arguments.contains("-h") {
-            io.print(command.help)
-            return ExitCode.success
-        }
         do {
+            // Parsed first: `--help` or `-h` asks for help only in option position, never as a
+            // name after `--` or as an option's value (see `ParsedArguments`).
             let parsed = try ParsedArguments(
                 arguments, flags: command.flags.union(VaultOptions.flags), options: command.options.union(VaultOptions.options))
+            if parsed.wantsHelp {
+                io.print(command.help)
+                return ExitCode.success
+            }
             let backend = VaultOptions.backendName(parsed)
             if let handOver, VaultOptions.needsFullExecutable(backend) { return handOver("the \(backend) backend") }
             return try command.run(parsed, io)
+        } catch is OutputError {
+            return ExitCode.failure  // remembered by StandardOutput, reported by `run`
         } catch let error as UsageError {
             io.error("\(error.message); see credvault \(name) --help")
             return ExitCode.usage

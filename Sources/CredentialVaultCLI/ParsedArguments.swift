@@ -1,16 +1,39 @@
 /// Command-line arguments split into positionals, `--flag`s and `--option value`s.
 /// Secrets are never accepted here: options only name files that hold them.
+///
+/// `--help` and `-h` ask for help only where an option may stand: not as an option's value
+/// (`--vault --help` names a vault called `--help`) and not after `--`, after which every
+/// argument is a positional (`store -- -h alice` stores under the service `-h`).
 public struct ParsedArguments: Sendable {
+    /// The arguments that are not options, in order (everything after `--` included).
     public var positionals: [String] = []
+    /// The flags given (without their `--`); `help` when `--help` or `-h` stood in option position.
     public var flags: Set<String> = []
+    /// The options given, by name (without their `--`), with their values.
     public var options: [String: String] = [:]
 
-    /// Parses `arguments` knowing which names take a value; throws `UsageError` on unknown names.
+    /// The flag every command accepts: `--help`, or `-h`.
+    public static let helpFlag = "help"
+
+    /// Whether `--help` or `-h` was given in option position.
+    public var wantsHelp: Bool { flags.contains(Self.helpFlag) }
+
+    /// Parses `arguments` knowing which names take a value (`--help` and `-h` are always
+    /// accepted as the flag `help`); throws `UsageError` on unknown names.
     public init(_ arguments: [String], flags allowedFlags: Set<String>, options allowedOptions: Set<String>) throws(UsageError) {
+        let allowedFlags = allowedFlags.union([Self.helpFlag])
         var iterator = arguments.makeIterator()
         var onlyPositionals = false
         while let argument = iterator.next() {
-            if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
+            if onlyPositionals {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "-h" {
+                flags.insert(Self.helpFlag)
+                continue
+            }
+            if !argument.hasPrefix("--") {
                 positionals.append(argument)
                 continue
             }

@@ -37,15 +37,16 @@ enum SecretReader {
     }
 
     /// A passphrase file: its bytes as they are, minus one trailing newline (and a CR before it).
+    /// Checked exactly like a key file (`SecretFile`: no symbolic link, a regular file of this
+    /// user that nobody else can access, at most 64 KiB) before anything is read.
     static func passphrase(fromFile path: String) throws -> VaultKey {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw UsageError("cannot read the passphrase file \(path)") }
-        defer { close(fd) }
-        var bytes = try readAll(fd, limit: 65536, what: "the passphrase file \(path)")
-        defer { bytes.resetBytes(in: 0..<bytes.count) }
-        var length = bytes.count
-        if length > 0, bytes[length - 1] == 0x0A { length -= 1 }
-        if length > 0, bytes[length - 1] == 0x0D { length -= 1 }
+        let bytes = try SecretFile.read(path, what: "the passphrase file", limit: 65536)
+        let length = bytes.withUnsafeBytes { raw in
+            var length = raw.count
+            if length > 0, raw[length - 1] == 0x0A { length -= 1 }
+            if length > 0, raw[length - 1] == 0x0D { length -= 1 }
+            return length
+        }
         guard length > 0 else { throw UsageError("the passphrase file \(path) is empty") }
         return bytes.withUnsafeBytes { .passphrase(SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<length]))) }
     }

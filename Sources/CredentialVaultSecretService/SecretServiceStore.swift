@@ -252,7 +252,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 if let known = newestByKey[credential.key], !(known.item.order < item.order) { continue }
                 newestByKey[credential.key] = credential
             }
-            return newestByKey.values.map(\.key).sorted(by: Self.storageOrder)
+            return newestByKey.values.map(\.key).sorted(by: CredentialKey.storageOrder)
         }
     }
 
@@ -442,12 +442,6 @@ public final class SecretServiceStore: TokenStorageAdapter {
             pending = [stillPending, next].compactMap { $0 }.min()
         }
         Self.lastSweep.withLock { $0 = .now }
-    }
-
-    /// By service, then account, in byte order (stable across locales), like the other backends.
-    static func storageOrder(_ lhs: CredentialKey, _ rhs: CredentialKey) -> Bool {
-        if lhs.service != rhs.service { return lhs.service.utf8.lexicographicallyPrecedes(rhs.service.utf8) }
-        return lhs.account.utf8.lexicographicallyPrecedes(rhs.account.utf8)
     }
 }
 

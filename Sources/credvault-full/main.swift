@@ -3,9 +3,6 @@ import Foundation
 
 /// `credvault-full`: every command and every backend. The lean `credvault` hands it the command
 /// lines that need the Secret Service, OpenSSL or networking libraries (see `FullExecutable`);
-/// it can also be run directly.
+/// it can also be run directly. It hardens itself again (`execve` made it dumpable).
 VaultOptions.install(SecretServiceBackends())
-exit(
-    CommandLineTool.run(
-        Array(CommandLine.arguments.dropFirst()),
-        commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self]))
+CommandLineTool.main(commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self])

@@ -6,7 +6,4 @@ import Foundation
 /// starts in a few milliseconds. A command line that needs the Secret Service, OpenSSL or
 /// networking (`migrate`, `auth`, `insforge`, `--backend secret-service|auto`) is handed over
 /// to `credvault-full` next to it, which runs it exactly as given.
-exit(
-    CommandLineTool.run(
-        Array(CommandLine.arguments.dropFirst()), commands: Registry.vaultCommands,
-        handOver: FullExecutable.handOver(needing:)))
+CommandLineTool.main(commands: Registry.vaultCommands, handOver: FullExecutable.handOver(needing:))

@@ -32,6 +32,7 @@ public enum ConformanceCheck: String, CaseIterable, Sendable, CustomStringConver
     case roundTripSizes, binaryValues, unicodeNames, overwrite, deleteMissing, listKeys, take, takeIsSingleUse
     case ephemeralExpiry, ephemeralNeverListed, deviceOnlyByDefault, portableMetadata, deleteAll
     case stringConveniences, invalidArguments, concurrentTasks, persistenceAcrossReopen
+    case exactByteNames, controlCharactersRefused
 
     /// The check's name.
     public var description: String { rawValue }

@@ -111,6 +111,10 @@ public enum ConformanceSuite {
             #expect(throws: CredentialVaultError.self) { try store.save(Data(), for: CredentialKey(service: "", account: "a"), options: .default) }
             #expect(throws: CredentialVaultError.self) { try store.save(Data(), for: CredentialKey(service: "s", account: "a\u{0}b"), options: .default) }
             #expect(throws: CredentialVaultError.self) { try store.save(Data(), for: key, options: .ephemeral(ttl: .zero)) }
+        case .exactByteNames:
+            try NameRules.exactBytes(store, reopen: backend.reopen.map { reopen in { try reopen(store, clock) } })
+        case .controlCharactersRefused:
+            try NameRules.controlCharacters(store)
         case .concurrentTasks:
             let results = try concurrently(16) { i in
                 let k = CredentialKey(service: "conformance.concurrent", account: "task-\(i)")

@@ -74,6 +74,8 @@ import Testing
         let good = dir.path("good-pass"), bad = dir.path("bad-pass")
         try Data("right horse\n".utf8).write(to: good)
         try Data("wrong horse\n".utf8).write(to: bad)
+        chmod(good.path, 0o600)
+        chmod(bad.path, 0o600)
         let create = try credvault(["init", "--vault", vault, "--passphrase-file", good.path, "--kdf", "insecure-testing-only"])
         #expect(create.status == 0, "\(create.stderr)")
         #expect(try credvault(["store", "s", "a", "--vault", vault, "--passphrase-file", good.path], stdin: Data("v".utf8)).status == 0)

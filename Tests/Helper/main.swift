@@ -20,6 +20,8 @@
 //       reads a secret on stdin, searches /proc/PID/mem for it (see MemoryScan.swift).
 //   hold-lock VAULT SECONDS
 //       holds the lock file with a raw flock for SECONDS, printing "locked" once it has it.
+//   disable-core-dumps
+//       ProcessHardening.disableCoreDumps(), then waits for stdin to close (HardeningCommands.swift).
 //
 // Device-only records use the identity CREDVAULT_TEST_HOST_SECRET + CREDVAULT_TEST_MACHINE_ID.
 // Exit 3 with one line on stderr on failure.
@@ -39,6 +41,7 @@ do {
     case ("hold-lock", 2): holdLock(rest)
     case ("scan-memory", 1): scanMemory(rest)
     case ("save-as-user", 3): try saveAsUser(rest)
+    case ("disable-core-dumps", 0): try disableCoreDumps()
     default: fail("unknown helper command or wrong arguments: \(command)")
     }
 } catch {

@@ -105,13 +105,6 @@ package enum PrivateFiles {
         }
     }
 
-    /// Reads a whole private file named by its path (see `open`: not through a link, a regular
-    /// file of the user's, mode 0600, at most `limit` bytes); `nil` when it does not exist. The
-    /// rule key files follow, for other secret files (the command line's passphrase files).
-    package static func readPrivateFile(atPath path: String, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
-        try read(FileLocation(path: path), limit: limit)
-    }
-
     /// Reads a whole private file (see `open`) of at most `limit` bytes; `nil` when it does not exist.
     static func read(_ location: FileLocation, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
         try readVersion(location, rules: Rules(limit: limit))?.bytes

@@ -73,6 +73,7 @@ public final class InMemoryStore: TokenStorageAdapter {
     }
 
     private func copyValue(_ key: CredentialKey, consume: Bool) throws(CredentialVaultError) -> Data? {
+        try key.validate()
         let now = clock.now()
         return try state.withLock { (state) throws(CredentialVaultError) -> Data? in
             guard let entry = state.entries[key] else { return nil }
@@ -89,7 +90,8 @@ public final class InMemoryStore: TokenStorageAdapter {
     /// Wipes and removes the credential.
     @discardableResult
     public func delete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool {
-        state.withLock { $0.remove(key) != nil }
+        try key.validate()
+        return state.withLock { $0.remove(key) != nil }
     }
 
     /// Persistent keys, sorted; expired ephemeral entries are purged on the way.
@@ -100,17 +102,18 @@ public final class InMemoryStore: TokenStorageAdapter {
                 _ = state.remove(key)
             }
             return state.entries.values
-                .filter { $0.expiresAt == nil && (service == nil || $0.key.service == service) }
-                .map(\.key)
+                .filter { $0.expiresAt == nil && $0.key.isIn(service: service) }
+                .map { $0.key.storedName() }
                 .sorted(by: CredentialKey.storageOrder)
         }
     }
 
     /// Accessibility and lifetime of a stored credential.
     public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
-        state.withLock { state in
+        try key.validate()
+        return state.withLock { state in
             state.entries[key].map {
-                CredentialMetadata(key: $0.key, accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil)
+                CredentialMetadata(key: $0.key.storedName(), accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil)
             }
         }
     }
@@ -119,17 +122,9 @@ public final class InMemoryStore: TokenStorageAdapter {
     @discardableResult
     public func deleteAll(service: String?) throws(CredentialVaultError) -> Int {
         state.withLock { state in
-            let doomed = state.entries.keys.filter { service == nil || $0.service == service }
+            let doomed = state.entries.keys.filter { $0.isIn(service: service) }
             for key in doomed { _ = state.remove(key) }
             return doomed.count
         }
-    }
-}
-
-extension CredentialKey {
-    /// Sorts by service, then account (byte order, stable across locales).
-    static func storageOrder(_ lhs: CredentialKey, _ rhs: CredentialKey) -> Bool {
-        if lhs.service != rhs.service { return lhs.service.utf8.lexicographicallyPrecedes(rhs.service.utf8) }
-        return lhs.account.utf8.lexicographicallyPrecedes(rhs.account.utf8)
     }
 }

@@ -23,10 +23,8 @@ enum KeyWrapping {
             else { throw .io("Argon2id could not allocate \(header.memLimitBytes >> 20) MiB") }
             return kek
         case (.keyFile(let url), .keyFile):
-            guard var contents = try PrivateFiles.read(FileLocation(path: url.path), limit: keyFileSizes.upperBound) else {
-                throw .invalidArgument("the key file \(url.path) does not exist")
-            }
-            defer { wipe(&contents) }
+            // The same checks as every private file's, read into guarded memory (`SecretFile`).
+            let contents = try SecretFile.read(url.path, what: "the key file", limit: keyFileSizes.upperBound)
             guard keyFileSizes.contains(contents.count) else {
                 throw .invalidArgument("a key file holds 32 bytes to 64 KiB of random data (see `credvault keygen`)")
             }

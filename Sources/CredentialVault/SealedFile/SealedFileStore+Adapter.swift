@@ -22,6 +22,7 @@ extension SealedFileStore {
 
     /// The value, opened from memory (the file is re-read only if it changed).
     public func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        try key.validate()
         let found = try read { (s) throws(CredentialVaultError) -> (RecordEntry, VaultKeys, [UInt8])? in
             s.contents.records[key].map { ($0, s.keys, s.contents.header.vaultID) }
         }
@@ -47,6 +48,7 @@ extension SealedFileStore {
     /// Opens and deletes the record in one locked write: concurrent takers, in this process or
     /// others, never both get it. Nothing is deleted when the value cannot be opened.
     public func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        try key.validate()
         let now = configuration.clock.now()
         let outcome = try mutate({ (s) throws(CredentialVaultError) -> Taken in
             guard let entry = s.contents.records[key] else { return .missing }
@@ -68,25 +70,27 @@ extension SealedFileStore {
     /// Deletes the record (nothing is written when there is none).
     @discardableResult
     public func delete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool {
-        try mutate({ $0.contents.records.removeValue(forKey: key) != nil }, changed: { $0 })
+        try key.validate()
+        return try mutate({ $0.contents.records.removeValue(forKey: key) != nil }, changed: { $0 })
     }
 
     /// Persistent keys, sorted; names are decrypted in memory, no value is opened.
     public func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
         try read { s in
             s.contents.records.values
-                .filter { !$0.isEphemeral && (service == nil || $0.key.service == service) }
-                .map(\.key)
+                .filter { !$0.isEphemeral && $0.key.isIn(service: service) }
+                .map { $0.key.storedName() }
                 .sorted(by: CredentialKey.storageOrder)
         }
     }
 
     /// Accessibility and lifetime of a record (expired ones are reported missing).
     public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
+        try key.validate()
         let now = configuration.clock.now()
         return try read { s in
             guard let entry = s.contents.records[key], !entry.isExpired(at: now) else { return nil }
-            return CredentialMetadata(key: entry.key, accessibility: entry.accessibility, isEphemeral: entry.isEphemeral)
+            return CredentialMetadata(key: entry.key.storedName(), accessibility: entry.accessibility, isEphemeral: entry.isEphemeral)
         }
     }
 
@@ -94,7 +98,7 @@ extension SealedFileStore {
     @discardableResult
     public func deleteAll(service: String?) throws(CredentialVaultError) -> Int {
         try mutate({ s in
-            let doomed = s.contents.records.keys.filter { service == nil || $0.service == service }
+            let doomed = s.contents.records.keys.filter { $0.isIn(service: service) }
             for key in doomed { s.contents.records[key] = nil }
             return doomed.count
         }, changed: { $0 > 0 })

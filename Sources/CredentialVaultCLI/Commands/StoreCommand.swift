@@ -20,6 +20,8 @@ public enum StoreCommand: Command {
 
     public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
+        let key = CredentialKey(service: names[0], account: names[1], label: args.options["label"])
+        try key.validate()
         var options = StorageOptions(accessibility: args.flags.contains("portable") ? .portable : .deviceOnly)
         if let ttl = args.options["ttl"] {
             guard let seconds = Int(ttl), seconds > 0 else { throw UsageError("--ttl takes a positive number of seconds") }
@@ -28,36 +30,7 @@ public enum StoreCommand: Command {
         var secret = try io.readStdin()
         defer { secret.resetBytes(in: 0..<secret.count) }
         guard let store = try VaultOptions.openStore(args, create: true) else { return ExitCode.failure }
-        try store.save(secret, for: CredentialKey(service: names[0], account: names[1], label: args.options["label"]), options: options)
-        return ExitCode.success
-    }
-}
-
-/// `credvault lookup SERVICE ACCOUNT`: exactly the stored bytes on stdout.
-public enum LookupCommand: Command {
-    public static let name = "lookup"
-    public static let summary = "write a credential's exact bytes to stdout"
-    public static let help = """
-        usage: credvault lookup SERVICE ACCOUNT [--take] [common options]
-
-        Writes exactly the stored bytes to stdout (no newline added). Exit code 1 when there is
-        no such credential.
-          --take   delete it in the same step (single use)
-
-        """ + VaultOptions.help
-    public static let flags: Set<String> = ["take"]
-    public static let options: Set<String> = []
-
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
-        let names = try args.positionals("service", "account")
-        guard let store = try VaultOptions.openStore(args, create: false) else { return ExitCode.notFound }
-        let key = CredentialKey(service: names[0], account: names[1])
-        guard var value = args.flags.contains("take") ? try store.take(key) : try store.load(key) else {
-            io.error("no credential \(names[0]) / \(names[1])")
-            return ExitCode.notFound
-        }
-        defer { value.resetBytes(in: 0..<value.count) }
-        io.write(value)
+        try store.save(secret, for: key, options: options)
         return ExitCode.success
     }
 }
@@ -77,8 +50,9 @@ public enum DeleteCommand: Command {
 
     public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
-        guard let store = try VaultOptions.openStore(args, create: false),
-            try store.delete(CredentialKey(service: names[0], account: names[1]))
+        let key = CredentialKey(service: names[0], account: names[1])
+        try key.validate()
+        guard let store = try VaultOptions.openStore(args, create: false), try store.delete(key)
         else {
             io.error("no credential \(names[0]) / \(names[1])")
             return ExitCode.notFound
@@ -95,7 +69,8 @@ public enum ListCommand: Command {
         usage: credvault list [--service SERVICE] [--json] [common options]
 
         Prints one SERVICE<TAB>ACCOUNT line per persistent credential (ephemeral ones are never
-        listed); --json prints an array of {service, account, label, accessibility}.
+        listed), control characters in names shown as \\xHH; --json prints an array of
+        {service, account, label, accessibility}.
 
         """ + VaultOptions.help
     public static let flags: Set<String> = []
@@ -115,7 +90,7 @@ public enum ListCommand: Command {
             }
             io.write(try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys]) + Data("\n".utf8))
         } else {
-            for key in keys { io.print("\(key.service)\t\(key.account)") }
+            for key in keys { io.print(TerminalText.line(key.service, key.account)) }
         }
         return ExitCode.success
     }

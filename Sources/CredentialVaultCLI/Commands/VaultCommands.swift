@@ -154,7 +154,7 @@ public enum InfoCommand: Command {
             let object = Dictionary(info.map { ($0.0.replacingOccurrences(of: " ", with: "_"), $0.1) }) { a, _ in a }
             io.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) + Data("\n".utf8))
         } else {
-            for (name, value) in info { io.print("\(name): \(value)") }
+            for (name, value) in info { io.print("\(name): \(TerminalText.escaped(value))") }
         }
         return status
     }

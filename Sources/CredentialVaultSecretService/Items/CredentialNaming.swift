@@ -33,13 +33,16 @@ struct CredentialNaming {
     /// default `"<account> on <service>"`.
     func key(of item: ItemInfo) -> CredentialKey? {
         guard let stored = item.attributes[ItemAttribute.service], let account = item.attributes[ItemAttribute.account],
-            stored.hasPrefix(prefix)
+            stored.utf8.starts(with: prefix.utf8)
         else { return nil }
-        let service = String(stored.dropFirst(prefix.count))
-        guard !service.isEmpty, !account.isEmpty else { return nil }
+        // By bytes, like every comparison of names (`CredentialKey.sameName`).
+        guard let service = String(validating: stored.utf8.dropFirst(prefix.utf8.count), as: UTF8.self),
+            !service.isEmpty, !account.isEmpty
+        else { return nil }
         let plain = CredentialKey(service: service, account: account)
-        let label = item.label.isEmpty || item.label == plain.displayLabel ? nil : item.label
-        return CredentialKey(service: service, account: account, label: label)
+        let label = item.label.isEmpty || CredentialKey.sameName(item.label, plain.displayLabel) ? nil : item.label
+        // Read from the keyring: usable as it is, even with a control character another client put in.
+        return CredentialKey(service: service, account: account, label: label).storedName()
     }
 }
 

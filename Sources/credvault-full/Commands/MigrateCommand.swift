@@ -54,7 +54,7 @@ enum MigrateCommand: Command {
                     case .conflict(let key): ("conflict", key)
                     case .vanished(let key): ("vanished", key)
                     }
-                io.print("\(word)\t\(key.service)\t\(key.account)")
+                io.print(TerminalText.line(word, key.service, key.account))
             }
         if json {
             func names(_ keys: [CredentialKey]) -> [[String: String]] { keys.map { ["service": $0.service, "account": $0.account] } }

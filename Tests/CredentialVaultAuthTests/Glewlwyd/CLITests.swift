@@ -17,6 +17,7 @@ extension GlewlwydTests {
             vault = try TemporaryVault()
             let passphraseFile = vault.directory.appendingPathComponent("passphrase")
             try Data(TemporaryVault.passphrase.utf8).write(to: passphraseFile)
+            chmod(passphraseFile.path, 0o600)  // a passphrase file others can read is refused
             environment = ["CREDVAULT_PASSPHRASE_FILE": passphraseFile.path]
         }
 

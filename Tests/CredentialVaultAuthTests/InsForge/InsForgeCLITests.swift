@@ -15,6 +15,7 @@ extension InsForgeEndToEnd {
             vault = try TemporaryVault()
             passphraseFile = vault.directory.appendingPathComponent("passphrase")
             try Data((TemporaryVault.passphrase + "\n").utf8).write(to: passphraseFile)
+            chmod(passphraseFile.path, 0o600)  // a passphrase file others can read is refused
         }
 
         struct Outcome {

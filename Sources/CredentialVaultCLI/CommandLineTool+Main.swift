@@ -1,0 +1,27 @@
+import CredentialVault
+import Foundation
+
+extension CommandLineTool {
+    /// The `main` of both executables: makes the process non-dumpable with no core file
+    /// (`ProcessHardening.disableCoreDumps`, before any secret is read; refuses to run when the
+    /// system does not allow it), ignores `SIGPIPE` (a failed write to stdout is an error with
+    /// exit code 3, see `StandardOutput`), then runs the command line (refused when an argument is
+    /// not UTF-8, see `RawArguments`) and exits with its code.
+    public static func main(commands: [any Command.Type], handOver: ((String) -> Int32)? = nil) -> Never {
+        let io = TerminalIO()
+        do {
+            try ProcessHardening.disableCoreDumps()
+        } catch {
+            io.error("\(error.description); refusing to handle secrets")
+            exit(ExitCode.failure)
+        }
+        // A reader that went away is an error to report (EPIPE), not a death by signal.
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            exit(run(try RawArguments.decode(), commands: commands, handOver: handOver))
+        } catch {
+            io.error("\(error.message); see credvault --help")
+            exit(ExitCode.usage)
+        }
+    }
+}

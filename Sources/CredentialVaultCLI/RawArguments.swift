@@ -1,0 +1,21 @@
+import Foundation
+
+/// The command line as the kernel passed it (`CommandLine.unsafeArgv`), decoded strictly:
+/// an argument that is not valid UTF-8 is refused, never replaced by U+FFFD as
+/// `CommandLine.arguments` does (which made `svc\xff` and `svc\xfe` one name).
+enum RawArguments {
+    /// The arguments after the program name, or a `UsageError` naming the first one (by
+    /// position, never by its bytes) that is not UTF-8.
+    static func decode() throws(UsageError) -> [String] {
+        var arguments: [String] = []
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { break }
+            let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)).bindMemory(to: UInt8.self)
+            guard let argument = String(validating: bytes, as: UTF8.self) else {
+                throw UsageError("argument \(index) is not valid UTF-8; names, paths and options must be UTF-8 text")
+            }
+            arguments.append(argument)
+        }
+        return arguments
+    }
+}

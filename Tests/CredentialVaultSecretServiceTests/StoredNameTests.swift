@@ -1,0 +1,32 @@
+import CredentialVault
+import CredentialVaultSecretService
+import Foundation
+import Testing
+
+/// Names with control characters that another Secret Service client stored (issue 11, finding
+/// 5): listed with their exact bytes and reachable through the listed key, while a key a caller
+/// builds with such a name is refused; names that differ only in normalisation stay apart.
+@Suite(.privateKeyring)
+struct StoredNameTests {
+    @Test(.secretTool) func aNameWithAControlCharacterFromSecretToolIsListedAndReachable() throws {
+        let service = "cvtest-names-\(UUID().uuidString.prefix(8))"
+        let store = SecretServiceStore()
+        defer { _ = try? store.deleteAll(service: service) }
+        let account = "bob\tforged\u{1B}[2J"
+        try SecretTool.store(service: service, account: account, label: "legacy", value: Data("v".utf8))
+        try SecretTool.store(service: service, account: "caf\u{E9}", label: "nfc", value: Data("nfc".utf8))
+        try SecretTool.store(service: service, account: "cafe\u{301}", label: "nfd", value: Data("nfd".utf8))
+
+        let built = CredentialKey(service: service, account: account)
+        #expect(throws: CredentialVaultError.self) { try store.load(built) }
+        let listed = try store.listKeys(service: service)
+        #expect(listed.count == 3, "\(listed)")
+        let legacy = try #require(listed.first { Array($0.account.utf8) == Array(account.utf8) })
+        #expect(try store.load(legacy) == Data("v".utf8))
+        #expect(try store.metadata(for: legacy) != nil)
+        #expect(try store.delete(legacy))
+        #expect(try SecretTool.lookup(service: service, account: account) == nil)
+        #expect(try store.load(CredentialKey(service: service, account: "caf\u{E9}")) == Data("nfc".utf8))
+        #expect(try store.load(CredentialKey(service: service, account: "cafe\u{301}")) == Data("nfd".utf8))
+    }
+}

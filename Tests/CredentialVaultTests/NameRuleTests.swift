@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+/// Names on the command line and in listings (issue 11, finding 5; the library's rules are in
+/// the conformance suite, `NameRules`): arguments that are not UTF-8 are refused, not replaced;
+/// control characters are refused in new names and escaped wherever a name is printed; names
+/// stored before the rule stay readable, listable and deletable.
+@Suite final class NameRuleTests {
+    let dir = TempDirectory()
+
+    func credvault(_ arguments: [String], stdin: Data = Data()) throws -> CLIChild.Outcome {
+        try CLIChild.run(arguments, environment: CLIChild.environment(dir), stdin: stdin)
+    }
+
+    func credvault(raw arguments: [[UInt8]], stdin: Data = Data()) throws -> CLIChild.Outcome {
+        try CLIChild.run(rawArguments: arguments, environment: CLIChild.environment(dir), stdin: stdin)
+    }
+
+    @Test func argumentsThatAreNotUTF8AreRefusedNotReplaced() throws {
+        // A real name holding U+FFFD, which a replaced \xFF or \xFE used to reach.
+        #expect(try credvault(["store", "svc\u{FFFD}", "acct", "--portable"], stdin: Data("real".utf8)).status == 0)
+        for bad: UInt8 in [0xFF, 0xFE, 0xC3] {
+            let service = Array("svc".utf8) + [bad]
+            for arguments in [
+                [Array("lookup".utf8), service, Array("acct".utf8)], [Array("store".utf8), service, Array("acct".utf8)],
+                [Array("delete".utf8), Array("svc".utf8), Array("acct".utf8) + [bad]],
+                [Array("list".utf8), Array("--vault".utf8), Array("/tmp/x".utf8) + [bad]],
+            ] {
+                let outcome = try credvault(raw: arguments, stdin: Data("other".utf8))
+                #expect(outcome.status == 2, "\(arguments): \(outcome.status) \(outcome.stderr)")
+                #expect(outcome.stderr.contains("is not valid UTF-8"), "\(outcome.stderr)")
+                #expect(outcome.stdout.isEmpty, "nothing read or written")
+            }
+        }
+        let listed = try credvault(["list"])
+        #expect(String(decoding: listed.stdout, as: UTF8.self) == "svc\u{FFFD}\tacct\n", "only the real name")
+        #expect(try credvault(["lookup", "svc\u{FFFD}", "acct"]).stdout == Data("real".utf8))
+    }
+
+    @Test func controlCharactersInNamesAreRefusedAndNeverReachTheTerminal() throws {
+        for name in ["a\tb", "a\nb", "\u{1B}[2Jred", "x\u{7F}", "x\u{9B}31m"] {
+            for arguments in [["store", name, "acct"], ["store", "svc", name], ["lookup", name, "acct"], ["lookup", "--take", "svc", name], ["delete", name, "acct"]] {
+                let outcome = try credvault(arguments, stdin: Data("v".utf8))
+                #expect(outcome.status == 2, "\(arguments.map { $0.debugDescription }): \(outcome.status)")
+                #expect(outcome.stderr.contains("must not contain control characters"), "\(outcome.stderr)")
+                #expect(!outcome.stderr.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B }, "no escape reaches stderr")
+            }
+        }
+        #expect(try credvault(["list"]).stdout.isEmpty, "nothing was stored")
+        let unknown = try credvault(["frob\u{1B}[2J"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown command 'frob\\x1B[2J'"), "\(unknown.stderr)")
+    }
+
+    @Test func namesStoredBeforeTheRuleStayReachableAndAreListedEscaped() throws {
+        let keyFile = try TestVault.keyFile(dir)
+        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let forged = CredentialKey(service: "svc\tforged\nline", account: "acct\u{1B}[2J")
+        let other = CredentialKey(service: "svc\u{85}", account: "a")
+        // As an older version wrote them: straight into the record table.
+        for (key, value) in [(forged, "legacy"), (other, "other")] {
+            try store.mutate { (s) throws(CredentialVaultError) in
+                s.contents.records[key] = RecordCodec.seal(
+                    key: key, value: Data(value.utf8), accessibility: .portable, expiresAtMillis: 0,
+                    vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: nil, padded: true)
+            }
+        }
+        try store.save(Data("n".utf8), for: CredentialKey(service: "normal", account: "acct"), options: .portable)
+
+        let vault = ["--vault", store.url.path, "--key-file", keyFile.path]
+        let listed = try credvault(["list"] + vault)
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(
+            String(decoding: listed.stdout, as: UTF8.self) == "normal\tacct\nsvc\\x09forged\\x0Aline\tacct\\x1B[2J\nsvc\\x85\ta\n",
+            "one line per credential, control characters escaped")
+        let json = try credvault(["list", "--json"] + vault)
+        #expect(!json.stdout.contains(0x1B), "JSON escapes them too")
+        let items = try JSONSerialization.jsonObject(with: json.stdout) as? [[String: String]]
+        #expect(items?.contains { $0["service"].map { CredentialKey.sameName($0, forged.service) } ?? false } == true, "JSON has the exact name")
+
+        // The vault opens; the stored names are listed with their exact bytes and reachable
+        // through the listed keys, while a caller cannot name them anew.
+        let again = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let keys = try again.listKeys()
+        let legacy = try #require(keys.first { $0 == forged })
+        #expect(Array(legacy.service.utf8) == Array(forged.service.utf8) && Array(legacy.account.utf8) == Array(forged.account.utf8))
+        #expect(try again.load(legacy) == Data("legacy".utf8))
+        #expect(try again.metadata(for: legacy)?.accessibility == .portable)
+        #expect(throws: CredentialVaultError.self) { try again.load(forged) }
+        #expect(throws: CredentialVaultError.self) { try again.save(Data("x".utf8), for: CredentialKey(service: "svc\u{85}", account: "new"), options: .portable) }
+        #expect(try again.take(legacy) == Data("legacy".utf8))
+        let otherListed = try #require(try again.listKeys().first { $0 == other })
+        #expect(try again.delete(otherListed))
+        #expect(try again.listKeys().map(\.service) == ["normal"])
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `credvault` (or `credvault-full`) as a real child process with exactly the standard
+/// output a test asks for: a pipe, `/dev/full`, a closed descriptor, or a pipe whose reader has
+/// already gone. `posix_spawn` directly, because Foundation's `Process` cannot start a child
+/// with a closed stdout. The child gets default signal dispositions and an empty signal mask,
+/// as from a shell.
+enum CLIChild {
+    /// Where the child's stdout goes.
+    enum Output: CustomStringConvertible {
+        /// A pipe the test reads to the end.
+        case pipe
+        /// `/dev/full`: every write fails with `ENOSPC`.
+        case devFull
+        /// Descriptor 1 closed: every write fails with `EBADF`.
+        case closed
+        /// A pipe whose read end is closed before the child starts: `SIGPIPE` / `EPIPE`.
+        case brokenPipe
+
+        var description: String {
+            switch self {
+            case .pipe: "a pipe"
+            case .devFull: "/dev/full"
+            case .closed: "a closed stdout"
+            case .brokenPipe: "a pipe without reader"
+            }
+        }
+    }
+
+    /// How the child ended and what it wrote.
+    struct Outcome {
+        /// The exit status, or `128 + signal` when a signal ended it.
+        var status: Int32
+        /// The signal that ended it, if one did.
+        var signal: Int32?
+        var stdout: Data
+        var stderr: String
+    }
+
+    /// A private environment in `dir` (XDG directories, HOME, a minimal PATH) plus `extra`.
+    static func environment(_ dir: TempDirectory, _ extra: [String: String] = [:]) -> [String: String] {
+        ["HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path("state").path, "PATH": "/usr/bin:/bin"]
+            .merging(Sanitizers.options) { $1 }.merging(extra) { $1 }
+    }
+
+    /// Runs `executable ARGUMENTS` (`argv` given as raw bytes, so tests can pass bytes that are
+    /// not UTF-8) in `directory`, feeding `stdin`, and waits for it: at most `timeout` seconds,
+    /// then it is killed with `SIGKILL`.
+    static func run(
+        rawArguments: [[UInt8]], executable: URL = BuiltProducts.credvault, environment: [String: String],
+        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 30
+    ) throws -> Outcome {
+        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
+        guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else { throw POSIXError(.EMFILE) }
+        for fd in input + output + errors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // The secret fits the pipe buffer: written before the child starts, so no thread is needed.
+        precondition(stdin.count < 65536)
+        stdin.withUnsafeBytes { _ = Glibc.write(input[1], $0.baseAddress, $0.count) }
+        close(input[1])
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        switch stdout {
+        case .pipe: posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        case .devFull: posix_spawn_file_actions_addopen(&actions, 1, "/dev/full", O_WRONLY, 0)
+        case .closed: posix_spawn_file_actions_addclose(&actions, 1)
+        case .brokenPipe:
+            close(output[0])
+            output[0] = -1
+            posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        }
+        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        sigdelset(&all, SIGKILL)
+        sigdelset(&all, SIGSTOP)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        // In `directory`: through `env --chdir` (posix_spawn's addchdir is a GNU extension
+        // Swift does not see).
+        let program = directory == nil ? executable.path : "/usr/bin/env"
+        let prefix = directory.map { [Array("env".utf8), Array("--chdir".utf8), Array($0.path.utf8)] } ?? []
+        let argv = (prefix + [Array(executable.path.utf8)] + rawArguments).map { bytes -> UnsafeMutablePointer<CChar>? in
+            let c = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+            for (i, b) in bytes.enumerated() { c[i] = CChar(bitPattern: b) }
+            c[bytes.count] = 0
+            return c
+        } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { $0?.deallocate() }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, envp)
+        close(input[0])
+        close(output[1])
+        close(errors[1])
+        guard spawned == 0 else {
+            if output[0] >= 0 { close(output[0]) }
+            close(errors[0])
+            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL)
+        }
+        // A child that hangs is killed (and then reported by its signal), never waited for forever.
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        let out = output[0] >= 0 ? readToEnd(output[0]) : Data()
+        let err = readToEnd(errors[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        watchdog.cancel()
+        let signal = status & 0x7F
+        return Outcome(
+            status: signal == 0 ? (status >> 8) & 0xFF : 128 + signal, signal: signal == 0 ? nil : signal,
+            stdout: out, stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// `run` with UTF-8 arguments.
+    static func run(
+        _ arguments: [String], executable: URL = BuiltProducts.credvault, environment: [String: String],
+        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe
+    ) throws -> Outcome {
+        try run(
+            rawArguments: arguments.map { Array($0.utf8) }, executable: executable, environment: environment, directory: directory,
+            stdin: stdin, stdout: stdout)
+    }
+
+    /// Reads `fd` to its end and closes it.
+    private static func readToEnd(_ fd: Int32) -> Data {
+        defer { close(fd) }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return data }
+            data.append(contentsOf: buffer[..<n])
+        }
+    }
+}
