@@ -13,10 +13,13 @@ package enum SecretFile {
     /// The contents of the secret file at `path` (described as `what`, for example
     /// `"the key file"`), at most `limit` bytes. `invalidArgument` when it does not exist.
     package static func read(_ path: String, what: String, limit: Int) throws(CredentialVaultError) -> SecureBytes {
-        guard let (fd, _) = try PrivateFiles.open(FileLocation(path: path), rules: .init(limit: limit)) else {
+        // The size is checked here, not by `open` (which calls an oversized vault corrupted):
+        // a secret file too large is a wrong argument.
+        guard let (fd, info) = try PrivateFiles.open(FileLocation(path: path), rules: .init(limit: .max)) else {
             throw .invalidArgument("cannot read \(what) \(path): it does not exist")
         }
         defer { close(fd) }
+        guard Int(info.st_size) <= limit else { throw .invalidArgument("\(what) \(path) is larger than \(limit) bytes") }
         // One byte more than the limit: a file that grew after fstat is still caught.
         let buffer = SecureBytes(count: limit + 1)
         let length = try buffer.withUnsafeMutableBytes { (raw) throws(CredentialVaultError) -> Int in
