@@ -118,12 +118,14 @@ public enum VaultOptions {
     /// key when none is given. A vault that needs another kind of key is reported clearly.
     public static func openSealedFile(_ args: ParsedArguments, create: Bool) throws -> SealedFileStore? {
         let url = vaultURL(args)
-        let key = try explicitKey(args, confirmNew: create && !FileManager.default.fileExists(atPath: url.path))
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        // Only a missing file is "no vault": a link, a loose mode or an unreadable directory is
+        // reported, never taken for an empty vault or a place to create one.
+        let present = try LockedVault.ifPresent(at: url)
+        let key = try explicitKey(args, confirmNew: create && present == nil)
+        guard let locked = present else {
             guard create else { return nil }
             return try SealedFileStore.openOrCreate(at: url, key: key ?? .device, kdf: kdf(args))
         }
-        let locked = try LockedVault(url: url)
         if key == nil && locked.keySource != .device {
             throw UsageError(
                 "\(url.path) is unlocked with a \(locked.keySource): give --passphrase-file, --key-file or --ask-passphrase")

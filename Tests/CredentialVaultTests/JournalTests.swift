@@ -201,12 +201,21 @@ import Glibc
         let fingerprint = try #require(AtomicFile.fingerprint(location))
         let (contents, _) = try VaultContents.decodeUnlocked(bytes: seen, fingerprint: fingerprint, header: header, keys: keys, location: location)
         #expect(contents.journal == writer.state.withLock { $0.contents.journal })
+        // The same torn view, but the file was compacted (renamed over) before the second read:
+        // the new file, same vault and key, is read instead.
+        let inodeBefore = fingerprint.inode
+        try writer.save(Data(repeating: 0x42, count: 70_000), for: b, options: .portable)  // past the journal limit
+        #expect(AtomicFile.fingerprint(location)?.inode != inodeBefore, "a rewrite")
+        let (compacted, _) = try VaultContents.decodeUnlocked(bytes: seen, fingerprint: fingerprint, header: header, keys: keys, location: location)
+        #expect(compacted.records.count == 2 && compacted.journal == writer.state.withLock { $0.contents.journal })
         // Damaged on disk (a commit record copied over the other, then the newer flipped): stays tampered.
+        let fingerprintNow = try #require(AtomicFile.fingerprint(location))
+        let headerNow = writer.state.withLock { $0.contents.header }
         var damaged = try TestVault.bytes(writer.url)
         for slot in 0..<2 { damaged[CommitRecord.offsets[slot] + 7] ^= 1 }
         try TestVault.write(damaged, to: writer.url)
         #expect(throws: CredentialVaultError.tampered) {
-            try VaultContents.decodeUnlocked(bytes: damaged, fingerprint: fingerprint, header: header, keys: keys, location: location)
+            try VaultContents.decodeUnlocked(bytes: damaged, fingerprint: fingerprintNow, header: headerNow, keys: keys, location: location)
         }
     }
 }

@@ -10,19 +10,28 @@ extension VaultContents {
     /// (and the journal) from different moments: a verdict of `tampered` or `corrupted` is
     /// reported only when a second read of the same file finds the same first 12 KiB (header
     /// and commit records) and size. When the file changed in between, the fresh read is
-    /// decoded instead, up to `unlockedReadAttempts` times; then `busy`. Returns the contents
-    /// and the fingerprint of the read they came from.
+    /// decoded instead (after a rewrite by rename, a new file with the same key: a compaction),
+    /// up to `unlockedReadAttempts` times; then `busy`. Returns the contents and the
+    /// fingerprint of the read they came from.
     static func decodeUnlocked(
         bytes first: [UInt8], fingerprint: AtomicFile.Fingerprint, header: VaultHeader, keys: VaultKeys, location: FileLocation
     ) throws(CredentialVaultError) -> (VaultContents, AtomicFile.Fingerprint) {
-        var bytes = first, fingerprint = fingerprint
+        var bytes = first, fingerprint = fingerprint, header = header
         for _ in 0..<unlockedReadAttempts {
             do throws(CredentialVaultError) {
                 return (try decode(bytes: bytes, header: header, keys: keys), fingerprint)
             } catch {
-                guard error.isDamage, header.major >= 3, let (again, seen) = try PrivateFiles.readVersion(location, rules: .vault),
-                    seen.device == fingerprint.device, seen.inode == fingerprint.inode, changedInPlace(bytes, again)
+                guard error.isDamage, header.major >= 3, let (again, seen) = try PrivateFiles.readVersion(location, rules: .vault)
                 else { throw error }
+                if seen.device == fingerprint.device && seen.inode == fingerprint.inode {
+                    guard changedInPlace(bytes, again) else { throw error }
+                } else {
+                    // Replaced by a rewrite: read it if it is the same vault under the same key.
+                    guard let fresh = try? VaultFile.header(of: again), fresh.vaultID == header.vaultID,
+                        fresh.wrappedKey == header.wrappedKey
+                    else { throw error }
+                    header = fresh
+                }
                 (bytes, fingerprint) = (again, seen)
             }
         }

@@ -136,7 +136,7 @@ public enum InfoCommand: Command {
         } else if decision.kind == .file {
             let url = VaultOptions.vaultURL(args)
             info.append(("path", url.path))
-            if let locked = try? LockedVault(url: url) {
+            if let locked = try LockedVault.ifPresent(at: url) {
                 info.append(("format", locked.formatVersion))
                 info.append(("unlocked with", locked.keySource.description))
                 if let kdf = locked.kdf { info.append(("kdf", kdf.description)) }
