@@ -57,7 +57,7 @@ private final class Fixture: @unchecked Sendable {
         }
     }
 
-    var deviceRecordKey: SecureBytes { try! VaultKeys.deviceRecordKey(device: identity, vaultID: header.vaultID) }
+    var deviceRecordKey: SecureBytes { try! VaultKeys.deviceRecordKey(device: identity, vaultID: header.vaultID, need: { .none }) }
 }
 
 private let fixture = Fixture()
@@ -73,7 +73,7 @@ private func asVaultFile(_ bytes: [UInt8]) {
     guard let contents = try? VaultContents.decode(bytes: bytes, header: header, keys: keys) else { return }
     for entry in contents.records.values {
         if var value = try? RecordCodec.openValue(entry.sealed, vaultID: header.vaultID, keys: keys, deviceKey: {
-            () throws(CredentialVaultError) in try VaultKeys.deviceRecordKey(device: fixture.identity, vaultID: header.vaultID)
+            () throws(CredentialVaultError) in try VaultKeys.deviceRecordKey(device: fixture.identity, vaultID: header.vaultID, need: { .none })
         }) {
             value.resetBytes(in: 0..<value.count)
         }
