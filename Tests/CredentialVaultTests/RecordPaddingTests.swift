@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+/// Format 4.0 pads record plaintexts to a multiple of 64 bytes, so the file shows each record's
+/// size to 64 bytes only (SECURITY.md, what an observer learns); older formats are written
+/// unpadded, as their readers expect.
+@Suite final class RecordPaddingTests {
+    let dir = TempDirectory()
+
+    /// The sealed size of every record the store holds.
+    private func boxSizes(_ store: SealedFileStore) -> [Int] {
+        TestVault.sealedRecords(store).values.map(\.count)
+    }
+
+    @Test func recordsOfAFormat4VaultArePaddedTo64Bytes() throws {
+        let store = try TestVault.create(dir)
+        #expect(store.formatVersion == "4.0")
+        // Values and names of different lengths that fall into the same 64-byte step.
+        try store.save(Data(count: 1), for: CredentialKey(service: "s", account: "a"), options: .portable)
+        try store.save(Data(count: 30), for: CredentialKey(service: "s", account: "b"), options: .portable)
+        try store.save(Data(count: 20), for: CredentialKey(service: "service", account: "bb"), options: .portable)
+        try store.save(Data(count: 1000), for: CredentialKey(service: "s", account: "c"), options: .default)
+        let sizes = boxSizes(store)
+        #expect(sizes.allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock == 0 }, "\(sizes)")
+        #expect(Set(sizes).count == 2, "the three short records look alike: \(sizes.sorted())")
+        // And they read back exactly, from a fresh open too.
+        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        #expect(try reopened.load(CredentialKey(service: "s", account: "b")) == Data(count: 30))
+        #expect(try reopened.load(CredentialKey(service: "s", account: "c")) == Data(count: 1000))
+    }
+
+    /// Rotation re-seals every record padded (the new header is 4.0).
+    @Test func rotationPadsRecordsCarriedOverUnpadded() throws {
+        let store = try TestVault.create(dir)
+        let key = CredentialKey(service: "s", account: "legacy")
+        try store.mutate { (s) throws(CredentialVaultError) in
+            s.contents.records[key] = RecordCodec.seal(
+                key: key, value: Data(count: 5), accessibility: .portable, expiresAtMillis: 0, vaultID: s.contents.header.vaultID,
+                keys: s.keys, deviceKey: nil, padded: false)
+        }
+        #expect(boxSizes(store).allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock != 0 }, "an unpadded record, as 3.0 wrote")
+        try store.rotateDataKey(key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf)
+        #expect(boxSizes(store).allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock == 0 })
+        #expect(try store.load(key) == Data(count: 5))
+    }
+
+    /// Padding is zeros, inside the AEAD: a record whose plaintext ends in anything else, or in
+    /// 64 zeros or more, is not one a writer made.
+    @Test func onlyShortZeroPaddingIsAccepted() throws {
+        let store = try TestVault.create(dir)
+        let (vaultID, keys) = store.state.withLock { ($0.contents.header.vaultID, $0.keys) }
+        let id = Crypto.randomBytes(SealedRecord.idSize)
+        var plain = ByteWriter()
+        plain.u8(0)
+        plain.u64(0)
+        plain.string16("s")
+        plain.string16("a")
+        plain.u32(1)
+        plain.u8(7)
+        func sealed(_ tail: [UInt8]) -> SealedRecord {
+            SealedRecord(id: id, box: Crypto.seal(plain.bytes + tail, key: keys.recordKey, associatedData: RecordCodec.outerAD(vaultID: vaultID, recordID: id)))
+        }
+        #expect(try RecordCodec.openEntry(sealed(Array(repeating: 0, count: 63)), vaultID: vaultID, keys: keys).key.account == "a")
+        #expect(throws: CredentialVaultError.self) { try RecordCodec.openEntry(sealed(Array(repeating: 0, count: 64)), vaultID: vaultID, keys: keys) }
+        #expect(throws: CredentialVaultError.self) { try RecordCodec.openEntry(sealed([0, 0, 1]), vaultID: vaultID, keys: keys) }
+    }
+}
