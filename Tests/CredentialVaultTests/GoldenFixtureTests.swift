@@ -22,13 +22,19 @@ import Testing
 
     /// Copies the fixtures into a private directory (git does not keep 0600 modes).
     private func privateCopy(_ version: String) throws -> (URL, DeviceIdentity) {
+        try Self.privateCopy(version, in: dir)
+    }
+
+    /// A private copy of `version`'s fixture folder in `dir`, and the identity of the machine
+    /// that wrote it (for other suites that start from a released vault).
+    static func privateCopy(_ version: String, in dir: TempDirectory) throws -> (URL, DeviceIdentity) {
         let target = dir.path(version)
-        try FileManager.default.copyItem(at: Self.fixtureRoot.appendingPathComponent(version), to: target)
+        try FileManager.default.copyItem(at: fixtureRoot.appendingPathComponent(version), to: target)
         chmod(target.path, 0o700)
         for name in try FileManager.default.contentsOfDirectory(atPath: target.path) {
             chmod(target.appendingPathComponent(name).path, 0o600)
         }
-        return (target, DeviceIdentity(hostSecretURL: target.appendingPathComponent("host-secret"), machineID: Self.machineID))
+        return (target, DeviceIdentity(hostSecretURL: target.appendingPathComponent("host-secret"), machineID: machineID))
     }
 
     /// A private copy of `version`'s passphrase vault and a configuration for its machine.

@@ -17,20 +17,12 @@ import Glibc
     let token = CredentialKey(service: "api.example.com", account: "revoked")
     let other = CredentialKey(service: "x", account: "y")
 
-    static let fixtureRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-
     typealias Vault = (url: URL, key: VaultKey, configuration: SealedFileConfiguration)
 
     /// A private copy of the v3 key-file fixture (a 3.0 vault written by an earlier version).
     private func v3Copy() throws -> Vault {
-        let target = dir.path("v3")
-        try FileManager.default.copyItem(at: Self.fixtureRoot.appendingPathComponent("v3"), to: target)
-        chmod(target.path, 0o700)
-        for name in try FileManager.default.contentsOfDirectory(atPath: target.path) {
-            chmod(target.appendingPathComponent(name).path, 0o600)
-        }
-        let device = DeviceIdentity(hostSecretURL: target.appendingPathComponent("host-secret"), machineID: "golden-fixture-machine-id")
-        return (target.appendingPathComponent("keyfile.cvault"), .keyFile(target.appendingPathComponent("keyfile")), SealedFileConfiguration(device: device))
+        let (folder, device) = try GoldenFixtureTests.privateCopy("v3", in: dir)
+        return (folder.appendingPathComponent("keyfile.cvault"), .keyFile(folder.appendingPathComponent("keyfile")), SealedFileConfiguration(device: device))
     }
 
     /// A 4.0 vault (key file) right after a rewrite.
