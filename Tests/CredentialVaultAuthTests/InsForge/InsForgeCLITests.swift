@@ -106,7 +106,7 @@ extension InsForgeEndToEnd {
             let email = Server.email("cli")
             #expect(try await insforge(server, ["signup", "--email", email], stdin: Server.password).status == 0)
             let send = try await insforge(server, ["reset", "--email", email, "--send"])
-            #expect(send.status == 0 && send.stdout.contains("password reset e-mail requested"))
+            #expect(send.status == 0 && send.stdout.contains("password reset e-mail requested"), "\(send.status): \(send.stderr)")
             let code = try await server.code(sentTo: email, type: "reset-password-code")
             let newPassword = "cli-new-password-3"
             let missing = try await insforge(server, ["reset", "--email", email], stdin: code + "\n")

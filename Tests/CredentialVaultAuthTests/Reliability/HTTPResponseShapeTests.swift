@@ -16,8 +16,10 @@ struct HTTPResponseShapeTests {
 
     static func raw(_ text: String) -> StubProvider.Reply { .raw([.bytes(Data(text.utf8))]) }
 
-    /// The shapes, with what the client must make of them.
-    static let shapes: [(String, StubProvider.Reply, Result<Int, AuthError>)] = [
+    /// The shapes, with what the client must make of them. (Computed, not a stored static:
+    /// LeakSanitizer reports a lazily initialised global array of these as leaked.)
+    static var shapes: [(String, StubProvider.Reply, Result<Int, AuthError>)] {
+        [
         ("trailers", raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: grpc-status\r\nContent-Type: application/json\r\n\r\n"
             + chunked(json) + "0\r\ngrpc-status: 14\r\ngrpc-message: unavailable\r\n\r\n"), .success(200)),
         ("1xx before the answer", raw("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
@@ -33,7 +35,8 @@ struct HTTPResponseShapeTests {
         ("oversized body, chunked", .raw([.bytes(Data("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))]
             + Array(repeating: .bytes(Data(chunked(String(repeating: "x", count: 16_384)).utf8)), count: 64)),
          .failure(.invalidResponse("the response is larger than 64 KiB"))),
-    ]
+        ]
+    }
 
     /// Whether `result` is what `expected` says (for errors: the case, and the text when given).
     static func matches(_ result: Result<HTTPResponse, AuthError>, _ expected: Result<Int, AuthError>) -> Bool {
