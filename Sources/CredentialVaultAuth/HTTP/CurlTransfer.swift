@@ -32,7 +32,10 @@ final class CurlTransfer {
         let code: CURLcode = request.url.absoluteString.withCString { url in
             let body = request.body ?? Data()
             return body.withUnsafeBytes { bytes in
-                configure(handle, url: url, headers: list, body: bytes, context: context)
+                do throws(AuthError) { try configure(handle, url: url, headers: list, body: bytes, context: context) } catch {
+                    refusal = error
+                    return CURLE_FAILED_INIT
+                }
                 return curl_easy_perform(handle)
             }
         }
@@ -46,52 +49,73 @@ final class CurlTransfer {
         return .success(HTTPResponse(status: code64, headers: headers, body: body))
     }
 
+    /// Sets the easy handle up. Every option is checked: one that libcurl does not accept
+    /// (an old or oddly built libcurl) fails the request with `unsupported` before anything
+    /// is sent, rather than sending it without the protection the option gives.
     private func configure(
         _ handle: UnsafeMutableRawPointer, url: UnsafePointer<CChar>, headers list: UnsafeMutablePointer<curl_slist>?,
         body: UnsafeRawBufferPointer, context: UnsafeMutableRawPointer
-    ) {
+    ) throws(AuthError) {
         let timeout = max(1, Int(min(request.timeout.secondsValue * 1000, 86_400_000).rounded(.up)))
-        _ = cv_curl_set_pointer(handle, CURLOPT_URL, url)
-        _ = cv_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
-        _ = cv_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeout)
-        _ = cv_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout)
-        _ = cv_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
-        _ = "http,https".withCString { cv_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, $0) }  // copied by libcurl
-        _ = cv_curl_set_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = cv_curl_set_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
-        _ = cv_curl_set_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumResponseSize))
-        _ = cv_curl_set_pointer(handle, CURLOPT_HTTPHEADER, list)
+        try Self.check("URL", cv_curl_set_pointer(handle, CURLOPT_URL, url))
+        try Self.check("NOSIGNAL", cv_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))
+        try Self.check("TIMEOUT_MS", cv_curl_set_long(handle, CURLOPT_TIMEOUT_MS, timeout))
+        try Self.check("CONNECTTIMEOUT_MS", cv_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout))
+        try Self.check("FOLLOWLOCATION", cv_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+        // Strings are copied by libcurl.
+        try Self.check("PROTOCOLS_STR", "http,https".withCString { cv_curl_set_pointer(handle, CURLOPT_PROTOCOLS_STR, $0) })
+        try Self.check("REDIR_PROTOCOLS_STR", "https".withCString { cv_curl_set_pointer(handle, CURLOPT_REDIR_PROTOCOLS_STR, $0) })
+        // No proxy, whatever http_proxy, HTTPS_PROXY or ALL_PROXY say: the token endpoint's
+        // form (client secret, refresh token, code) goes to the host of the URL and nowhere else.
+        try Self.check("PROXY", "".withCString { cv_curl_set_pointer(handle, CURLOPT_PROXY, $0) })
+        try Self.check("SSL_VERIFYPEER", cv_curl_set_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
+        try Self.check("SSL_VERIFYHOST", cv_curl_set_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+        try Self.check("MAXFILESIZE_LARGE", cv_curl_set_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maximumResponseSize)))
+        try Self.check("HTTPHEADER", cv_curl_set_pointer(handle, CURLOPT_HTTPHEADER, list))
         switch request.method {
-        case "GET": _ = cv_curl_set_long(handle, CURLOPT_HTTPGET, 1)
+        case "GET": try Self.check("HTTPGET", cv_curl_set_long(handle, CURLOPT_HTTPGET, 1))
         case "POST":
-            _ = cv_curl_set_long(handle, CURLOPT_POST, 1)
-            setBody(handle, body)
+            try Self.check("POST", cv_curl_set_long(handle, CURLOPT_POST, 1))
+            try setBody(handle, body)
         default:
-            _ = request.method.withCString { cv_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) }
-            if !body.isEmpty { setBody(handle, body) }
+            try Self.check("CUSTOMREQUEST", request.method.withCString { cv_curl_set_pointer(handle, CURLOPT_CUSTOMREQUEST, $0) })
+            if !body.isEmpty { try setBody(handle, body) }
         }
-        _ = cv_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
-            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().header(data, size * count)
+        try Self.check(
+            "HEADERFUNCTION",
+            cv_curl_set_data_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().header(data, size * count)
+            })
+        try Self.check("HEADERDATA", cv_curl_set_pointer(handle, CURLOPT_HEADERDATA, context))
+        try Self.check(
+            "WRITEFUNCTION",
+            cv_curl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data, size * count)
+            })
+        try Self.check("WRITEDATA", cv_curl_set_pointer(handle, CURLOPT_WRITEDATA, context))
+        try Self.check("NOPROGRESS", cv_curl_set_long(handle, CURLOPT_NOPROGRESS, 0))
+        try Self.check(
+            "XFERINFOFUNCTION",
+            cv_curl_set_progress_callback(handle) { context, _, _, _, _ in
+                Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().exchange.isCancelled ? 1 : 0
+            })
+        try Self.check("XFERINFODATA", cv_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context))
+    }
+
+    /// A `curl_easy_setopt` result: anything but `CURLE_OK` refuses the request.
+    static func check(_ option: String, _ code: CURLcode) throws(AuthError) {
+        guard code == CURLE_OK else {
+            throw .unsupported("libcurl did not accept CURLOPT_\(option) (error \(code.rawValue)): the request was not sent")
         }
-        _ = cv_curl_set_pointer(handle, CURLOPT_HEADERDATA, context)
-        _ = cv_curl_set_data_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
-            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data, size * count)
-        }
-        _ = cv_curl_set_pointer(handle, CURLOPT_WRITEDATA, context)
-        _ = cv_curl_set_long(handle, CURLOPT_NOPROGRESS, 0)
-        _ = cv_curl_set_progress_callback(handle) { context, _, _, _, _ in
-            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().exchange.isCancelled ? 1 : 0
-        }
-        _ = cv_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context)
     }
 
     /// The request body, copied by libcurl (an empty one as an empty string).
-    private func setBody(_ handle: UnsafeMutableRawPointer, _ body: UnsafeRawBufferPointer) {
-        _ = cv_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+    private func setBody(_ handle: UnsafeMutableRawPointer, _ body: UnsafeRawBufferPointer) throws(AuthError) {
+        try Self.check("POSTFIELDSIZE_LARGE", cv_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
         if let base = body.baseAddress, !body.isEmpty {
-            _ = cv_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, base)
+            try Self.check("COPYPOSTFIELDS", cv_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, base))
         } else {
-            _ = "".withCString { cv_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0) }
+            try Self.check("COPYPOSTFIELDS", "".withCString { cv_curl_set_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0) })
         }
     }
 
