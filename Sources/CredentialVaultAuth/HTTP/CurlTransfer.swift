@@ -7,7 +7,12 @@ import Foundation
 final class CurlTransfer {
     private let request: HTTPRequest
     private let exchange: CurlExchange
+    /// The status of the head being read (0 until its status line).
     private var status = 0
+    /// The next header line is a status line: at the start, and after the blank line of a 1xx head.
+    private var expectingStatusLine = true
+    /// The final (non-1xx) head has ended: every later header line is a trailer.
+    private var finalHeadEnded = false
     private var headers: [String: String] = [:]
     private var headerBytes = 0
     private var body = Data()
@@ -119,8 +124,10 @@ final class CurlTransfer {
         }
     }
 
-    /// One header line: a status line starts a new head (after 1xx ones); lines after the
-    /// body started are trailers and ignored; the whole head is bounded.
+    /// One header line. A status line is recognised only where one can be (the first line, or
+    /// the one after the blank line of a 1xx head) and starts a new head; every line after the
+    /// blank line of the final head is a trailer and ignored (also with an empty chunked body,
+    /// where no body byte comes between); the whole head is bounded.
     private func header(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         if exchange.isCancelled { return 0 }
         headerBytes += count
@@ -128,12 +135,18 @@ final class CurlTransfer {
             refusal = .invalidResponse("the response headers are larger than \(CurlTransport.maximumHeaderSize / 1024) KiB")
             return 0
         }
-        guard !bodyStarted, let data else { return count }
+        guard !bodyStarted, !finalHeadEnded, let data else { return count }
         let line = String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.hasPrefix("HTTP/") {
+        if expectingStatusLine {
+            guard line.hasPrefix("HTTP/") else { return count }  // libcurl has already refused what is not a status line
+            expectingStatusLine = false
             headers = [:]
-            status = 0
+            status = line.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
+            return count
+        }
+        if line.isEmpty {
+            if (100..<200).contains(status) { expectingStatusLine = true } else { finalHeadEnded = true }
             return count
         }
         guard let colon = line.firstIndex(of: ":") else { return count }
