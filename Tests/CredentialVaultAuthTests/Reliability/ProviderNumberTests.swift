@@ -92,7 +92,7 @@ struct ProviderNumberTests {
     }
 
     @Test("Retry-After is read as delta-seconds and clamped to a day; anything else is ignored", arguments: [
-        ("120", 120), ("99999999999999999999999", 86_400), ("-5", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("1e9", nil),
+        ("120", 120), ("99999999999999999999999", 86_400), ("000000000003600", 3_600), ("0", 0), ("-5", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("1e9", nil),
     ] as [(String, Int?)])
     func retryAfter(header: String, expected: Int?) async throws {
         let stub = try StubProvider { _ in .http(status: 429, headers: ["Retry-After": header], body: Data()) }
