@@ -35,14 +35,20 @@ struct InsForgeRefresher: SessionRefresher {
     static func session(from response: InsForgeAuthResponse, previous: AuthSession? = nil, now: Date) -> AuthSession {
         AuthSession(
             accessToken: response.accessToken, refreshToken: response.refreshToken ?? previous?.refreshToken,
-            expiresAt: expiry(of: response.accessToken), user: response.user?.authUser ?? previous?.user, obtainedAt: now)
+            expiresAt: expiry(of: response.accessToken, now: now), user: response.user?.authUser ?? previous?.user, obtainedAt: now)
     }
 
-    /// The `exp` of a JWT access token, `nil` for an opaque token.
-    static func expiry(of accessToken: String) -> Date? {
-        guard let token = try? JSONWebToken(compactSerialization: accessToken), let exp = token.claims["exp"]?.numberValue else {
+    /// The `exp` of a JWT access token, `nil` for an opaque token or a non-finite `exp`. Like
+    /// `expires_in`, the lifetime it implies is clamped to 0 ... `ServerNumber.maximumLifetime`
+    /// (a year): an `exp` in the past (clock skew) is a token expiring at once, and no `exp`
+    /// reaches `Date` or `Duration` arithmetic, or the stored session's JSON, unchecked.
+    static func expiry(of accessToken: String, now: Date) -> Date? {
+        guard let token = try? JSONWebToken(compactSerialization: accessToken), let exp = token.claims["exp"]?.numberValue,
+            exp.isFinite
+        else {
             return nil
         }
-        return Date(timeIntervalSince1970: exp)
+        let lifetime = exp - now.timeIntervalSince1970
+        return now.addingTimeInterval(min(max(lifetime, 0), ServerNumber.maximumLifetime))
     }
 }

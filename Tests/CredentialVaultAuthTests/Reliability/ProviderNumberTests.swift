@@ -103,4 +103,26 @@ struct ProviderNumberTests {
         }
         #expect(error == .rateLimited(retryAfterSeconds: expected))
     }
+
+    /// Review 3 of issue 12, minor (d): an InsForge access token's `exp` is clamped like
+    /// `expires_in` (0 ... a year from now), so `1e300` neither schedules a refresh in 10^292
+    /// years nor breaks the stored session's JSON, and a past `exp` is a token expiring at once.
+    @Test("an InsForge access token's exp is clamped like expires_in", arguments: [
+        ("1e300", ServerNumber.maximumLifetime), ("-1e300", 0), ("1.7976931348623157e308", ServerNumber.maximumLifetime), ("0", 0),
+    ] as [(String, TimeInterval)])
+    func insForgeExp(exp: String, lifetime: TimeInterval) throws {
+        let jwt = Base64URL.encode(Array(#"{"alg":"HS256"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"exp":\#(exp)}"#.utf8)) + ".c2ln"
+        let now = Date()
+        let expiry = try #require(InsForgeRefresher.expiry(of: jwt, now: now))
+        #expect(expiry.timeIntervalSince(now) == lifetime)
+        let session = AuthSession(accessToken: jwt, refreshToken: "r", expiresAt: expiry, obtainedAt: now)
+        #expect(try JSONDecoder().decode(AuthSession.self, from: JSONEncoder().encode(session)) == session)
+    }
+
+    @Test("an InsForge access token in an hour keeps its exact exp")
+    func insForgeExpOrdinary() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let jwt = Base64URL.encode(Array(#"{"alg":"HS256"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"exp":1800003600}"#.utf8)) + ".c2ln"
+        #expect(InsForgeRefresher.expiry(of: jwt, now: now) == Date(timeIntervalSince1970: 1_800_003_600))
+    }
 }
