@@ -47,7 +47,7 @@ final class CurlTransfer {
         if let refusal { return .failure(refusal) }
         if exchange.isCancelled { return .failure(.cancelled) }
         if code == CURLE_FILESIZE_EXCEEDED { return .failure(ResponseLimit.exceeded(request.maximumResponseSize)) }
-        guard code == CURLE_OK else { return .failure(Self.map(code)) }
+        guard code == CURLE_OK else { return .failure(Self.map(code, httpURL: Self.isHTTP(request.url))) }
         var code64 = 0
         _ = cv_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &code64)
         guard (200..<600).contains(code64) else { return .failure(.networkError("malformed HTTP response")) }
@@ -168,8 +168,13 @@ final class CurlTransfer {
         return count
     }
 
+    /// Whether `url` is http(s), the only schemes libcurl is allowed to speak.
+    static func isHTTP(_ url: URL) -> Bool { ["http", "https"].contains(url.scheme?.lowercased() ?? "") }
+
     /// libcurl's failure as an auth error (transient ones as `networkError` or `timedOut`).
-    static func map(_ code: CURLcode) -> AuthError {
+    /// For an http(s) URL, `CURLE_UNSUPPORTED_PROTOCOL` means the answer was not HTTP/1.x or
+    /// HTTP/2 (an HTTP/0.9 body without a status line, a status such as `099`).
+    static func map(_ code: CURLcode, httpURL: Bool) -> AuthError {
         switch code {
         case CURLE_OPERATION_TIMEDOUT: .timedOut
         case CURLE_ABORTED_BY_CALLBACK: .cancelled
@@ -180,7 +185,8 @@ final class CurlTransfer {
             .networkError("TLS failure")
         case CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
             .networkError("connection lost")
-        case CURLE_UNSUPPORTED_PROTOCOL: .networkError("not an http(s) URL")
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            .networkError(httpURL ? "malformed HTTP response (not an HTTP/1.x or HTTP/2 status line)" : "not an http(s) URL")
         default: .networkError("malformed HTTP response (libcurl error \(code.rawValue))")
         }
     }

@@ -85,6 +85,26 @@ struct HTTPResponseShapeTests {
         }
     }
 
+    /// Review 3 of issue 12, minor (e): these answers were reported as "not an http(s) URL".
+    @Test("an HTTP/0.9 answer or a status 099 is a malformed response, not a wrong URL")
+    func malformedStatusLine() async throws {
+        for text in ["HTTP/1.1 099 WAT\r\nContent-Length: 2\r\n\r\n{}", #"{"access_token":"x"}"#] {
+            let stub = try StubProvider { _ in Self.raw(text) }
+            let error = await #expect(throws: AuthError.self) {
+                _ = try await DefaultHTTPTransport.make().send(HTTPRequest(url: stub.url("/x"), timeout: .seconds(5)))
+            }
+            guard case .networkError(let why)? = error else {
+                Issue.record("\(text): \(String(describing: error))")
+                continue
+            }
+            #expect(why.hasPrefix("malformed HTTP response"), "\(text): \(why)")
+        }
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await DefaultHTTPTransport.make().send(HTTPRequest(url: URL(string: "gopher://127.0.0.1:9/x")!, timeout: .seconds(2)))
+        }
+        #expect(error == .networkError("not an http(s) URL"))
+    }
+
     @Test("a slow drip ends at the deadline, sub-second deadlines included", arguments: [Duration.milliseconds(400), .seconds(1)])
     func slowDrip(timeout: Duration) async throws {
         let drip = StubProvider.Reply.raw([.bytes(Data("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".utf8))]
