@@ -2,16 +2,20 @@ import CredentialVault
 import Foundation
 
 /// The client credentials grant for services: gets an access token with the client's own
-/// credentials and caches it in the vault until it is within `refreshMargin` of expiry.
+/// credentials and caches it in the vault until it is due for replacement (the session
+/// manager's rule: within `min(refreshMargin, lifetime / 2)` of expiry, and at most one new
+/// token per `minimumRefreshInterval` unless forced).
 /// Concurrent callers share one token request (and, with an `ExclusiveAccessStore`, so do
 /// processes sharing the vault).
 public actor ClientCredentialsClient {
     private let provider: OIDCProvider
     private let storage: SessionStorage
     private let scopes: [String]
-    private let refreshMargin: Duration
+    private let schedule: RefreshSchedule
     private let retry: RetryPolicy
-    private var inFlight: Task<AuthSession, any Error>?
+    private var inFlight: (task: Task<AuthSession, any Error>, started: Date)?
+    /// When the last successful token request started (the floor of the due rule).
+    private var lastFetch: Date?
 
     /// Creates the client.
     /// - Parameters:
@@ -19,10 +23,14 @@ public actor ClientCredentialsClient {
     ///     (`scopes` there are ignored; pass them here).
     ///   - scopes: the scopes to request (none: the provider's default).
     ///   - store: where the token is cached (persistent, device-only).
-    ///   - refreshMargin: a cached token expiring within this margin is replaced (default 60 s).
+    ///   - refreshMargin: a cached token expiring within this margin is replaced (default 60 s;
+    ///     for a token living less than twice the margin, half of its lifetime).
+    ///   - minimumRefreshInterval: no new token is requested (unless forced) sooner than this
+    ///     after the previous one (default 2 s), even when the provider issues tokens that
+    ///     have expired already: the cached one is returned meanwhile.
     public init(
         configuration: OIDCConfiguration, scopes: [String] = [], store: any TokenStorageAdapter,
-        refreshMargin: Duration = .seconds(60), retryPolicy: RetryPolicy = .default,
+        refreshMargin: Duration = .seconds(60), minimumRefreshInterval: Duration = .seconds(2), retryPolicy: RetryPolicy = .default,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
     ) throws(AuthError) {
@@ -32,7 +40,7 @@ public actor ClientCredentialsClient {
         }
         self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger)
         self.scopes = scopes
-        self.refreshMargin = refreshMargin
+        self.schedule = RefreshSchedule(margin: refreshMargin, floor: max(minimumRefreshInterval, .milliseconds(10)))
         self.retry = retryPolicy
         let scopeText = scopes.sorted().joined(separator: " ")
         self.storage = SessionStorage(
@@ -44,25 +52,31 @@ public actor ClientCredentialsClient {
             options: .default)
     }
 
-    /// A valid access token: the cached one unless it expires within the margin (or
-    /// `forceRefresh`), else a new one from the token endpoint, cached before it is returned.
+    /// A valid access token: the cached one unless it is due (or `forceRefresh`), else a new
+    /// one from the token endpoint, cached before it is returned.
     public func accessToken(forceRefresh: Bool = false) async throws(AuthError) -> String {
-        if !forceRefresh, let cached = try storage.load(), !cached.expires(within: refreshMargin, of: provider.clock.now()) {
+        if !forceRefresh, let cached = try storage.load(), !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch) {
             return cached.accessToken
         }
         let task: Task<AuthSession, any Error>
+        let started: Date
         if let running = inFlight {
-            task = running
+            (task, started) = running
         } else {
             let seen = try storage.load()
-            let fetch = Fetch(provider: provider, storage: storage, scopes: scopes, margin: refreshMargin, retry: retry, seen: seen, force: forceRefresh)
+            started = provider.clock.now()
+            let fetch = Fetch(
+                provider: provider, storage: storage, scopes: scopes, schedule: schedule, lastFetch: lastFetch, retry: retry,
+                seen: seen, force: forceRefresh)
             task = Task { try await fetch.run() }
-            inFlight = task
+            inFlight = (task, started)
         }
         let result = await task.result
-        if inFlight == task { inFlight = nil }
+        if inFlight?.task == task { inFlight = nil }
         switch result {
-        case .success(let session): return session.accessToken
+        case .success(let session):
+            if lastFetch.map({ $0 < started }) ?? true { lastFetch = started }
+            return session.accessToken
         case .failure(let error as AuthError): throw error
         case .failure: throw .cancelled
         }
@@ -75,7 +89,8 @@ public actor ClientCredentialsClient {
         let provider: OIDCProvider
         let storage: SessionStorage
         let scopes: [String]
-        let margin: Duration
+        let schedule: RefreshSchedule
+        let lastFetch: Date?
         let retry: RetryPolicy
         let seen: AuthSession?
         let force: Bool
@@ -84,7 +99,7 @@ public actor ClientCredentialsClient {
             try await storage.exclusively { () async throws(AuthError) -> AuthSession in
                 // Another process may have fetched one while we waited for the lock.
                 if let cached = try storage.load(), cached != seen || !force,
-                    !cached.expires(within: margin, of: provider.clock.now())
+                    !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch)
                 {
                     return cached
                 }

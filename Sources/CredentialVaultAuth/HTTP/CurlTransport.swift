@@ -9,7 +9,9 @@ import Synchronization
 /// hits `HTTPRequest.timeout` (to the millisecond), headers beyond 64 KiB and bodies beyond
 /// `HTTPRequest.maximumResponseSize` are refused while they arrive. Redirects are not
 /// followed, only http and https are spoken, TLS certificates and host names are verified,
-/// and nothing (cookies, credentials, cache) is kept between requests.
+/// no proxy is used (`http_proxy`, `HTTPS_PROXY`, `ALL_PROXY` are ignored), a libcurl option
+/// that is not accepted fails the request with `unsupported`, and nothing (cookies,
+/// credentials, cache) is kept between requests.
 public final class CurlTransport: HTTPTransport {
     /// The largest response head accepted (status line and header fields), in bytes.
     public static let maximumHeaderSize = 64 * 1024

@@ -39,14 +39,14 @@ public final class InsForgeClient: Sendable {
         self.clock = clock
         self.api = InsForgeAPI(configuration: configuration, transport: transport, logger: logger)
         self.sessions = SessionManager(
-            refresher: InsForgeRefresher(api: api), store: store, key: configuration.sessionKey,
+            refresher: InsForgeRefresher(api: api, clock: clock), store: store, key: configuration.sessionKey,
             storageOptions: StorageOptions(accessibility: configuration.sessionAccessibility),
             configuration: configuration.session, clock: clock, logger: logger)
     }
 
     // MARK: - Session
 
-    /// The stored session, refreshed first when its access token expires within the margin.
+    /// The stored session, refreshed first when its access token is due (the session manager's rule).
     /// Throws `.auth(.notSignedIn)` when there is none.
     public func getSession() async throws(InsForgeError) -> AuthSession {
         do { return try await sessions.getSession() } catch { throw InsForgeError(error) }
@@ -141,7 +141,7 @@ public final class InsForgeClient: Sendable {
 
     /// Stores the session of a successful sign-in and publishes `.authenticated`.
     func establish(_ response: InsForgeAuthResponse) async throws(InsForgeError) {
-        do { try await sessions.establish(InsForgeRefresher.session(from: response)) } catch { throw InsForgeError(error) }
+        do { try await sessions.establish(InsForgeRefresher.session(from: response, now: clock.now())) } catch { throw InsForgeError(error) }
         logger.info("insforge", "signed in as \(response.user?.id ?? "unknown user")")
     }
 

@@ -11,9 +11,9 @@ enum TokenHash {
 
     /// Whether the token's claim `name` (when present) matches `value`; a claim that is not a
     /// string does not match.
-    static func verify(_ name: String, of token: VerifiedIDToken, against value: String?) -> Bool {
+    static func verify(_ name: String, of token: VerifiedIDToken, against value: String) -> Bool {
         guard let present = token.claims[name] else { return true }
-        guard let text = present.stringValue, let value else { return false }
+        guard let text = present.stringValue else { return false }
         return SodiumRuntime.constantTimeEqual(Array(text.utf8), Array(claim(for: value, algorithm: token.algorithm).utf8))
     }
 }

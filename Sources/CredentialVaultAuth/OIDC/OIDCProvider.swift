@@ -72,7 +72,7 @@ struct OIDCProvider: Sendable {
     }
 
     /// Builds a session from a token response (verifying its ID token when there is one, with
-    /// its `at_hash` against the access token and its `c_hash` against `code` when present).
+    /// its `at_hash` against the access token and its `c_hash` against `code` when a code was exchanged).
     func session(
         from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil, code: String? = nil
     ) async throws(AuthError) -> AuthSession {
@@ -83,7 +83,10 @@ struct OIDCProvider: Sendable {
             guard TokenHash.verify("at_hash", of: verified, against: response.accessToken) else {
                 throw .invalidIDToken("at_hash does not match the access token")
             }
-            guard TokenHash.verify("c_hash", of: verified, against: code) else {
+            // c_hash binds the ID token to the code it was exchanged for; on a refresh or the
+            // device flow no code was exchanged, and a c_hash there (e.g. carried over from
+            // the sign-in's ID token) has nothing to be checked against.
+            if let code, !TokenHash.verify("c_hash", of: verified, against: code) {
                 throw .invalidIDToken("c_hash does not match the authorization code")
             }
             if let previousSubject = previous?.user?.subject, !exactlyEqual(previousSubject, verified.subject) {

@@ -6,8 +6,9 @@ import Glibc
 #endif
 
 /// One accepted connection of the loopback listener; closed after its single response (or
-/// when released). Reads wait with `poll` against a deadline for the whole request, so a
-/// client sending a byte at a time cannot hold it longer; writes have a 5-second timeout.
+/// when released). Reads wait with `poll` against a deadline for the first byte and one for
+/// the whole request, so neither an idle client nor one sending a byte at a time can hold it
+/// longer; writes have a 5-second timeout.
 final class LoopbackConnection: Sendable {
     private let fd: Mutex<Int32>
 
@@ -27,13 +28,14 @@ final class LoopbackConnection: Sendable {
         case closed
     }
 
-    /// Reads the request head (until the blank line) by `deadline`, at most `limit` bytes.
-    func readHead(until deadline: ContinuousClock.Instant, limit: Int) -> Head {
+    /// Reads the request head (until the blank line): its first byte by `firstByte`, all of it
+    /// by `deadline`, at most `limit` bytes.
+    func readHead(firstByteBy firstByte: ContinuousClock.Instant, until deadline: ContinuousClock.Instant, limit: Int) -> Head {
         fd.withLock { fd -> Head in
             var data = [UInt8]()
             var buffer = [UInt8](repeating: 0, count: 2048)
             while true {
-                let remaining = deadline - ContinuousClock.now
+                let remaining = (data.isEmpty ? min(firstByte, deadline) : deadline) - ContinuousClock.now
                 guard remaining > .zero else { return .timedOut }
                 var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&descriptor, 1, Int32(max(remaining.secondsValue * 1000, 1).rounded(.up)))

@@ -8,8 +8,11 @@ import Glibc
 
 /// An HTTP listener on 127.0.0.1 that receives the browser's redirect after sign-in
 /// (RFC 8252 §7.3). It binds when created (so the port is known before the browser opens)
-/// and serves connections with POSIX sockets on Dispatch threads, several at once (at most
-/// `maximumConnections`), each within a whole-request deadline and a size limit. Only the
+/// and serves connections with POSIX sockets on Dispatch threads, several at once, each within
+/// a first-byte deadline (1 s), a whole-request deadline and a size limit. A new connection is
+/// never refused: when `maximumConnections` are still waiting for their request head, the
+/// oldest of them is dropped, so idle connections held open by another local user cannot
+/// keep the browser's redirect out. Only the
 /// redirect that carries the pending sign-in's `state` ends the wait: any other request (a
 /// wrong path, a forged `state`, an `error` without the state, an `<img>` on some web page)
 /// gets an error page and the wait goes on, until the deadline.
@@ -27,12 +30,15 @@ public final class LoopbackListener: Sendable {
     let requestTimeout: Duration
     /// The largest request head accepted (16 KiB); larger ones are answered 431.
     static let maximumRequestSize = 16 * 1024
-    /// The most connections served at once; more are closed at once.
+    /// The most connections waiting for their request head at once; a new one beyond this
+    /// drops the oldest of them.
     static let maximumConnections = 16
+    /// The deadline of a connection's first byte: a browser sends its request at once.
+    static let firstByteTimeout: Duration = .seconds(1)
 
     private let socket: Mutex<Int32>
     private let startPages = Mutex<(pending: [String: URL], used: Set<String>)>(([:], []))
-    private let active = Atomic<Int>(0)
+    private let waiting = PendingHeads(limit: maximumConnections)
     let logger: AuthLogger
 
     /// The redirect URI to register and send: `http://127.0.0.1:<port><path>`.
@@ -163,24 +169,26 @@ public final class LoopbackListener: Sendable {
             let client = accept(fd, nil, nil)
             if client < 0 { continue }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            guard active.add(1, ordering: .relaxed).newValue <= Self.maximumConnections else {
-                active.subtract(1, ordering: .relaxed)
-                Glibc.close(client)
-                continue
-            }
             let connection = LoopbackConnection(fd: client)
-            let requestDeadline = min(deadline, ContinuousClock.now + requestTimeout)
+            let id = waiting.admit(client)  // may drop the oldest connection still without a head
+            let now = ContinuousClock.now
+            let requestDeadline = min(deadline, now + requestTimeout)
+            let firstByteDeadline = min(requestDeadline, now + Self.firstByteTimeout)
             DispatchQueue.global().async {
-                defer { self.active.subtract(1, ordering: .relaxed) }
-                self.serve(connection, until: requestDeadline, expecting: state, into: outcome)
+                self.serve(connection, id: id, firstByteBy: firstByteDeadline, until: requestDeadline, expecting: state, into: outcome)
             }
         }
     }
 
     /// Reads one request and answers it, or hands it over as the arrival.
-    private func serve(_ connection: LoopbackConnection, until deadline: ContinuousClock.Instant, expecting state: String?, into outcome: ArrivalSlot) {
+    private func serve(
+        _ connection: LoopbackConnection, id: Int, firstByteBy firstByte: ContinuousClock.Instant, until deadline: ContinuousClock.Instant,
+        expecting state: String?, into outcome: ArrivalSlot
+    ) {
+        let read = connection.readHead(firstByteBy: firstByte, until: deadline, limit: Self.maximumRequestSize)
+        waiting.finished(id)  // before the connection is answered or closed: it can no longer be dropped
         let head: String
-        switch connection.readHead(until: deadline, limit: Self.maximumRequestSize) {
+        switch read {
         case .head(let text): head = text
         case .tooLarge: return connection.send(status: "431 Request Header Fields Too Large", body: "request too large")
         case .timedOut: return connection.send(status: "408 Request Timeout", body: "request timeout")
@@ -215,6 +223,35 @@ public final class LoopbackListener: Sendable {
     static func carries(_ url: URL, state: String) -> Bool {
         guard let received = FormEncoding.parameters(of: url)["state"] else { return false }
         return SodiumRuntime.constantTimeEqual(Array(received.utf8), Array(state.utf8))
+    }
+}
+
+/// The connections still waiting for their request head, oldest first. When `limit` of them
+/// are waiting, admitting another shuts the reading side of the oldest down (its reader then
+/// sees the connection closed and lets it go; only reading, so a head that had just arrived
+/// can still be answered). A connection leaves the list, under the same lock, before its
+/// descriptor is answered or closed, so a shutdown never reaches a reused descriptor.
+private final class PendingHeads: Sendable {
+    private let state = Mutex<(next: Int, open: [(id: Int, fd: Int32)])>((0, []))
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Registers a new connection, dropping the oldest waiting one when `limit` are waiting.
+    func admit(_ fd: Int32) -> Int {
+        state.withLock { state in
+            while state.open.count >= limit {
+                _ = shutdown(state.open.removeFirst().fd, Int32(SHUT_RD))
+            }
+            state.next += 1
+            state.open.append((state.next, fd))
+            return state.next
+        }
+    }
+
+    /// The connection's head has arrived (or it failed): it is no longer waiting.
+    func finished(_ id: Int) {
+        state.withLock { state in state.open.removeAll { $0.id == id } }
     }
 }
 

@@ -8,7 +8,10 @@ import Foundation
 struct RefreshOperation: Sendable {
     let storage: SessionStorage
     let refresher: any SessionRefresher
-    let margin: Duration
+    /// The due rule of the session manager.
+    let schedule: RefreshSchedule
+    /// When the manager's previous successful refresh started.
+    let lastRefresh: Date?
     let retry: RetryPolicy
     let clock: any CredentialClock
     let logger: AuthLogger
@@ -26,7 +29,7 @@ struct RefreshOperation: Sendable {
         } catch .storage(.busy) {
             // Another process holds the lock beyond the wait: it is probably refreshing. Use its
             // result if it has landed.
-            if let latest = try storage.load(), latest != seen, !latest.expires(within: margin, of: clock.now()) {
+            if let latest = try storage.load(), latest != seen, !schedule.isDue(latest, now: clock.now(), lastRefresh: lastRefresh) {
                 return latest
             }
             throw .storage(.busy)
@@ -42,11 +45,11 @@ struct RefreshOperation: Sendable {
         let now = clock.now()
         if current != seen {
             // Someone refreshed (or signed in) since the caller looked: use theirs if it is good.
-            if force || !current.expires(within: margin, of: now) {
+            if force || !schedule.isDue(current, now: now, lastRefresh: lastRefresh) {
                 logger.debug("session", "using the session another task or process refreshed")
                 return current
             }
-        } else if !force && !current.expires(within: margin, of: now) {
+        } else if !force && !schedule.isDue(current, now: now, lastRefresh: lastRefresh) {
             return current
         }
         guard current.refreshToken != nil else {

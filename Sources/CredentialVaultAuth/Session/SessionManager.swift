@@ -10,7 +10,8 @@ import Foundation
 public actor SessionManager {
     /// Tuning of the session manager.
     public struct Configuration: Sendable {
-        /// A session whose access token expires within this margin is refreshed (default 60 s).
+        /// A session whose access token expires within this margin is refreshed (default 60 s);
+        /// a token whose whole lifetime is shorter than twice the margin, at half of its lifetime.
         public var refreshMargin: Duration
         /// Retries of transient refresh failures (default: 3 with exponential backoff).
         public var retryPolicy: RetryPolicy
@@ -18,8 +19,9 @@ public actor SessionManager {
         public var proactiveRefresh: Bool
         /// Revoke the tokens at the provider on sign-out (default `true`).
         public var revokeOnSignOut: Bool
-        /// The background refresh never runs more often than this (default 2 s), whatever
-        /// lifetime the provider gives its tokens.
+        /// Refreshes that are not forced, in the background or on demand, never run more often
+        /// than this (default 2 s), whatever lifetime the provider gives its tokens: within it,
+        /// the token just obtained is handed out, even one the provider issued already expired.
         public var minimumRefreshInterval: Duration
 
         /// Creates a configuration.
@@ -43,9 +45,16 @@ public actor SessionManager {
     private let logger: AuthLogger
     private let broadcaster: StateBroadcaster
     private let epoch = SignOutEpoch()
-    private var inFlight: (id: Int, task: Task<AuthSession, any Error>)?
+    private var inFlight: (id: Int, task: Task<AuthSession, any Error>, started: Date)?
     private var nextID = 0
     private var autoRefresh: Task<Void, Never>?
+    /// When the last successful refresh of this manager started (the floor of the due rule).
+    private var lastRefresh: Date?
+
+    /// The due rule: one for on-demand calls and the background loop.
+    private var schedule: RefreshSchedule {
+        RefreshSchedule(margin: configuration.refreshMargin, floor: configuration.minimumRefreshInterval)
+    }
 
     /// Creates a manager for the session stored under `key` in `store`.
     /// - Parameters:
@@ -80,15 +89,15 @@ public actor SessionManager {
     /// The stored session as it is, without refreshing (`nil` when signed out).
     public func storedSession() throws(AuthError) -> AuthSession? { try storage.load() }
 
-    /// The stored session, refreshed first when its access token expires within the margin.
-    /// Throws `notSignedIn` when there is none, `invalidGrant` when the refresh token was refused.
+    /// The stored session, refreshed first when its access token is due (see
+    /// `Configuration.refreshMargin` and `minimumRefreshInterval`). Throws `notSignedIn` when there is none, `invalidGrant` when the refresh token was refused.
     public func getSession() async throws(AuthError) -> AuthSession {
         guard let stored = try storage.load() else {
             broadcaster.publish(.unauthenticated)
             throw .notSignedIn
         }
         let session: AuthSession
-        if stored.expires(within: configuration.refreshMargin, of: clock.now()) {
+        if schedule.isDue(stored, now: clock.now(), lastRefresh: lastRefresh) {
             session = try await refresh(seen: stored, force: false)
         } else {
             session = stored
@@ -161,13 +170,15 @@ public actor SessionManager {
     private func refresh(seen: AuthSession, force: Bool) async throws(AuthError) -> AuthSession {
         let id: Int
         let task: Task<AuthSession, any Error>
+        let started: Date
         if let running = inFlight {
-            (id, task) = running
+            (id, task, started) = running
         } else {
             nextID += 1
             id = nextID
+            started = clock.now()
             let operation = RefreshOperation(
-                storage: storage, refresher: refresher, margin: configuration.refreshMargin,
+                storage: storage, refresher: refresher, schedule: schedule, lastRefresh: lastRefresh,
                 retry: configuration.retryPolicy, clock: clock, logger: logger, broadcaster: broadcaster,
                 epoch: epoch, startEpoch: epoch.current, seen: seen, force: force)
             let broadcaster = self.broadcaster
@@ -185,16 +196,23 @@ public actor SessionManager {
                     throw error
                 }
             }
-            inFlight = (id, task)
+            inFlight = (id, task, started)
         }
         let result = await task.result
         if inFlight?.id == id { inFlight = nil }
         switch result {
-        case .success(let session): return session
+        case .success(let session):
+            refreshed(startedAt: started)
+            return session
         case .failure(let error as AuthError): throw error
         case .failure(is CancellationError): throw .cancelled
         case .failure: throw .networkError("refresh failed")
         }
+    }
+
+    /// Records a successful refresh for the floor of the due rule.
+    private func refreshed(startedAt started: Date) {
+        if lastRefresh.map({ $0 < started }) ?? true { lastRefresh = started }
     }
 
     // MARK: - Background refresh
@@ -202,13 +220,12 @@ public actor SessionManager {
     /// How long to wait before the next background refresh; `nil` stops the loop.
     private func autoRefreshDelay(failures: Int) -> Duration? {
         guard let session = try? storage.load(), session.refreshToken != nil else { return nil }
-        return RefreshSchedule(margin: configuration.refreshMargin, floor: configuration.minimumRefreshInterval)
-            .delay(for: session, now: clock.now(), failures: failures)
+        return schedule.delay(for: session, now: clock.now(), failures: failures)
     }
 
     private func backgroundRefresh() async throws(AuthError) {
         guard let stored = try storage.load() else { throw .notSignedIn }
-        if stored.expires(within: configuration.refreshMargin, of: clock.now()) {
+        if schedule.isDue(stored, now: clock.now(), lastRefresh: lastRefresh) {
             _ = try await refresh(seen: stored, force: false)
         }
     }

@@ -40,13 +40,17 @@ enum ServerNumber {
         return .clamped(seconds: min(max(value, deviceIntervalRange.lowerBound), deviceIntervalRange.upperBound))
     }
 
-    /// A `Retry-After` header (delta-seconds); `nil` when absent or not a number (an HTTP
-    /// date is not honoured), clamped to 0 ... `maximumRetryAfter`.
+    /// Delta-seconds (a `Retry-After` header, a `Cache-Control: max-age` value); `nil` when
+    /// absent or not a number (an HTTP date is not honoured), clamped to 0 ...
+    /// `maximumRetryAfter`. Leading zeros are dropped before the length is judged, so
+    /// `000000000003600` is an hour, and any number of digits is safe.
     static func retryAfter(_ header: String?) -> Int? {
         guard let text = header?.trimmingCharacters(in: .whitespaces), !text.isEmpty,
             text.allSatisfy({ $0.isASCII && $0.isNumber })
         else { return nil }
-        return Int(text.prefix(9)).map { min($0, maximumRetryAfter) }
+        let digits = text.drop { $0 == "0" }
+        guard digits.count <= 9 else { return maximumRetryAfter }  // beyond any clamp, and far from Int's range
+        return min(Int(digits) ?? 0, maximumRetryAfter)
     }
 }
 

@@ -57,13 +57,19 @@ extension InsForgeEndToEnd {
             #expect(stats["refresh"] == 1 && stats["sessionsCurrent"] == 2)
         }
 
-        @Test("a token expiring within the margin is refreshed before use (expiry from the JWT)")
+        @Test("a token past half its lifetime is refreshed before use (expiry from the JWT); a fresh 30 s one is not")
         func nearExpiryRefresh() async throws {
-            let server = try await Server.fresh(["accessTokenTtlSeconds": 30])
+            let long = try await Server.fresh(["accessTokenTtlSeconds": 30])
+            let (fresh, _) = try await signedIn(long)
+            let expiry = try #require(try await fresh.storedSession()?.expiresAt)
+            #expect(abs(expiry.timeIntervalSinceNow - 30) < 10)
+            _ = try await fresh.getAccessToken()
+            #expect(try await long.stats()["refresh"] ?? 0 == 0)  // 30 s left of 30: not due (issue 12 review 3, F3)
+
+            let server = try await Server.fresh(["accessTokenTtlSeconds": 1])
             let (client, _) = try await signedIn(server)
             let stored = try #require(try await client.storedSession())
-            let expiry = try #require(stored.expiresAt)
-            #expect(abs(expiry.timeIntervalSinceNow - 30) < 10)
+            try await Task.sleep(for: .milliseconds(1100))
             let token = try await client.getAccessToken()
             #expect(token != stored.accessToken)
             #expect(try await server.stats()["refresh"] == 1)
@@ -71,8 +77,9 @@ extension InsForgeEndToEnd {
 
         @Test("concurrent callers share one refresh")
         func singleFlight() async throws {
-            let server = try await Server.fresh(["accessTokenTtlSeconds": 30])
+            let server = try await Server.fresh(["accessTokenTtlSeconds": 1])
             let (client, _) = try await signedIn(server, transport: SlowRefreshTransport(delay: .milliseconds(300)))
+            try await Task.sleep(for: .milliseconds(1100))  // expired: due
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<8 { group.addTask { try await client.getAccessToken() } }
                 return try await group.reduce(into: [String]()) { $0.append($1) }

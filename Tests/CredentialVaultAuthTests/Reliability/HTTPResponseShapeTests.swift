@@ -69,6 +69,45 @@ struct HTTPResponseShapeTests {
         #expect(try await StubOIDC.signIn(client).accessToken == "at")
     }
 
+    /// Review 3 of issue 12, minor (b): with an empty chunked body the trailers came before any
+    /// body byte and ended up in the headers (a trailer `Retry-After` was honoured), and a header
+    /// line starting with `HTTP/` threw away the headers collected so far.
+    @Test("the headers are the final head's: no trailers (empty chunked body), no reset on an HTTP/ header line, no 1xx fields")
+    func finalHeadOnly() async throws {
+        let replies = [
+            "HTTP/1.1 429 Too Many\r\nTransfer-Encoding: chunked\r\nX-Real: 1\r\n\r\n0\r\nRetry-After: 7\r\nX-Injected: yes\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nCache-Control: max-age=5\r\nHTTP/evil: x\r\nX-Real: 1\r\nContent-Length: 2\r\n\r\n{}",
+            "HTTP/1.1 103 Early Hints\r\nX-Injected: yes\r\n\r\nHTTP/1.1 200 OK\r\nX-Real: 1\r\nContent-Length: 2\r\n\r\n{}",
+        ]
+        for (index, text) in replies.enumerated() {
+            let stub = try StubProvider { _ in Self.raw(text) }
+            let response = try await DefaultHTTPTransport.make().send(HTTPRequest(url: stub.url("/x"), timeout: .seconds(5)))
+            #expect(response.headers["x-real"] == "1", "reply \(index): \(response.headers)")
+            #expect(response.headers["x-injected"] == nil && response.headers["retry-after"] == nil, "reply \(index): \(response.headers)")
+            if index == 1 { #expect(response.headers["cache-control"] == "max-age=5") }
+        }
+    }
+
+    /// Review 3 of issue 12, minor (e): these answers were reported as "not an http(s) URL".
+    @Test("an HTTP/0.9 answer or a status 099 is a malformed response, not a wrong URL")
+    func malformedStatusLine() async throws {
+        for text in ["HTTP/1.1 099 WAT\r\nContent-Length: 2\r\n\r\n{}", #"{"access_token":"x"}"#] {
+            let stub = try StubProvider { _ in Self.raw(text) }
+            let error = await #expect(throws: AuthError.self) {
+                _ = try await DefaultHTTPTransport.make().send(HTTPRequest(url: stub.url("/x"), timeout: .seconds(5)))
+            }
+            guard case .networkError(let why)? = error else {
+                Issue.record("\(text): \(String(describing: error))")
+                continue
+            }
+            #expect(why.hasPrefix("malformed HTTP response"), "\(text): \(why)")
+        }
+        let error = await #expect(throws: AuthError.self) {
+            _ = try await DefaultHTTPTransport.make().send(HTTPRequest(url: URL(string: "gopher://127.0.0.1:9/x")!, timeout: .seconds(2)))
+        }
+        #expect(error == .networkError("not an http(s) URL"))
+    }
+
     @Test("a slow drip ends at the deadline, sub-second deadlines included", arguments: [Duration.milliseconds(400), .seconds(1)])
     func slowDrip(timeout: Duration) async throws {
         let drip = StubProvider.Reply.raw([.bytes(Data("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".utf8))]

@@ -92,7 +92,7 @@ struct ProviderNumberTests {
     }
 
     @Test("Retry-After is read as delta-seconds and clamped to a day; anything else is ignored", arguments: [
-        ("120", 120), ("99999999999999999999999", 86_400), ("-5", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("1e9", nil),
+        ("120", 120), ("99999999999999999999999", 86_400), ("000000000003600", 3_600), ("0", 0), ("-5", nil), ("Wed, 21 Oct 2015 07:28:00 GMT", nil), ("1e9", nil),
     ] as [(String, Int?)])
     func retryAfter(header: String, expected: Int?) async throws {
         let stub = try StubProvider { _ in .http(status: 429, headers: ["Retry-After": header], body: Data()) }
@@ -102,5 +102,27 @@ struct ProviderNumberTests {
             try await client.handleRedirect(url: URL(string: "\(StubOIDC.redirectURI)?code=c&state=\(request.state)")!)
         }
         #expect(error == .rateLimited(retryAfterSeconds: expected))
+    }
+
+    /// Review 3 of issue 12, minor (d): an InsForge access token's `exp` is clamped like
+    /// `expires_in` (0 ... a year from now), so `1e300` neither schedules a refresh in 10^292
+    /// years nor breaks the stored session's JSON, and a past `exp` is a token expiring at once.
+    @Test("an InsForge access token's exp is clamped like expires_in", arguments: [
+        ("1e300", ServerNumber.maximumLifetime), ("-1e300", 0), ("1.7976931348623157e308", ServerNumber.maximumLifetime), ("0", 0),
+    ] as [(String, TimeInterval)])
+    func insForgeExp(exp: String, lifetime: TimeInterval) throws {
+        let jwt = Base64URL.encode(Array(#"{"alg":"HS256"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"exp":\#(exp)}"#.utf8)) + ".c2ln"
+        let now = Date()
+        let expiry = try #require(InsForgeRefresher.expiry(of: jwt, now: now))
+        #expect(expiry.timeIntervalSince(now) == lifetime)
+        let session = AuthSession(accessToken: jwt, refreshToken: "r", expiresAt: expiry, obtainedAt: now)
+        #expect(try JSONDecoder().decode(AuthSession.self, from: JSONEncoder().encode(session)) == session)
+    }
+
+    @Test("an InsForge access token in an hour keeps its exact exp")
+    func insForgeExpOrdinary() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let jwt = Base64URL.encode(Array(#"{"alg":"HS256"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"exp":1800003600}"#.utf8)) + ".c2ln"
+        #expect(InsForgeRefresher.expiry(of: jwt, now: now) == Date(timeIntervalSince1970: 1_800_003_600))
     }
 }

@@ -116,6 +116,16 @@ struct SmallDefectTests {
         }
     }
 
+    /// Review 3 of issue 12, minor (a): a refresh exchanges no code, so a `c_hash` in the
+    /// refreshed ID token (a provider repeating the sign-in's claims) is not checked.
+    @Test("c_hash is skipped when no code was exchanged (refresh)")
+    func cHashWithoutCode() async throws {
+        let fixture = try Fixture { claims, _ in claims["c_hash"] = .string(TokenHash.claim(for: "c", algorithm: .es256)) }
+        #expect(try await fixture.signIn().user?.subject == "alice")
+        #expect(try await fixture.client.getAccessToken(forceRefresh: true) == "at")
+        #expect(fixture.stub.requests(to: "/token").map { $0.form["grant_type"] } == ["authorization_code", "refresh_token"])
+    }
+
     @Test("token hashes: the OIDC Core example, and SHA-512 for EdDSA")
     func hashVectors() {
         // OIDC Core A.3: access token "jHkWEdUXMU1BwAsC4vtUsZwnNvTIxEl0z9K3vx5KF0Y" -> at_hash "77QmUPtjPfzWtF2AnpK9RQ" (RS256).

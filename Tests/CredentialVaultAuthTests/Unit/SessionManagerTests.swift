@@ -33,9 +33,11 @@ struct SessionManagerTests {
 
     static func manager(_ refresher: ScriptedRefresher, store: InMemoryStore, expiresIn: TimeInterval = -10,
                         refreshToken: String? = "refresh-0") throws -> SessionManager {
+        // An hour-long token with `expiresIn` left.
+        let expiry = Date().addingTimeInterval(expiresIn)
         let session = AuthSession(
-            accessToken: "access-0", refreshToken: refreshToken, expiresAt: Date().addingTimeInterval(expiresIn),
-            user: AuthUser(subject: "alice"))
+            accessToken: "access-0", refreshToken: refreshToken, expiresAt: expiry,
+            user: AuthUser(subject: "alice"), obtainedAt: expiry.addingTimeInterval(-3600))
         try SessionStorage(store: store, key: key, options: .default).save(session)
         let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(1)) { _ in }
         return SessionManager(
