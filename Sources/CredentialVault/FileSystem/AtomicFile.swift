@@ -12,8 +12,11 @@ import Glibc
 /// links (that would leave the link's target, or the other name, with the old content).
 enum AtomicFile {
     /// Writes `bytes` as the new content of `location` (a new file, or one replacing a regular
-    /// file with a single name; anything else is refused and left as it was).
-    static func write(_ bytes: [UInt8], to location: FileLocation) throws(CredentialVaultError) {
+    /// file with a single name; anything else is refused and left as it was). With `lock` (the
+    /// vault lock the caller holds), the new file is locked before it takes the name and the
+    /// lock then holds it (`VaultLock.adopt`): the file with the vault's name is never unlocked
+    /// while its writer holds the vault lock.
+    static func write(_ bytes: [UInt8], to location: FileLocation, lock: VaultLock? = nil) throws(CredentialVaultError) {
         let directory = location.directoryFD
         let suffix = Crypto.randomBytes(8).map { String(format: "%02x", $0) }.joined()
         let temp = "\(temporaryPrefix(of: location.name))\(getpid())-\(suffix)"
@@ -22,20 +25,30 @@ enum AtomicFile {
         let place = location.directory?.path ?? "its directory"
         guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write a new version of \(location.path) in \(place)") }
         var closed = false
+        var newLock: FileLock?
         do throws(CredentialVaultError) {
             try writeAll(fd, bytes, what: "cannot write \(location.path)")
             guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
-            closed = true
-            guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
+            if lock != nil {
+                // The lock owns (and closes) the descriptor from here on.
+                guard let locked = FileLock.lockNew(fd) else { throw PrivateFiles.error(errno, "cannot lock \(location.path)") }
+                newLock = locked
+                closed = true
+            } else {
+                closed = true
+                guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
+            }
             try checkReplaceable(location)
             guard renameat(directory, temp, directory, location.name) == 0 else {
                 throw PrivateFiles.error(errno, "cannot replace \(location.path)")
             }
         } catch {
             if !closed { close(fd) }
+            newLock?.release()
             unlinkat(directory, temp, 0)
             throw error
         }
+        if let lock, let newLock { lock.adopt(newLock) }
         guard let parent = location.directory else { return }
         try parent.sync()
     }

@@ -75,8 +75,8 @@ extension SealedFileStore {
         }
     }
 
-    /// The write path: take the lock file (unless this task holds it through
-    /// `withExclusiveAccess`), catch up with the file under it, apply `change` to a draft of the
+    /// The write path: take the vault lock (`VaultLock`: the lock file and the vault file; unless
+    /// this task holds it through `withExclusiveAccess`), catch up with the file under it, apply `change` to a draft of the
     /// state (contents and keys), purge expired records, write atomically and durably
     /// (`persist`), and only then adopt the draft. `changed` says from the result whether
     /// anything changed; with nothing to change or purge nothing is written. A failure leaves
@@ -88,16 +88,20 @@ extension SealedFileStore {
     func mutate<R>(
         waiting: Bool = true, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
     ) throws(CredentialVaultError) -> R {
-        let lock: VaultLock?
-        if HeldVaultLocks.ids.contains(lockID) {
-            lock = nil
-        } else if waiting {
-            lock = try VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
-        } else {
-            guard let held = try VaultLock.tryAcquire(lockLocation) else { throw .busy }
+        let lock: VaultLock
+        let acquired: VaultLock?
+        if let held = VaultLock.held[lockID] {
             lock = held
+            acquired = nil
+        } else if waiting {
+            lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
+            acquired = lock
+        } else {
+            guard let taken = try VaultLock.tryAcquire(location) else { throw .busy }
+            lock = taken
+            acquired = taken
         }
-        defer { lock?.release() }
+        defer { acquired?.release() }
         let now = configuration.clock.now()
         return try state.withLock { (s) throws(CredentialVaultError) -> R in
             try Self.refresh(&s, location: location, verify: true)
@@ -120,7 +124,7 @@ extension SealedFileStore {
                     s = draft
                     return result
                 }
-                try persist(&draft, previousHeader: before.header)
+                try persist(&draft, previousHeader: before.header, lock: lock)
                 draft.contents.records.commit()
                 s = draft
                 return result

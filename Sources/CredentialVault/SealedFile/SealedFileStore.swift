@@ -27,7 +27,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
     /// `<vault>.lock` beside it.
     let lockLocation: FileLocation
     /// Names the lock whatever path reached the directory (device and inode of the directory),
-    /// for `HeldVaultLocks`.
+    /// for `VaultLock.held`.
     let lockID: String
     let configuration: SealedFileConfiguration
     let state: Mutex<State>
@@ -53,7 +53,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
     ) throws(CredentialVaultError) {
         self.url = url
         self.location = location
-        lockLocation = location.sibling(location.name + ".lock")
+        lockLocation = VaultLock.lockFileLocation(of: location)
         lockID = "\(location.directory?.identity ?? "")/\(lockLocation.name)"
         self.configuration = configuration
         state = Mutex(
@@ -81,7 +81,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
     ) throws(CredentialVaultError) -> SealedFileStore {
         let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path)
         let location = FileLocation(url.lastPathComponent, in: directory)
-        let lock = try VaultLock.acquire(location.sibling(location.name + ".lock"), timeout: configuration.lockTimeout)
+        let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
         if try location.status() != nil {
             throw .invalidArgument("a vault already exists at \(url.path)")
