@@ -18,39 +18,71 @@ enum AtomicFile {
     /// while its writer holds the vault lock.
     static func write(_ bytes: [UInt8], to location: FileLocation, lock: VaultLock? = nil) throws(CredentialVaultError) {
         let directory = location.directoryFD
+        let newLock = try place(bytes, at: location, locked: lock != nil) { (temp) throws(CredentialVaultError) in
+            try checkReplaceable(location)
+            guard renameat(directory, temp, directory, location.name) == 0 else {
+                throw PrivateFiles.error(errno, "cannot replace \(location.path)")
+            }
+        }
+        if let lock, let newLock { lock.adopt(newLock) }
+        try location.directory?.sync()
+    }
+
+    /// Creates `location` with `bytes`, durably, and never replaces anything: the complete temp
+    /// file is hard-linked to the name (`linkat`, which fails when the name exists) and the temp
+    /// name removed. Returns `false`, having changed nothing, when something already has the
+    /// name (another process created it first, or a file appeared since the caller looked). A
+    /// reader never sees the file incomplete, and after a crash it is whole or absent.
+    static func create(_ bytes: [UInt8], at location: FileLocation) throws(CredentialVaultError) -> Bool {
+        let directory = location.directoryFD
+        var created = true
+        _ = try place(bytes, at: location, locked: false) { (temp) throws(CredentialVaultError) in
+            guard linkat(directory, temp, directory, location.name, 0) == 0 else {
+                guard errno == EEXIST else { throw PrivateFiles.error(errno, "cannot create \(location.path)") }
+                created = false
+                return
+            }
+        }
+        if created { try location.directory?.sync() }
+        return created
+    }
+
+    /// Writes `bytes` to a new uniquely named temp file (0600) beside `location`, fsyncs it,
+    /// and hands its name to `install` (which gives it the final name); the temp name is
+    /// removed afterwards in every case. With `locked`, the temp file is locked before
+    /// `install` and the lock (owning its descriptor) returned; else the descriptor is closed.
+    private static func place(
+        _ bytes: [UInt8], at location: FileLocation, locked: Bool, install: (String) throws(CredentialVaultError) -> Void
+    ) throws(CredentialVaultError) -> FileLock? {
+        let directory = location.directoryFD
         let suffix = Crypto.randomBytes(8).map { String(format: "%02x", $0) }.joined()
         let temp = "\(temporaryPrefix(of: location.name))\(getpid())-\(suffix)"
         let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         // Messages name the file the caller knows, not the temp file.
         let place = location.directory?.path ?? "its directory"
         guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write a new version of \(location.path) in \(place)") }
+        defer { unlinkat(directory, temp, 0) }  // after a rename the name is gone already: a no-op
         var closed = false
         var newLock: FileLock?
         do throws(CredentialVaultError) {
             try writeAll(fd, bytes, what: "cannot write \(location.path)")
             guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
-            if lock != nil {
+            if locked {
                 // The lock owns (and closes) the descriptor from here on.
-                guard let locked = FileLock.lockNew(fd) else { throw PrivateFiles.error(errno, "cannot lock \(location.path)") }
-                newLock = locked
+                guard let lock = FileLock.lockNew(fd) else { throw PrivateFiles.error(errno, "cannot lock \(location.path)") }
+                newLock = lock
                 closed = true
             } else {
                 closed = true
                 guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
             }
-            try checkReplaceable(location)
-            guard renameat(directory, temp, directory, location.name) == 0 else {
-                throw PrivateFiles.error(errno, "cannot replace \(location.path)")
-            }
+            try install(temp)
         } catch {
             if !closed { close(fd) }
             newLock?.release()
-            unlinkat(directory, temp, 0)
             throw error
         }
-        if let lock, let newLock { lock.adopt(newLock) }
-        guard let parent = location.directory else { return }
-        try parent.sync()
+        return newLock
     }
 
     /// What a rename may replace: nothing, or a regular file with a single name.
