@@ -15,11 +15,15 @@ enum AtomicFile {
     /// file with a single name; anything else is refused and left as it was). With `lock` (the
     /// vault lock the caller holds), the new file is locked before it takes the name and the
     /// lock then holds it (`VaultLock.adopt`): the file with the vault's name is never unlocked
-    /// while its writer holds the vault lock.
-    static func write(_ bytes: [UInt8], to location: FileLocation, lock: VaultLock? = nil) throws(CredentialVaultError) {
+    /// while its writer holds the vault lock. With `expected` (the file the writer read under
+    /// its lock), the name must still be that file (device and inode) just before the rename:
+    /// a file put there meanwhile (a restore from a backup, another tool) is never replaced.
+    static func write(
+        _ bytes: [UInt8], to location: FileLocation, replacing expected: Fingerprint? = nil, lock: VaultLock? = nil
+    ) throws(CredentialVaultError) {
         let directory = location.directoryFD
         let newLock = try place(bytes, at: location, locked: lock != nil) { (temp) throws(CredentialVaultError) in
-            try checkReplaceable(location)
+            try checkReplaceable(location, expected: expected)
             guard renameat(directory, temp, directory, location.name) == 0 else {
                 throw PrivateFiles.error(errno, "cannot replace \(location.path)")
             }
@@ -85,9 +89,19 @@ enum AtomicFile {
         return newLock
     }
 
-    /// What a rename may replace: nothing, or a regular file with a single name.
-    private static func checkReplaceable(_ location: FileLocation) throws(CredentialVaultError) {
-        guard let info = try location.status() else { return }
+    /// What a rename may replace: nothing, or a regular file with a single name; with
+    /// `expected`, only that very file (device and inode).
+    private static func checkReplaceable(_ location: FileLocation, expected: Fingerprint?) throws(CredentialVaultError) {
+        guard let info = try location.status() else {
+            guard expected == nil else {
+                throw .io("\(location.path) was removed while it was locked for writing; nothing was written: restore it or open it again")
+            }
+            return
+        }
+        if let expected, UInt64(info.st_dev) != expected.device || UInt64(info.st_ino) != expected.inode {
+            throw .io(
+                "\(location.path) was replaced by another file while it was locked for writing (a restore from a backup?); it was not overwritten and nothing was changed: open it again")
+        }
         if info.st_mode & S_IFMT == S_IFLNK {
             throw .invalidArgument("\(location.path) was replaced by a symbolic link; it was not overwritten (nothing was changed)")
         }

@@ -67,7 +67,7 @@ extension SealedFileStore {
 
     /// Replaces the whole file with the draft's state (a fresh snapshot and an empty journal in
     /// format 3), atomically and durably; the new file is locked by `lock` (the vault lock held)
-    /// before it takes the vault's name.
+    /// before it takes the vault's name, and replaces only the file read under that lock.
     private func rewrite(_ draft: inout State, lock: VaultLock) throws(CredentialVaultError) {
         let generation = (draft.contents.journal?.generation ?? draft.contents.header.generation) &+ 1
         draft.contents.header.generation = generation
@@ -79,7 +79,7 @@ extension SealedFileStore {
         // Under the lock no other write is in progress: temp files left now are a dead
         // writer's, and go before they pile up.
         AtomicFile.removeStaleTemporaries(of: location)
-        try AtomicFile.write(bytes, to: location, lock: lock)
+        try AtomicFile.write(bytes, to: location, replacing: draft.fingerprint, lock: lock)
         draft.contents.journal = journal
         draft.fingerprint = AtomicFile.fingerprint(location)
     }

@@ -74,7 +74,8 @@ public final class SealedFileStore: ExclusiveAccessStore {
     }
 
     /// Creates a new, empty vault (its directory 0700, the file 0600) with a random data key
-    /// wrapped by `key`. Throws `invalidArgument` when a vault already exists there.
+    /// wrapped by `key`. Throws `invalidArgument` when a vault already exists there, also one
+    /// that appeared while this one was being made: an existing file is never replaced.
     public static func create(
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
@@ -95,7 +96,10 @@ public final class SealedFileStore: ExclusiveAccessStore {
         var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
         let (bytes, journal) = contents.wholeFile(keys: keys)
         contents.journal = journal
-        try AtomicFile.write(bytes, to: location)
+        // Never replaces: a vault that appeared during the key derivation (a restore) stays.
+        guard try AtomicFile.create(bytes, at: location) else {
+            throw .invalidArgument("a vault already exists at \(url.path) (it appeared while this one was being created); it was not replaced and nothing was changed")
+        }
         return try SealedFileStore(
             url: url, location: location, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(location),
             configuration: configuration)
