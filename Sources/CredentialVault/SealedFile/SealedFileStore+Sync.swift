@@ -80,7 +80,9 @@ extension SealedFileStore {
     /// state (contents and keys), purge expired records, write atomically and durably
     /// (`persist`), and only then adopt the draft. `changed` says from the result whether
     /// anything changed; with nothing to change or purge nothing is written. A failure leaves
-    /// file and memory as they were.
+    /// file and memory as they were. A write that succeeded in a directory no longer at its
+    /// path (moved or replaced since the vault was opened) is kept, and then throws `io`
+    /// saying so (`PrivateDirectory.checkStillAtPath`).
     ///
     /// `waiting: false` (the purges on the read path: open, `load` of an expired record) tries
     /// the lock once and throws `busy` at once when another holder has it: a reader never
@@ -103,7 +105,7 @@ extension SealedFileStore {
         }
         defer { acquired?.release() }
         let now = configuration.clock.now()
-        return try state.withLock { (s) throws(CredentialVaultError) -> R in
+        let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             try Self.refresh(&s, location: location, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
@@ -122,12 +124,12 @@ extension SealedFileStore {
                     draft.contents.header = before.header
                     draft.keys = before.keys
                     s = draft
-                    return result
+                    return (result, false)
                 }
                 try persist(&draft, previousHeader: before.header, lock: lock)
                 draft.contents.records.commit()
                 s = draft
-                return result
+                return (result, true)
             } catch {
                 draft.contents.records.rollBack()
                 draft.contents.header = before.header
@@ -139,6 +141,9 @@ extension SealedFileStore {
                 throw error
             }
         }
+        // Durable and adopted; but if the directory is no longer at its path, say so.
+        if wrote { try location.directory?.checkStillAtPath(after: "the change to \(location.path)") }
+        return result
     }
 
     /// This machine's device record key for this vault, derived once and cached. A missing host

@@ -100,6 +100,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
         guard try AtomicFile.create(bytes, at: location) else {
             throw .invalidArgument("a vault already exists at \(url.path) (it appeared while this one was being created); it was not replaced and nothing was changed")
         }
+        try directory.checkStillAtPath(after: "the creation of \(url.path)")
         return try SealedFileStore(
             url: url, location: location, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(location),
             configuration: configuration)
