@@ -12,6 +12,16 @@ package enum PrivateFiles {
         var limit: Int
         /// Exactly one hard link: a vault reached by two names would get two locks.
         var singleName = false
+        /// For `readVersion`: how many leading bytes to check before reading the rest, and the
+        /// check (a vault's magic and version), so that a large file that is not what it should
+        /// be is refused after reading those bytes only, not the whole file.
+        var prefix: Prefix?
+    }
+
+    /// The leading bytes `readVersion` checks first (see `Rules.prefix`).
+    struct Prefix: Sendable {
+        var count: Int
+        var check: @Sendable ([UInt8]) throws(CredentialVaultError) -> Void
     }
 
     /// Refuses a file or directory that belongs to someone else or that other users can access:
@@ -115,18 +125,31 @@ package enum PrivateFiles {
     /// fingerprint). Reads to the end of the file, not to the size fstat saw: bytes appended
     /// meanwhile (a format-3 journal entry) are read too, so a commit record read along the way
     /// never names bytes beyond what was read. The fingerprint is the one from before reading:
-    /// if the file changes meanwhile, the next comparison sees a difference.
+    /// if the file changes meanwhile, the next comparison sees a difference. With
+    /// `rules.prefix`, the leading bytes are read and checked first: a file that fails the
+    /// check costs that many bytes of reading and memory, whatever its size.
     static func readVersion(_ location: FileLocation, rules: Rules) throws(CredentialVaultError)
         -> (bytes: [UInt8], fingerprint: AtomicFile.Fingerprint)?
     {
         guard let (fd, info) = try open(location, rules: rules) else { return nil }
         defer { close(fd) }
         let path = location.path, limit = rules.limit
-        // One byte more than the size seen, so that reaching the end needs no second buffer.
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
+        // One byte more than the size seen, so that reaching the end needs no second buffer;
+        // just the prefix first when there is one to check.
+        let expected = Int(info.st_size) + 1
+        var bytes = [UInt8](repeating: 0, count: rules.prefix.map { min($0.count, expected) } ?? expected)
+        var pending = rules.prefix
         var done = 0
         while true {
             if done == bytes.count {
+                if let prefix = pending {
+                    try prefix.check(bytes)
+                    pending = nil
+                    if bytes.count < expected {
+                        bytes.append(contentsOf: repeatElement(0, count: expected - bytes.count))
+                        continue
+                    }
+                }
                 guard bytes.count <= limit else { throw .corrupted("\(path) is larger than \(limit) bytes") }
                 bytes.append(contentsOf: repeatElement(0, count: min(max(bytes.count / 2, 4096), limit + 1 - bytes.count)))
             }
@@ -139,6 +162,7 @@ package enum PrivateFiles {
             done += n
         }
         bytes.removeLast(bytes.count - done)
+        try pending?.check(bytes)  // a file shorter than the prefix
         return (bytes, AtomicFile.Fingerprint(info))
     }
 
