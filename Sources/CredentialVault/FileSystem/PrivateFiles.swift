@@ -27,16 +27,36 @@ package enum PrivateFiles {
     /// Refuses a file or directory that belongs to someone else or that other users can access:
     /// a vault in a world-readable place leaks at least its size and timing, and a writable
     /// one can be swapped under us.
+    ///
+    /// The advice never makes a shared directory private: `chmod 700` on `/` or `/tmp` would
+    /// break everything else in it. A sticky directory or `/` gets only a private subdirectory
+    /// to keep the vault in; the library's own directory (`credential-vault`, as in the default
+    /// locations) gets `chmod 700`; any other directory (the library cannot tell whether it
+    /// made it) gets `chmod 700` only "if it holds nothing but vaults", else the subdirectory.
     static func checkOwnerAndMode(_ info: stat, path: String, isDirectory: Bool) throws(CredentialVaultError) {
         if info.st_uid != geteuid() {
-            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it")
+            let advice = isDirectory ? "; keep the vault in a private directory of your own: \(subdirectoryAdvice(path))" : ""
+            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it\(advice)")
         }
         let mode = info.st_mode & 0o777
         if mode & 0o077 != 0 {
-            let wanted = isDirectory ? "700" : "600"
-            throw .permissionDenied(
-                "\(path) is accessible by other users (mode \(String(mode, radix: 8))); run: chmod \(wanted) \(path)")
+            let advice: String
+            if !isDirectory {
+                advice = "run: chmod 600 \(path)"
+            } else if info.st_mode & S_ISVTX != 0 || path == "/" {
+                advice = "it is a shared directory: do not change its mode; keep the vault in a private subdirectory: \(subdirectoryAdvice(path))"
+            } else if path.split(separator: "/").last == "credential-vault" {
+                advice = "run: chmod 700 \(path)"
+            } else {
+                advice = "if it holds nothing but vaults, run: chmod 700 \(path); else keep the vault in a private subdirectory: \(subdirectoryAdvice(path))"
+            }
+            throw .permissionDenied("\(path) is accessible by other users (mode \(String(mode, radix: 8))); \(advice)")
         }
+    }
+
+    /// The command that makes a private subdirectory of `path`.
+    private static func subdirectoryAdvice(_ path: String) -> String {
+        "mkdir -m 700 \(path == "/" ? "" : path)/credvault"
     }
 
     /// The one way a private file is opened (vault, lock file, key file, host secret): without
