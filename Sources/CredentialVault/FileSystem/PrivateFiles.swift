@@ -154,22 +154,12 @@ package enum PrivateFiles {
         guard let (fd, info) = try open(location, rules: rules) else { return nil }
         defer { close(fd) }
         let path = location.path, limit = rules.limit
-        // One byte more than the size seen, so that reaching the end needs no second buffer;
-        // just the prefix first when there is one to check.
-        let expected = Int(info.st_size) + 1
-        var bytes = [UInt8](repeating: 0, count: rules.prefix.map { min($0.count, expected) } ?? expected)
-        var pending = rules.prefix
+        if let prefix = rules.prefix { try prefix.check(try readPrefix(fd, count: prefix.count, path: path)) }
+        // One byte more than the size seen, so that reaching the end needs no second buffer.
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var done = 0
         while true {
             if done == bytes.count {
-                if let prefix = pending {
-                    try prefix.check(bytes)
-                    pending = nil
-                    if bytes.count < expected {
-                        bytes.append(contentsOf: repeatElement(0, count: expected - bytes.count))
-                        continue
-                    }
-                }
                 guard bytes.count <= limit else { throw .corrupted("\(path) is larger than \(limit) bytes") }
                 bytes.append(contentsOf: repeatElement(0, count: min(max(bytes.count / 2, 4096), limit + 1 - bytes.count)))
             }
@@ -182,8 +172,25 @@ package enum PrivateFiles {
             done += n
         }
         bytes.removeLast(bytes.count - done)
-        try pending?.check(bytes)  // a file shorter than the prefix
         return (bytes, AtomicFile.Fingerprint(info))
+    }
+
+    /// The first `count` bytes of `fd` (fewer when the file is shorter), read with `pread`: the
+    /// descriptor's offset is left at the start for the whole read that follows.
+    private static func readPrefix(_ fd: Int32, count: Int, path: String) throws(CredentialVaultError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot read \(path)")
+            }
+            if n == 0 { break }
+            done += n
+        }
+        bytes.removeLast(count - done)
+        return bytes
     }
 
     /// Maps an errno to a typed error whose message says what happened and that nothing changed.
