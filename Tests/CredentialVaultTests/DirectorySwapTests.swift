@@ -9,7 +9,8 @@ import Glibc
 
 /// A vault's directory is opened and checked once, and every later file operation goes through
 /// that descriptor (issue 11, finding 6): a directory renamed away and replaced by an impostor
-/// holding a copy of the vault never receives the write, and the vault in use gets it.
+/// holding a copy of the vault never receives the write, and the vault in use gets it; the
+/// write then throws `io`, saying that the directory is no longer at its path (review 2, R2-5).
 @Suite final class DirectorySwapTests {
     let dir = TempDirectory()
 
@@ -30,19 +31,29 @@ import Glibc
         let copy = try TestVault.bytes(movedAway.appendingPathComponent(store.url.lastPathComponent))
         try TestVault.write(copy, to: store.url)
 
+        // Every write lands in the directory in use, and says that it is no longer at its path
+        // (review 2, R2-5: passwd exited 0 while the vault at the path kept the old passphrase).
+        func expectMovedError(_ body: () throws -> Void) {
+            let error = #expect(throws: CredentialVaultError.self) { try body() }
+            guard case .io(let message)? = error else {
+                Issue.record("expected io, got \(String(describing: error))")
+                return
+            }
+            #expect(message.contains("no longer at \(original.path)"), "\(message)")
+        }
         var passphrase = TestVault.passphrase
         switch write {
         case .changeKey:
-            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new passphrase"), kdf: TestVault.kdf)
+            expectMovedError { try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new passphrase"), kdf: TestVault.kdf) }
             passphrase = "new passphrase"
         case .rotate:
-            try store.rotateDataKey(key: .passphrase(TestVault.passphrase))
+            expectMovedError { try store.rotateDataKey(key: .passphrase(TestVault.passphrase)) }
         case .save:
-            try store.save(Data("after".utf8), for: key, options: .portable)
+            expectMovedError { try store.save(Data("after".utf8), for: key, options: .portable) }
         case .compaction:
             // Enough appends for the journal to outgrow its snapshot: a whole-file rewrite.
             let value = Data(repeating: 0x41, count: 8 << 10)
-            for i in 0..<12 { try store.save(value, for: CredentialKey(service: "big", account: "\(i)"), options: .portable) }
+            for i in 0..<12 { expectMovedError { try store.save(value, for: CredentialKey(service: "big", account: "\(i)"), options: .portable) } }
         }
         #expect(try TestVault.bytes(store.url) == copy, "the impostor's copy is untouched")
         let entries = try FileManager.default.contentsOfDirectory(atPath: original.path)
@@ -54,5 +65,34 @@ import Glibc
         if write == .save { #expect(try inUse.load(key) == Data("after".utf8)) }
         if write == .compaction { #expect(try inUse.listKeys(service: "big").count == 12) }
         #expect(try store.load(key) != nil)
+    }
+}
+
+/// `create` in a directory moved away during the creation says so too.
+@Suite final class DirectoryMovedDuringCreateTests {
+    let dir = TempDirectory()
+
+    @Test func aCreateWhoseDirectoryMovedAwayThrows() throws {
+        let original = dir.path("vault")
+        #expect(mkdir(original.path, 0o700) == 0)
+        let url = original.appendingPathComponent("v.cvault")
+        let slow = try KDFParameters(opsLimit: 6, memLimitBytes: 128 << 20)
+        let moved = dir.path("moved")
+        let mover = Thread {
+            while access(url.path + ".lock", F_OK) != 0 { usleep(1000) }
+            usleep(50_000)
+            rename(original.path, moved.path)
+            mkdir(original.path, 0o700)
+        }
+        mover.start()
+        let error = #expect(throws: CredentialVaultError.self) {
+            try SealedFileStore.create(at: url, key: .passphrase("p"), kdf: slow, configuration: TestVault.configuration(self.dir))
+        }
+        guard case .io(let message)? = error else {
+            Issue.record("expected io, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("no longer at \(original.path)"), "\(message)")
+        #expect(FileManager.default.fileExists(atPath: dir.path("moved/v.cvault").path), "created where the directory went")
     }
 }

@@ -12,8 +12,52 @@ import Glibc
 /// links (that would leave the link's target, or the other name, with the old content).
 enum AtomicFile {
     /// Writes `bytes` as the new content of `location` (a new file, or one replacing a regular
-    /// file with a single name; anything else is refused and left as it was).
-    static func write(_ bytes: [UInt8], to location: FileLocation) throws(CredentialVaultError) {
+    /// file with a single name; anything else is refused and left as it was). With `lock` (the
+    /// vault lock the caller holds), the new file is locked before it takes the name and the
+    /// lock then holds it (`VaultLock.adopt`): the file with the vault's name is never unlocked
+    /// while its writer holds the vault lock. With `expected` (the file the writer read under
+    /// its lock), the name must still be that file (device and inode) just before the rename:
+    /// a file put there meanwhile (a restore from a backup, another tool) is never replaced.
+    static func write(
+        _ bytes: [UInt8], to location: FileLocation, replacing expected: Fingerprint? = nil, lock: VaultLock? = nil
+    ) throws(CredentialVaultError) {
+        let directory = location.directoryFD
+        let newLock = try place(bytes, at: location, locked: lock != nil) { (temp) throws(CredentialVaultError) in
+            try checkReplaceable(location, expected: expected)
+            guard renameat(directory, temp, directory, location.name) == 0 else {
+                throw PrivateFiles.error(errno, "cannot replace \(location.path)")
+            }
+        }
+        if let lock, let newLock { lock.adopt(newLock) }
+        try location.directory?.sync()
+    }
+
+    /// Creates `location` with `bytes`, durably, and never replaces anything: the complete temp
+    /// file is hard-linked to the name (`linkat`, which fails when the name exists) and the temp
+    /// name removed. Returns `false`, having changed nothing, when something already has the
+    /// name (another process created it first, or a file appeared since the caller looked). A
+    /// reader never sees the file incomplete, and after a crash it is whole or absent.
+    static func create(_ bytes: [UInt8], at location: FileLocation) throws(CredentialVaultError) -> Bool {
+        let directory = location.directoryFD
+        var created = true
+        _ = try place(bytes, at: location, locked: false) { (temp) throws(CredentialVaultError) in
+            guard linkat(directory, temp, directory, location.name, 0) == 0 else {
+                guard errno == EEXIST else { throw PrivateFiles.error(errno, "cannot create \(location.path)") }
+                created = false
+                return
+            }
+        }
+        if created { try location.directory?.sync() }
+        return created
+    }
+
+    /// Writes `bytes` to a new uniquely named temp file (0600) beside `location`, fsyncs it,
+    /// and hands its name to `install` (which gives it the final name); the temp name is
+    /// removed afterwards in every case. With `locked`, the temp file is locked before
+    /// `install` and the lock (owning its descriptor) returned; else the descriptor is closed.
+    private static func place(
+        _ bytes: [UInt8], at location: FileLocation, locked: Bool, install: (String) throws(CredentialVaultError) -> Void
+    ) throws(CredentialVaultError) -> FileLock? {
         let directory = location.directoryFD
         let suffix = Crypto.randomBytes(8).map { String(format: "%02x", $0) }.joined()
         let temp = "\(temporaryPrefix(of: location.name))\(getpid())-\(suffix)"
@@ -21,28 +65,43 @@ enum AtomicFile {
         // Messages name the file the caller knows, not the temp file.
         let place = location.directory?.path ?? "its directory"
         guard fd >= 0 else { throw PrivateFiles.error(errno, "cannot write a new version of \(location.path) in \(place)") }
+        defer { unlinkat(directory, temp, 0) }  // after a rename the name is gone already: a no-op
         var closed = false
+        var newLock: FileLock?
         do throws(CredentialVaultError) {
             try writeAll(fd, bytes, what: "cannot write \(location.path)")
             guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
-            closed = true
-            guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
-            try checkReplaceable(location)
-            guard renameat(directory, temp, directory, location.name) == 0 else {
-                throw PrivateFiles.error(errno, "cannot replace \(location.path)")
+            if locked {
+                // The lock owns (and closes) the descriptor from here on.
+                guard let lock = FileLock.lockNew(fd) else { throw PrivateFiles.error(errno, "cannot lock \(location.path)") }
+                newLock = lock
+                closed = true
+            } else {
+                closed = true
+                guard close(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write \(location.path)") }
             }
+            try install(temp)
         } catch {
             if !closed { close(fd) }
-            unlinkat(directory, temp, 0)
+            newLock?.release()
             throw error
         }
-        guard let parent = location.directory else { return }
-        try parent.sync()
+        return newLock
     }
 
-    /// What a rename may replace: nothing, or a regular file with a single name.
-    private static func checkReplaceable(_ location: FileLocation) throws(CredentialVaultError) {
-        guard let info = try location.status() else { return }
+    /// What a rename may replace: nothing, or a regular file with a single name; with
+    /// `expected`, only that very file (device and inode).
+    private static func checkReplaceable(_ location: FileLocation, expected: Fingerprint?) throws(CredentialVaultError) {
+        guard let info = try location.status() else {
+            guard expected == nil else {
+                throw .io("\(location.path) was removed while it was locked for writing; nothing was written: restore it or open it again")
+            }
+            return
+        }
+        if let expected, UInt64(info.st_dev) != expected.device || UInt64(info.st_ino) != expected.inode {
+            throw .io(
+                "\(location.path) was replaced by another file while it was locked for writing (a restore from a backup?); it was not overwritten and nothing was changed: open it again")
+        }
         if info.st_mode & S_IFMT == S_IFLNK {
             throw .invalidArgument("\(location.path) was replaced by a symbolic link; it was not overwritten (nothing was changed)")
         }

@@ -5,18 +5,27 @@ import Glibc
 #endif
 
 /// The random per-host secret behind the device key: 32 bytes in a 0600 file in a 0700
-/// directory, both checked on every load (`PrivateDirectory`, `PrivateFiles.open`), created with
-/// O_EXCL so that two processes racing to create it agree.
+/// directory, both checked on every load (`PrivateDirectory`, `PrivateFiles.open`). It is made
+/// complete in a temp file and then linked to its name without replacing anything
+/// (`AtomicFile.create`): two processes racing to make it agree on one, and nobody ever reads
+/// it half written (a crash leaves it whole or absent).
 ///
-/// A new secret is made only when the caller says no credential needs the old one: a missing
-/// secret that a vault still depends on is an error that says so, never silently replaced (a
-/// new secret would make the device-only credentials sealed with the old one unreadable for good).
+/// **Once made, never made again automatically.** Beside it, `host-secret.id` records that a
+/// secret existed on this machine: a keyed hash of the secret (it reveals nothing about it).
+/// When the secret is missing but that file is there, every use is refused with `notAvailable`
+/// (which file is missing, that it existed, what is lost, how to restore it) whatever vault
+/// asks, and no new secret is made, because any vault on this machine may hold device-only
+/// credentials sealed with the old one. To start over on purpose, remove `host-secret.id` (the
+/// error says so): the next use that needs a secret makes a new one. When the whole directory
+/// is gone, nothing on this machine can tell that a secret existed: then a vault that depends
+/// on it still refuses (`Need`), others make a new one.
 enum HostSecret {
     static let size = 32
 
     /// Why a missing host secret cannot simply be made anew: what depends on it.
     enum Need: Sendable {
-        /// Nothing depends on an older secret: a new one may be made.
+        /// Nothing in this vault depends on an older secret: a new one may be made (unless the
+        /// fingerprint file says one existed).
         case none
         /// This many device-only records of a vault were sealed with it.
         case deviceOnlyRecords(Int)
@@ -24,8 +33,12 @@ enum HostSecret {
         case deviceKeyVault
     }
 
-    /// The host secret at `url`, made when missing and `need()` says nothing depends on an
-    /// older one (evaluated only then).
+    /// The name of the fingerprint file beside the secret.
+    static func fingerprintName(of url: URL) -> String { url.lastPathComponent + ".id" }
+
+    /// The host secret at `url`, made when missing, `need()` says nothing in the vault in use
+    /// depends on an older one (evaluated only then) and no fingerprint file says that one
+    /// existed on this machine.
     static func loadOrCreate(at url: URL, need: () -> Need) throws(CredentialVaultError) -> SecureBytes {
         if let existing = try load(url) { return existing }
         switch need() {
@@ -34,41 +47,61 @@ enum HostSecret {
         case .deviceKeyVault: throw missing(url, losing: "this vault, which is unlocked with the device key,")
         }
         let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path)
-        let location = FileLocation(url.lastPathComponent, in: directory)
-        let fd = openat(directory.fd, location.name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd < 0 {
-            // Another process created it first: use theirs.
-            if errno == EEXIST, let existing = try load(url) { return existing }
-            throw PrivateFiles.error(errno, "cannot create the host secret \(url.path)")
+        let idLocation = FileLocation(fingerprintName(of: url), in: directory)
+        if let id = try PrivateFiles.read(idLocation, limit: 4096) {
+            throw missing(url, losing: "every device-only credential and device-key vault on this machine sealed with it", fingerprint: id)
         }
+        let location = FileLocation(url.lastPathComponent, in: directory)
         var secret = Crypto.randomBytes(size)
         defer { wipe(&secret) }
-        let written = secret.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, size) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == size, synced else {
-            unlinkat(directory.fd, location.name, 0)
-            throw PrivateFiles.error(errno, "cannot write the host secret \(url.path)")
+        guard try AtomicFile.create(secret, at: location) else {
+            // Another process made it first: use theirs.
+            guard let existing = try load(url) else { throw .io("the host secret \(url.path) vanished while it was being made; retry") }
+            return existing
         }
-        try directory.sync()
-        return SecureBytes(copying: secret)
+        let made = SecureBytes(copying: secret)
+        try recordFingerprint(of: made, at: idLocation)
+        return made
     }
 
-    /// The secret, read through its checked directory; `nil` when it (or its directory) is missing.
+    /// The secret, read through its checked directory; `nil` when it (or its directory) is
+    /// missing. Writes the fingerprint file when the secret predates it.
     private static func load(_ url: URL) throws(CredentialVaultError) -> SecureBytes? {
         guard let directory = try PrivateDirectory.open(url.deletingLastPathComponent().path),
             var bytes = try PrivateFiles.read(FileLocation(url.lastPathComponent, in: directory), limit: 4096)
         else { return nil }
         defer { wipe(&bytes) }
         guard bytes.count == size else {
-            throw .corrupted("the host secret \(url.path) has the wrong size; restore it from a backup (device-only credentials sealed with it cannot be read without it)")
+            throw .notAvailable(
+                "the host secret \(url.path) has \(bytes.count) bytes, not \(size): it is damaged; restore that file from a backup of this machine (device-only credentials and device-key vaults cannot be opened without it); no vault file was changed")
         }
-        return SecureBytes(copying: bytes)
+        let secret = SecureBytes(copying: bytes)
+        let idLocation = FileLocation(fingerprintName(of: url), in: directory)
+        let hasFingerprint: Bool? = try? (idLocation.status() != nil)
+        if hasFingerprint == false { try? recordFingerprint(of: secret, at: idLocation) }
+        return secret
     }
 
-    /// What happened, what is lost, how to recover.
-    private static func missing(_ url: URL, losing what: String) -> CredentialVaultError {
-        .notAvailable(
-            "the host secret \(url.path) is missing, and \(what) can only be read with it: restore that file from a backup of this machine (if the vault was copied from another machine, it opens only there); no new host secret was made and nothing was changed")
+    /// Writes the fingerprint file: a keyed hash of the secret (hex), nothing secret.
+    private static func recordFingerprint(of secret: SecureBytes, at location: FileLocation) throws(CredentialVaultError) {
+        let label = Array("CredentialVault host secret id v1".utf8)
+        let digest = label.withUnsafeBytes { Crypto.keyedHash(key: secret, [$0]) }
+        let text = "CredentialVault host secret \(digest.prefix(16).map { String(format: "%02x", $0) }.joined())\n"
+        try AtomicFile.write(Array(text.utf8), to: location)
+    }
+
+    /// What happened, what is lost, how to recover (and, when the fingerprint file says a
+    /// secret existed, how to start over on purpose).
+    private static func missing(_ url: URL, losing what: String, fingerprint: [UInt8]? = nil) -> CredentialVaultError {
+        var message = "the host secret \(url.path) is missing, and \(what) can only be read with it"
+        if let fingerprint {
+            let id = String(decoding: fingerprint, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            message += " (\(url.path).id shows that it existed: \(id))"
+        }
+        message += ": restore that file from a backup of this machine (if the vault was copied from another machine, it opens only there); no new host secret was made and nothing was changed"
+        if fingerprint != nil {
+            message += ". To give those credentials up and start over with a new host secret, remove \(url.path).id"
+        }
+        return .notAvailable(message)
     }
 }

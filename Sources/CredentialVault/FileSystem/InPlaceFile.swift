@@ -117,6 +117,9 @@ struct InPlaceFile: ~Copyable {
 }
 
 extension PrivateFiles.Rules {
-    /// A vault file: at most `VaultFile.maxSize` bytes, and a single name (one lock).
-    static let vault = PrivateFiles.Rules(limit: VaultFile.maxSize, singleName: true)
+    /// A vault file: at most `VaultFile.maxSize` bytes, a single name (one lock), and read only
+    /// once its header (magic, version and the rest of its fixed fields) checks out.
+    static let vault = PrivateFiles.Rules(
+        limit: VaultFile.maxSize, singleName: true,
+        prefix: PrivateFiles.Prefix(count: VaultHeader.size) { (bytes) throws(CredentialVaultError) in _ = try VaultHeader.decode(bytes: bytes) })
 }

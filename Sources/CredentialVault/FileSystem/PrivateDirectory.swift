@@ -67,6 +67,17 @@ final class PrivateDirectory: Sendable {
         guard fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot flush \(path)") }
     }
 
+    /// Checks that `path` still reaches this directory (`stat` by path, device and inode against
+    /// the descriptor's), after a change made through the descriptor: when the directory was
+    /// moved or replaced since it was opened, the change went to the directory opened, not to
+    /// what is at `path` now, and the caller must hear it. Throws `io` saying so.
+    func checkStillAtPath(after change: String) throws(CredentialVaultError) {
+        var info = stat()
+        if stat(path, &info) == 0, "\(info.st_dev):\(info.st_ino)" == identity { return }
+        throw .io(
+            "\(change) was made in the directory that was opened as \(path), which is no longer at \(path) (it was moved or replaced meanwhile): what is at \(path) now was not changed; use the vault where that directory is now, or move it back")
+    }
+
     /// The names of the directory's entries (`.` and `..` left out); empty when it cannot be read.
     func names() -> [String] {
         // A descriptor of its own: reading entries moves the offset of the open file description.

@@ -12,21 +12,51 @@ package enum PrivateFiles {
         var limit: Int
         /// Exactly one hard link: a vault reached by two names would get two locks.
         var singleName = false
+        /// For `readVersion`: how many leading bytes to check before reading the rest, and the
+        /// check (a vault's magic and version), so that a large file that is not what it should
+        /// be is refused after reading those bytes only, not the whole file.
+        var prefix: Prefix?
+    }
+
+    /// The leading bytes `readVersion` checks first (see `Rules.prefix`).
+    struct Prefix: Sendable {
+        var count: Int
+        var check: @Sendable ([UInt8]) throws(CredentialVaultError) -> Void
     }
 
     /// Refuses a file or directory that belongs to someone else or that other users can access:
     /// a vault in a world-readable place leaks at least its size and timing, and a writable
     /// one can be swapped under us.
+    ///
+    /// The advice never makes a shared directory private: `chmod 700` on `/` or `/tmp` would
+    /// break everything else in it. A sticky directory or `/` gets only a private subdirectory
+    /// to keep the vault in; the library's own directory (`credential-vault`, as in the default
+    /// locations) gets `chmod 700`; any other directory (the library cannot tell whether it
+    /// made it) gets `chmod 700` only "if it holds nothing but vaults", else the subdirectory.
     static func checkOwnerAndMode(_ info: stat, path: String, isDirectory: Bool) throws(CredentialVaultError) {
         if info.st_uid != geteuid() {
-            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it")
+            let advice = isDirectory ? "; keep the vault in a private directory of your own: \(subdirectoryAdvice(path))" : ""
+            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it\(advice)")
         }
         let mode = info.st_mode & 0o777
         if mode & 0o077 != 0 {
-            let wanted = isDirectory ? "700" : "600"
-            throw .permissionDenied(
-                "\(path) is accessible by other users (mode \(String(mode, radix: 8))); run: chmod \(wanted) \(path)")
+            let advice: String
+            if !isDirectory {
+                advice = "run: chmod 600 \(path)"
+            } else if info.st_mode & S_ISVTX != 0 || path == "/" {
+                advice = "it is a shared directory: do not change its mode; keep the vault in a private subdirectory: \(subdirectoryAdvice(path))"
+            } else if path.split(separator: "/").last == "credential-vault" {
+                advice = "run: chmod 700 \(path)"
+            } else {
+                advice = "if it holds nothing but vaults, run: chmod 700 \(path); else keep the vault in a private subdirectory: \(subdirectoryAdvice(path))"
+            }
+            throw .permissionDenied("\(path) is accessible by other users (mode \(String(mode, radix: 8))); \(advice)")
         }
+    }
+
+    /// The command that makes a private subdirectory of `path`.
+    private static func subdirectoryAdvice(_ path: String) -> String {
+        "mkdir -m 700 \(path == "/" ? "" : path)/credvault"
     }
 
     /// The one way a private file is opened (vault, lock file, key file, host secret): without
@@ -115,13 +145,16 @@ package enum PrivateFiles {
     /// fingerprint). Reads to the end of the file, not to the size fstat saw: bytes appended
     /// meanwhile (a format-3 journal entry) are read too, so a commit record read along the way
     /// never names bytes beyond what was read. The fingerprint is the one from before reading:
-    /// if the file changes meanwhile, the next comparison sees a difference.
+    /// if the file changes meanwhile, the next comparison sees a difference. With
+    /// `rules.prefix`, the leading bytes are read and checked first: a file that fails the
+    /// check costs that many bytes of reading and memory, whatever its size.
     static func readVersion(_ location: FileLocation, rules: Rules) throws(CredentialVaultError)
         -> (bytes: [UInt8], fingerprint: AtomicFile.Fingerprint)?
     {
         guard let (fd, info) = try open(location, rules: rules) else { return nil }
         defer { close(fd) }
         let path = location.path, limit = rules.limit
+        if let prefix = rules.prefix { try prefix.check(try readPrefix(fd, count: prefix.count, path: path)) }
         // One byte more than the size seen, so that reaching the end needs no second buffer.
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var done = 0
@@ -140,6 +173,24 @@ package enum PrivateFiles {
         }
         bytes.removeLast(bytes.count - done)
         return (bytes, AtomicFile.Fingerprint(info))
+    }
+
+    /// The first `count` bytes of `fd` (fewer when the file is shorter), read with `pread`: the
+    /// descriptor's offset is left at the start for the whole read that follows.
+    private static func readPrefix(_ fd: Int32, count: Int, path: String) throws(CredentialVaultError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot read \(path)")
+            }
+            if n == 0 { break }
+            done += n
+        }
+        bytes.removeLast(count - done)
+        return bytes
     }
 
     /// Maps an errno to a typed error whose message says what happened and that nothing changed.

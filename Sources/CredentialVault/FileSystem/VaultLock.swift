@@ -1,34 +1,84 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The sealed file's lock: an exclusive `FileLock` on a separate lock file (`<vault>.lock`, in
-/// the vault's directory, opened through its descriptor). The lock file is opened like every
-/// private file: not through a symbolic link, and only when it is a regular file of the user's
-/// with mode 0600 (a FIFO, a link or another user's file is refused, never locked). Waiting is
-/// bounded: past the deadline the caller gets `busy`, never a hang.
-typealias VaultLock = FileLock
+/// The sealed file's lock: two exclusive `FileLock`s, taken in this order and both or neither.
+///
+/// 1. **The lock file** `<vault>.lock`, in the vault's directory, opened through its descriptor
+///    like every private file: not through a symbolic link, and only when it is a regular file
+///    of the user's with mode 0600 (a FIFO, a link or another user's file is refused, never
+///    locked). Every version of the library takes it; it also orders the creators of a vault.
+/// 2. **The vault file itself**, when there is one. A lock file can be removed (by hand, by a
+///    clean-up of "stale" locks) while a holder has it, and the next process then locks a new
+///    file of the same name: two holders. The vault file is only ever replaced by a holder (a
+///    rewrite), and a holder locks the new file before renaming it into place (`adopt`), so the
+///    file that has the vault's name is always locked by whoever writes it.
+///
+/// Each lock is kept only when the locked file still is the file of that name after `flock`
+/// (`FileLock.attempt`); otherwise the name is opened again. Waiting is bounded: past the
+/// deadline the caller gets `busy`, never a hang.
+final class VaultLock: Sendable {
+    private let lockFile: FileLock
+    private let vaultFile: Mutex<FileLock?>
 
-extension FileLock {
-    /// Tries once, never waits; `nil` when another holder has it.
-    static func tryAcquire(_ location: FileLocation) throws(CredentialVaultError) -> FileLock? {
-        guard let (fd, _) = try PrivateFiles.open(location, writable: true, create: true, rules: PrivateFiles.Rules(limit: .max)) else {
-            throw .io("cannot create the lock file \(location.path)")
+    private init(lockFile: FileLock, vaultFile: FileLock?) {
+        self.lockFile = lockFile
+        self.vaultFile = Mutex(vaultFile)
+    }
+
+    deinit { release() }
+
+    /// The locks this task holds through `withExclusiveAccess`, by `SealedFileStore.lockID`: the
+    /// store's own writes inside the body do not lock again (flock would refuse them), and
+    /// hand the new vault file of a rewrite to the lock held (`adopt`).
+    @TaskLocal static var held: [String: VaultLock] = [:]
+
+    /// The lock file of the vault at `vault`.
+    static func lockFileLocation(of vault: FileLocation) -> FileLocation { vault.sibling(vault.name + ".lock") }
+
+    /// Releases both locks. Idempotent.
+    func release() {
+        vaultFile.withLock { $0?.release() }
+        lockFile.release()
+    }
+
+    /// Makes `newVaultFile` (the locked file a rewrite just renamed into the vault's name) the
+    /// vault file this lock holds, releasing the lock of the file it replaced.
+    func adopt(_ newVaultFile: FileLock) {
+        let old = vaultFile.withLock { (current: inout FileLock?) -> FileLock? in
+            defer { current = newVaultFile }
+            return current
         }
-        switch tryLock(fd) {
-        case .success(let lock): return lock
-        case .failure(let failure): throw PrivateFiles.error(failure.code, "cannot lock \(location.path)")
+        old?.release()
+    }
+
+    /// Tries once, never waits; `nil` when another holder has either lock.
+    static func tryAcquire(_ vault: FileLocation) throws(CredentialVaultError) -> VaultLock? {
+        let lockLocation = lockFileLocation(of: vault)
+        guard case .locked(let lockFile) = try lock(lockLocation, create: true) else { return nil }
+        do throws(CredentialVaultError) {
+            switch try lock(vault, create: false) {
+            case .locked(let vaultFile): return VaultLock(lockFile: lockFile, vaultFile: vaultFile)
+            case .missing: return VaultLock(lockFile: lockFile, vaultFile: nil)  // creating, or it was removed
+            case .held:
+                lockFile.release()
+                return nil
+            }
+        } catch {
+            lockFile.release()
+            throw error
         }
     }
 
     /// Acquires the lock, polling with a growing pause (0.5 ms up to 20 ms) until `timeout`.
-    static func acquire(_ location: FileLocation, timeout: Duration) throws(CredentialVaultError) -> FileLock {
+    static func acquire(_ vault: FileLocation, timeout: Duration) throws(CredentialVaultError) -> VaultLock {
         let deadline = ContinuousClock.now + timeout
         var pause = Duration.microseconds(500)
         while true {
-            if let lock = try tryAcquire(location) { return lock }
+            if let lock = try tryAcquire(vault) { return lock }
             if ContinuousClock.now >= deadline { throw .busy }
             Thread.sleep(forTimeInterval: pause.timeInterval)
             pause = min(pause * 2, .milliseconds(20))
@@ -36,14 +86,44 @@ extension FileLock {
     }
 
     /// Async form: the same bounded polling, suspending instead of blocking a thread.
-    static func acquire(_ location: FileLocation, timeout: Duration) async throws(CredentialVaultError) -> FileLock {
+    static func acquire(_ vault: FileLocation, timeout: Duration) async throws(CredentialVaultError) -> VaultLock {
         let deadline = ContinuousClock.now + timeout
         var pause = Duration.microseconds(500)
         while true {
-            if let lock = try tryAcquire(location) { return lock }
+            if let lock = try tryAcquire(vault) { return lock }
             if ContinuousClock.now >= deadline { throw .busy }
             try? await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(20))
         }
+    }
+
+    private enum Outcome {
+        case locked(FileLock)
+        case held
+        case missing
+    }
+
+    /// How often a lock whose file lost its name at once is tried again before the attempt
+    /// counts as "held" (the caller's polling then goes on until its deadline).
+    private static let staleRetries = 8
+
+    /// Locks the file `location` names (creating it with `create`), checked like every private
+    /// file (`PrivateFiles.open`), opening the name again while the locked file turns out not to
+    /// be the named one any more.
+    private static func lock(_ location: FileLocation, create: Bool) throws(CredentialVaultError) -> Outcome {
+        let rules = create ? PrivateFiles.Rules(limit: .max) : .vault
+        for _ in 0..<staleRetries {
+            guard let (fd, _) = try PrivateFiles.open(location, writable: create, create: create, rules: rules) else {
+                if create { throw .io("cannot create the lock file \(location.path)") }
+                return .missing
+            }
+            switch FileLock.attempt(fd, named: location.name, in: location.directoryFD) {
+            case .success(.locked(let lock)): return .locked(lock)
+            case .success(.held): return .held
+            case .success(.stale): continue
+            case .failure(let failure): throw PrivateFiles.error(failure.code, "cannot lock \(location.path)")
+            }
+        }
+        return .held
     }
 }

@@ -62,10 +62,12 @@ extension SealedFileStore {
     /// bounded wait), and this store's own calls inside `body` do not re-lock. Reads inside
     /// `body` see every write made before the lock was taken.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        if HeldVaultLocks.ids.contains(lockID) { return try await body() }
-        let lock = try await VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
+        if VaultLock.held[lockID] != nil { return try await body() }
+        let lock = try await VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
-        return try await HeldVaultLocks.$ids.withValue(HeldVaultLocks.ids.union([lockID])) {
+        var held = VaultLock.held
+        held[lockID] = lock
+        return try await VaultLock.$held.withValue(held) {
             try await body()
         }
     }

@@ -15,8 +15,8 @@ extension SealedFileStore {
     /// verified the file's commit records under the lock (`refresh(_:url:verify:)`), so the
     /// position appended after is the committed one. Sets the draft's generation, journal
     /// position and fingerprint; on failure the file is unchanged (see `InPlaceFile.commit` for
-    /// the one exception) and the draft must be discarded.
-    func persist(_ draft: inout State, previousHeader: VaultHeader) throws(CredentialVaultError) {
+    /// the one exception) and the draft must be discarded. `lock` is the vault lock held.
+    func persist(_ draft: inout State, previousHeader: VaultHeader, lock: VaultLock) throws(CredentialVaultError) {
         let contents = draft.contents
         if contents.header.major >= 3, contents.header == previousHeader, let journal = contents.journal,
             let known = draft.fingerprint
@@ -62,12 +62,13 @@ extension SealedFileStore {
                 return
             }
         }
-        try rewrite(&draft)
+        try rewrite(&draft, lock: lock)
     }
 
     /// Replaces the whole file with the draft's state (a fresh snapshot and an empty journal in
-    /// format 3), atomically and durably.
-    private func rewrite(_ draft: inout State) throws(CredentialVaultError) {
+    /// format 3), atomically and durably; the new file is locked by `lock` (the vault lock held)
+    /// before it takes the vault's name, and replaces only the file read under that lock.
+    private func rewrite(_ draft: inout State, lock: VaultLock) throws(CredentialVaultError) {
         let generation = (draft.contents.journal?.generation ?? draft.contents.header.generation) &+ 1
         draft.contents.header.generation = generation
         draft.contents.header.recordCount = UInt32(draft.contents.records.count)
@@ -78,7 +79,7 @@ extension SealedFileStore {
         // Under the lock no other write is in progress: temp files left now are a dead
         // writer's, and go before they pile up.
         AtomicFile.removeStaleTemporaries(of: location)
-        try AtomicFile.write(bytes, to: location)
+        try AtomicFile.write(bytes, to: location, replacing: draft.fingerprint, lock: lock)
         draft.contents.journal = journal
         draft.fingerprint = AtomicFile.fingerprint(location)
     }

@@ -75,12 +75,14 @@ extension SealedFileStore {
         }
     }
 
-    /// The write path: take the lock file (unless this task holds it through
-    /// `withExclusiveAccess`), catch up with the file under it, apply `change` to a draft of the
+    /// The write path: take the vault lock (`VaultLock`: the lock file and the vault file; unless
+    /// this task holds it through `withExclusiveAccess`), catch up with the file under it, apply `change` to a draft of the
     /// state (contents and keys), purge expired records, write atomically and durably
     /// (`persist`), and only then adopt the draft. `changed` says from the result whether
     /// anything changed; with nothing to change or purge nothing is written. A failure leaves
-    /// file and memory as they were.
+    /// file and memory as they were. A write that succeeded in a directory no longer at its
+    /// path (moved or replaced since the vault was opened) is kept, and then throws `io`
+    /// saying so (`PrivateDirectory.checkStillAtPath`).
     ///
     /// `waiting: false` (the purges on the read path: open, `load` of an expired record) tries
     /// the lock once and throws `busy` at once when another holder has it: a reader never
@@ -88,18 +90,22 @@ extension SealedFileStore {
     func mutate<R>(
         waiting: Bool = true, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
     ) throws(CredentialVaultError) -> R {
-        let lock: VaultLock?
-        if HeldVaultLocks.ids.contains(lockID) {
-            lock = nil
-        } else if waiting {
-            lock = try VaultLock.acquire(lockLocation, timeout: configuration.lockTimeout)
-        } else {
-            guard let held = try VaultLock.tryAcquire(lockLocation) else { throw .busy }
+        let lock: VaultLock
+        let acquired: VaultLock?
+        if let held = VaultLock.held[lockID] {
             lock = held
+            acquired = nil
+        } else if waiting {
+            lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
+            acquired = lock
+        } else {
+            guard let taken = try VaultLock.tryAcquire(location) else { throw .busy }
+            lock = taken
+            acquired = taken
         }
-        defer { lock?.release() }
+        defer { acquired?.release() }
         let now = configuration.clock.now()
-        return try state.withLock { (s) throws(CredentialVaultError) -> R in
+        let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             try Self.refresh(&s, location: location, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
@@ -118,12 +124,12 @@ extension SealedFileStore {
                     draft.contents.header = before.header
                     draft.keys = before.keys
                     s = draft
-                    return result
+                    return (result, false)
                 }
-                try persist(&draft, previousHeader: before.header)
+                try persist(&draft, previousHeader: before.header, lock: lock)
                 draft.contents.records.commit()
                 s = draft
-                return result
+                return (result, true)
             } catch {
                 draft.contents.records.rollBack()
                 draft.contents.header = before.header
@@ -135,6 +141,9 @@ extension SealedFileStore {
                 throw error
             }
         }
+        // Durable and adopted; but if the directory is no longer at its path, say so.
+        if wrote { try location.directory?.checkStillAtPath(after: "the change to \(location.path)") }
+        return result
     }
 
     /// This machine's device record key for this vault, derived once and cached. A missing host

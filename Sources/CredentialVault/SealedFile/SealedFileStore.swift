@@ -27,7 +27,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
     /// `<vault>.lock` beside it.
     let lockLocation: FileLocation
     /// Names the lock whatever path reached the directory (device and inode of the directory),
-    /// for `HeldVaultLocks`.
+    /// for `VaultLock.held`.
     let lockID: String
     let configuration: SealedFileConfiguration
     let state: Mutex<State>
@@ -53,7 +53,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
     ) throws(CredentialVaultError) {
         self.url = url
         self.location = location
-        lockLocation = location.sibling(location.name + ".lock")
+        lockLocation = VaultLock.lockFileLocation(of: location)
         lockID = "\(location.directory?.identity ?? "")/\(lockLocation.name)"
         self.configuration = configuration
         state = Mutex(
@@ -74,14 +74,15 @@ public final class SealedFileStore: ExclusiveAccessStore {
     }
 
     /// Creates a new, empty vault (its directory 0700, the file 0600) with a random data key
-    /// wrapped by `key`. Throws `invalidArgument` when a vault already exists there.
+    /// wrapped by `key`. Throws `invalidArgument` when a vault already exists there, also one
+    /// that appeared while this one was being made: an existing file is never replaced.
     public static func create(
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path)
         let location = FileLocation(url.lastPathComponent, in: directory)
-        let lock = try VaultLock.acquire(location.sibling(location.name + ".lock"), timeout: configuration.lockTimeout)
+        let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
         if try location.status() != nil {
             throw .invalidArgument("a vault already exists at \(url.path)")
@@ -95,7 +96,11 @@ public final class SealedFileStore: ExclusiveAccessStore {
         var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
         let (bytes, journal) = contents.wholeFile(keys: keys)
         contents.journal = journal
-        try AtomicFile.write(bytes, to: location)
+        // Never replaces: a vault that appeared during the key derivation (a restore) stays.
+        guard try AtomicFile.create(bytes, at: location) else {
+            throw .invalidArgument("a vault already exists at \(url.path) (it appeared while this one was being created); it was not replaced and nothing was changed")
+        }
+        try directory.checkStillAtPath(after: "the creation of \(url.path)")
         return try SealedFileStore(
             url: url, location: location, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(location),
             configuration: configuration)
