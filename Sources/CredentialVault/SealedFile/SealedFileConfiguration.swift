@@ -28,11 +28,3 @@ public struct SealedFileConfiguration: Sendable {
         return try DeviceIdentity.current()
     }
 }
-
-/// Which locks the current task holds through `withExclusiveAccess`, so that the store's own
-/// writes inside the body do not try to take the same lock again (flock would refuse them).
-/// Locks are named by `SealedFileStore.lockID` (the directory's device and inode and the lock
-/// file's name), so two paths to one directory name one lock.
-enum HeldVaultLocks {
-    @TaskLocal static var ids: Set<String> = []
-}
