@@ -35,13 +35,7 @@ private let validatorClock = ManualClock(start: Date(timeIntervalSince1970: 1_30
 public func fuzzerInitialize(
     _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
 ) -> CInt {
-    if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FUZZ_SEEDS"] {
-        for (n, token) in exampleTokens.enumerated() {
-            _ = FileManager.default.createFile(atPath: "\(directory)/token-\(n)", contents: Data(token.utf8))
-        }
-        _ = FileManager.default.createFile(atPath: "\(directory)/jwks", contents: Data(exampleKeySet.utf8))
-        _exit(0)  // not exit(): LeakSanitizer would count the seed values still in scope
-    }
+    writeSeedsIfAsked(exampleTokens.enumerated().map { ("token-\($0)", $1) } + [("jwks", exampleKeySet)])
     return 0
 }
 

@@ -22,12 +22,7 @@ private let issuers = [URL(string: "https://idp.example")!, URL(string: "http://
 public func fuzzerInitialize(
     _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
 ) -> CInt {
-    if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FUZZ_SEEDS"] {
-        for (n, seed) in seeds.enumerated() {
-            _ = FileManager.default.createFile(atPath: "\(directory)/response-\(n)", contents: Data(seed.utf8))
-        }
-        _exit(0)  // not exit(): LeakSanitizer would count the seed values still in scope
-    }
+    writeSeedsIfAsked(seeds.enumerated().map { ("response-\($0)", $1) })
     return 0
 }
 

@@ -31,12 +31,7 @@ private let fixture = Fixture()
 public func fuzzerInitialize(
     _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
 ) -> CInt {
-    if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FUZZ_SEEDS"] {
-        for (n, seed) in seeds.enumerated() {
-            _ = FileManager.default.createFile(atPath: "\(directory)/redirect-\(n)", contents: Data(seed.utf8))
-        }
-        _exit(0)  // not exit(): LeakSanitizer would count the seed values still in scope
-    }
+    writeSeedsIfAsked(seeds.enumerated().map { ("redirect-\($0)", $1) })
     _ = fixture.listener.port
     return 0
 }

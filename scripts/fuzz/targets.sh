@@ -17,13 +17,13 @@ target_sources() {
         echo Fuzz/SealedFile/*.swift $(find Sources/CredentialVault -name '*.swift' | sort) ;;
     jose)
         [ -d Sources/CredentialVaultAuth/JOSE ] && [ -d Fuzz/JOSE ] || return 1
-        echo Fuzz/JOSE/*.swift $(auth_sources) ;;
+        echo Fuzz/JOSE/*.swift Fuzz/Support/*.swift $(auth_sources) ;;
     redirect-url)
         [ -d Sources/CredentialVaultAuth/Redirect ] && [ -d Fuzz/RedirectURL ] || return 1
-        echo Fuzz/RedirectURL/*.swift $(auth_sources) ;;
+        echo Fuzz/RedirectURL/*.swift Fuzz/Support/*.swift $(auth_sources) ;;
     provider-responses)
         [ -d Sources/CredentialVaultAuth/HTTP ] && [ -d Fuzz/ProviderResponses ] || return 1
-        echo Fuzz/ProviderResponses/*.swift $(auth_sources) ;;
+        echo Fuzz/ProviderResponses/*.swift Fuzz/Support/*.swift $(auth_sources) ;;
     *) return 1 ;;
     esac
 }
