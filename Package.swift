@@ -70,7 +70,9 @@ let package = Package(
 
         .testTarget(
             name: "CredentialVaultTests",
-            dependencies: ["CredentialVault", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault", "credvault-full"],
+            dependencies: [
+                "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault", "credvault-full",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
         // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.

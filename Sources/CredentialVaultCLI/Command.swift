@@ -64,11 +64,22 @@ public struct TerminalIO: Sendable {
     public func write(_ data: Data) { try? StandardOutput.write(data) }
     /// Writes `line` and a newline to stdout, like `write`.
     public func print(_ line: String) { write(Data((line + "\n").utf8)) }
-    /// Writes `credvault: LINE` to stderr, control characters other than the message's own
-    /// line breaks escaped (`TerminalText`: a name in a message cannot reach the terminal as an
-    /// escape sequence). A failure there is ignored: it cannot be reported.
-    public func error(_ line: String) {
-        let text = line.split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }
-        StandardOutput.writeError(Data(("credvault: " + text.joined(separator: "\n") + "\n").utf8))
+    /// Writes `credvault: LINE` to stderr as one line, its control characters escaped
+    /// (`TerminalText`: a name or path in a message can neither forge a line, such as a second
+    /// `credvault:` one, nor reach the terminal as an escape sequence). A failure there is
+    /// ignored: it cannot be reported.
+    public func error(_ line: String) { error(lines: [line]) }
+
+    /// A message of several lines (for example a sentence, then a URL alone on its line, for
+    /// scripts to pick up): the first prefixed `credvault: `, each escaped as in `error`, so the
+    /// lines are exactly these, whatever text they carry.
+    public func error(lines: [String]) {
+        let text = lines.enumerated().map { ($0 == 0 ? "credvault: " : "") + TerminalText.escaped($1) + "\n" }.joined()
+        StandardOutput.writeError(Data(text.utf8))
     }
+
+    /// Reports a change that is already made (a vault created, re-keyed, rotated): on stderr,
+    /// like `error`, so that a stdout that cannot be written never turns a committed change into
+    /// a reported failure.
+    public func status(_ line: String) { error(line) }
 }

@@ -4,13 +4,19 @@ import Foundation
 extension CommandLineTool {
     /// The `main` of both executables: makes the process non-dumpable with no core file
     /// (`ProcessHardening.disableCoreDumps`, before any secret is read; refuses to run when the
-    /// system does not allow it), ignores `SIGPIPE` (a failed write to stdout is an error with
-    /// exit code 3, see `StandardOutput`), then runs the command line (refused when an argument is
-    /// not UTF-8, see `RawArguments`) and exits with its code.
+    /// system does not allow it, or when a debugger is already attached), puts `/dev/null` on
+    /// any of the standard descriptors 0-2 that is closed (`StandardOutput.reserveStandardDescriptors`),
+    /// ignores `SIGPIPE` (a failed write to stdout is an error with exit code 3, see
+    /// `StandardOutput`), then runs the command line (refused when an argument is not UTF-8, see
+    /// `RawArguments`) and exits with its code.
     public static func main(commands: [any Command.Type], handOver: ((String) -> Int32)? = nil) -> Never {
+        // Before anything opens a descriptor: a closed stdout must fail writes, not become
+        // whatever the process opens next (an eventfd would swallow a taken secret).
+        StandardOutput.reserveStandardDescriptors()
         let io = TerminalIO()
         do {
             try ProcessHardening.disableCoreDumps()
+            try ProcessHardening.refuseIfTraced()
         } catch {
             io.error("\(error.description); refusing to handle secrets")
             exit(ExitCode.failure)

@@ -4,7 +4,7 @@ import Foundation
 /// Reads secrets (stdin, passphrase files) without leaving copies behind: the bytes go into a
 /// buffer that is wiped whenever it grows, instead of through Foundation's reads, whose
 /// intermediate buffers are freed unwiped.
-enum SecretReader {
+public enum SecretReader {
     /// Everything from `fd` up to `limit` bytes, in one buffer the caller wipes.
     /// Throws `UsageError` (naming `what`) when it cannot be read or is longer than `limit`.
     static func readAll(_ fd: Int32, limit: Int, what: String) throws -> Data {
@@ -40,14 +40,31 @@ enum SecretReader {
     /// Checked exactly like a key file (`SecretFile`: no symbolic link, a regular file of this
     /// user that nobody else can access, at most 64 KiB) before anything is read.
     static func passphrase(fromFile path: String) throws -> VaultKey {
-        let bytes = try SecretFile.read(path, what: "the passphrase file", limit: 65536)
-        let length = bytes.withUnsafeBytes { raw in
+        try withSecretFile(path, what: "passphrase") { .passphrase(SecureBytes(copying: $0)) }
+    }
+
+    /// The text of another secret file (a client secret, a password, a code: what an API takes
+    /// as a `String`), checked and trimmed like a passphrase file; refused when not UTF-8.
+    public static func text(fromFile path: String, what: String) throws -> String {
+        try withSecretFile(path, what: what) { bytes in
+            guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
+                throw UsageError("the \(what) file \(path) is not UTF-8 text")
+            }
+            return text
+        }
+    }
+
+    /// Reads a secret file (`SecretFile`: no symbolic link, a regular file of this user that
+    /// nobody else can access, at most 64 KiB, checked before anything is read) into guarded
+    /// memory and hands `body` its bytes minus one trailing newline (and a CR before it).
+    private static func withSecretFile<T>(_ path: String, what: String, _ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
+        let bytes = try SecretFile.read(path, what: "the \(what) file", limit: 65536)
+        return try bytes.withUnsafeBytes { raw in
             var length = raw.count
             if length > 0, raw[length - 1] == 0x0A { length -= 1 }
             if length > 0, raw[length - 1] == 0x0D { length -= 1 }
-            return length
+            guard length > 0 else { throw UsageError("the \(what) file \(path) is empty") }
+            return try body(UnsafeRawBufferPointer(rebasing: raw[..<length]))
         }
-        guard length > 0 else { throw UsageError("the passphrase file \(path) is empty") }
-        return bytes.withUnsafeBytes { .passphrase(SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<length]))) }
     }
 }

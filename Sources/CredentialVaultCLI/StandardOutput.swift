@@ -30,13 +30,36 @@ enum StandardOutput {
         _ = data.withUnsafeBytes { writeAll(2, $0) }
     }
 
-    /// Writes every byte, retrying after `EINTR` and partial writes; the `errno` of a failure.
+    /// How long a write may wait for a non-blocking stdout to drain before it fails (`EAGAIN`).
+    static let drainDeadlineMillis: Int32 = 30_000
+
+    /// Opens `/dev/null` (read-only: writes to it fail with `EBADF`, as to a closed descriptor)
+    /// on each of descriptors 0, 1 and 2 that is closed, so that no later open reuses them.
+    static func reserveStandardDescriptors() {
+        for fd: Int32 in 0...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            let null = open("/dev/null", O_RDONLY)
+            if null >= 0 && null != fd {
+                _ = dup2(null, fd)
+                close(null)
+            }
+        }
+    }
+
+    /// Writes every byte, retrying after `EINTR` and partial writes, and waiting (bounded) for
+    /// a non-blocking descriptor to drain after `EAGAIN`; the `errno` of a failure.
     private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
         var done = 0
         while done < bytes.count {
             let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
             if n < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    // A stdout inherited in non-blocking mode (Node.js, asyncio): wait for room.
+                    var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    let polled = poll(&ready, 1, drainDeadlineMillis)
+                    if polled > 0 || (polled < 0 && errno == EINTR) { continue }
+                    return polled == 0 ? ETIMEDOUT : errno
+                }
                 return errno
             }
             if n == 0 { return EIO }

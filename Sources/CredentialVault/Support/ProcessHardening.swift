@@ -1,3 +1,4 @@
+import Foundation
 import CSodium
 
 #if canImport(Glibc)
@@ -21,7 +22,11 @@ import Glibc
 ///
 /// What it does not cover: root or any process with `CAP_SYS_PTRACE`, which can still read the
 /// memory; swap and hibernation images (values are ordinary memory; the library's keys are
-/// `mlock`ed); secrets written elsewhere by the application itself.
+/// `mlock`ed); secrets written elsewhere by the application itself; and the moment between
+/// `execve` and this call: a process of the same user that opened `/proc/PID/mem` or attached
+/// with ptrace in that window keeps its access (check with `refuseIfTraced()` for ptrace). Only
+/// an executable the user cannot read (installed mode 0711) is non-dumpable from `execve` on,
+/// by the kernel, with no window.
 public enum ProcessHardening {
     /// Makes this process non-dumpable and sets its core file size limit (soft and hard) to 0.
     /// Throws `unsupported` naming the call the system refused; the other one has been applied.
@@ -32,6 +37,17 @@ public enum ProcessHardening {
         if limited != 0 { throw .unsupported("cannot disable core dumps: setrlimit(RLIMIT_CORE): \(describe(limited))") }
         if undumpable != 0 {
             throw .unsupported("cannot disable core dumps: prctl(PR_SET_DUMPABLE): \(describe(undumpable))")
+        }
+    }
+
+    /// Throws `unsupported` when a tracer (a debugger, `strace`, a same-user process that
+    /// attached before `disableCoreDumps()`) is attached to this process (`TracerPid` in
+    /// `/proc/self/status`), so that no secret is handled under it.
+    public static func refuseIfTraced() throws(CredentialVaultError) {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return }
+        for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
+            let pid = line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces)
+            if pid != "0" { throw .unsupported("process \(pid) is tracing this one (a debugger or strace)") }
         }
     }
 

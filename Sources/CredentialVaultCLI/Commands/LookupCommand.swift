@@ -40,7 +40,9 @@ public enum LookupCommand: Command {
     /// A store with exclusive access (the sealed file) does the three steps under its lock, so
     /// of several concurrent takers, in any processes, exactly one writes the value. Another
     /// store (the Secret Service) takes it in one step first and, when the write fails, stores
-    /// it back with its accessibility and label (an ephemeral one with a fresh default TTL).
+    /// it back with its accessibility and label (an ephemeral one with a fresh default TTL),
+    /// unless a value was stored under the key meanwhile: a newer value is never replaced by
+    /// the older one.
     private static func take(_ key: CredentialKey, from store: any TokenStorageAdapter, _ io: TerminalIO) throws -> Bool {
         if let exclusive = store as? any ExclusiveAccessStore {
             return try runBlocking {
@@ -57,6 +59,7 @@ public enum LookupCommand: Command {
         do {
             try io.output(value)
         } catch {
+            guard try store.metadata(for: key) == nil else { throw error }  // superseded: keep the newer value
             let options = StorageOptions(
                 accessibility: metadata?.accessibility ?? .deviceOnly,
                 lifetime: metadata?.isEphemeral == true ? .ephemeral(ttl: Lifetime.defaultEphemeralTTL) : .persistent)

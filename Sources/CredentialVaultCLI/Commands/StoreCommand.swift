@@ -88,7 +88,7 @@ public enum ListCommand: Command {
                 if let meta = try store?.metadata(for: key) { item["accessibility"] = meta.accessibility.rawValue }
                 items.append(item)
             }
-            io.write(try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys]) + Data("\n".utf8))
+            io.write(TerminalText.jsonEscaped(try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys])) + Data("\n".utf8))
         } else {
             for key in keys { io.print(TerminalText.line(key.service, key.account)) }
         }

@@ -20,7 +20,7 @@ public enum InitCommand: Command {
         let url = VaultOptions.vaultURL(args)
         let key = try VaultOptions.explicitKey(args, confirmNew: true) ?? .device
         let store = try SealedFileStore.create(at: url, key: key, kdf: VaultOptions.kdf(args))
-        io.print("created \(store.url.path) (unlocked with its \(store.keySource))")
+        io.status("created \(store.url.path) (unlocked with its \(store.keySource))")
         return ExitCode.success
     }
 }
@@ -78,7 +78,7 @@ public enum PasswdCommand: Command {
             throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
         }
         try store.changeKey(from: current, to: new[0], kdf: VaultOptions.kdf(args))
-        io.print("\(store.url.path) is now unlocked with its \(store.keySource)")
+        io.status("\(store.url.path) is now unlocked with its \(store.keySource)")
         return ExitCode.success
     }
 }
@@ -104,7 +104,7 @@ public enum RotateCommand: Command {
             throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
         }
         try store.rotateDataKey(key: key)
-        io.print("rotated the data key of \(store.url.path)")
+        io.status("rotated the data key of \(store.url.path)")
         return ExitCode.success
     }
 }
@@ -152,7 +152,7 @@ public enum InfoCommand: Command {
         }
         if args.flags.contains("json") {
             let object = Dictionary(info.map { ($0.0.replacingOccurrences(of: " ", with: "_"), $0.1) }) { a, _ in a }
-            io.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) + Data("\n".utf8))
+            io.write(TerminalText.jsonEscaped(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) + Data("\n".utf8))
         } else {
             for (name, value) in info { io.print("\(name): \(TerminalText.escaped(value))") }
         }

@@ -191,12 +191,9 @@ final class SecretInput {
         return line
     }
 
-    /// A file's text minus one trailing newline; empty is an error.
+    /// A file's text minus one trailing newline, checked like a passphrase file
+    /// (`SecretReader.text`); empty is an error.
     static func read(file: String, what: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: file) else { throw UsageError("cannot read the \(what) file \(file)") }
-        var text = String(decoding: data, as: UTF8.self)
-        if text.hasSuffix("\n") || text.hasSuffix("\r\n") { text.removeLast() }
-        guard !text.isEmpty else { throw UsageError("the \(what) file \(file) is empty") }
-        return text
+        try SecretReader.text(fromFile: file, what: what)
     }
 }

@@ -116,6 +116,7 @@ extension GlewlwydTests {
         func clientCredentials() async throws {
             let secretFile = vault.directory.appendingPathComponent("svc-secret")
             try Data((provider.serviceSecret + "\n").utf8).write(to: secretFile)
+            chmod(secretFile.path, 0o600)  // checked like a passphrase file
             let arguments = [
                 "auth", "token", "--client-credentials", "--issuer", provider.issuer.absoluteString,
                 "--client-id", provider.serviceClientID, "--client-secret-file", secretFile.path, "--scope", "api",

@@ -76,6 +76,7 @@ extension InsForgeEndToEnd {
             let email = Server.email("cli")
             let passwordFile = vault.directory.appendingPathComponent("password")
             try Data((Server.password + "\n").utf8).write(to: passwordFile)
+            chmod(passwordFile.path, 0o600)  // secret files are checked like passphrase files
             let signUp = try await insforge(server, ["signup", "--email", email, "--password-file", passwordFile.path])
             #expect(signUp.status == 0 && signUp.stdout.contains("verify the e-mail address"))
             #expect(try await storedSession(server) == nil)
@@ -86,6 +87,7 @@ extension InsForgeEndToEnd {
             let codeFile = vault.directory.appendingPathComponent("code")
             let first = try await server.code(sentTo: email, type: "verify-email-code")
             try Data((first == "000000" ? "111111" : "000000").utf8).write(to: codeFile)
+            chmod(codeFile.path, 0o600)
             let wrong = try await insforge(server, ["verify", "--email", email, "--code-file", codeFile.path])
             #expect(wrong.status == 11 && wrong.stderr.contains("wrong, expired or already used"))
 

@@ -21,11 +21,7 @@ enum AuthToken {
         guard let issuerText = context.option("issuer"), let issuer = URL(string: issuerText),
             let clientID = context.option("client-id"), let secretFile = context.option("client-secret-file")
         else { throw UsageError("--client-credentials needs --issuer, --client-id and --client-secret-file") }
-        guard var secret = FileManager.default.contents(atPath: secretFile).flatMap({ String(data: $0, encoding: .utf8) }) else {
-            throw UsageError("cannot read the client secret file \(secretFile)")
-        }
-        while secret.hasSuffix("\n") || secret.hasSuffix("\r") { secret.removeLast() }
-        guard !secret.isEmpty else { throw UsageError("the client secret file \(secretFile) is empty") }
+        let secret = try SecretReader.text(fromFile: secretFile, what: "client secret")
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
         let client = try ClientCredentialsClient(
             configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: .clientSecretBasic(secret: secret)),

@@ -32,9 +32,9 @@ enum AuthLogin {
             return ExitCode.success
         } else if device {
             session = try await client.signInWithDevice { authorization in
-                var text = "To sign in, visit \(authorization.verificationURI.absoluteString) and enter the code \(authorization.userCode)"
-                if let complete = authorization.verificationURIComplete { text += "\n(or open \(complete.absoluteString))" }
-                io.error(text)
+                var lines = ["To sign in, visit \(authorization.verificationURI.absoluteString) and enter the code \(authorization.userCode)"]
+                if let complete = authorization.verificationURIComplete { lines.append("(or open \(complete.absoluteString))") }
+                io.error(lines: lines)
             }
         } else {
             session = try await client.signIn(browser: browser(context), redirect: LoopbackRedirect(port: port), timeout: timeout)
@@ -82,8 +82,10 @@ struct PrintingBrowser: BrowserOpener {
     func open(_ url: URL) async throws(AuthError) {
         // A loopback sign-in's URL is a one-time start page: opened twice, it aborts the sign-in.
         let once = url.host == "127.0.0.1" && url.path.hasPrefix("/start/") ? " (it works once)" : ""
-        io.error((fallbackTo == nil ? "Open this URL to sign in" : "Opening the browser; if it does not open, open this URL")
-            + "\(once):\n\(url.absoluteString)")
+        io.error(lines: [
+            (fallbackTo == nil ? "Open this URL to sign in" : "Opening the browser; if it does not open, open this URL") + "\(once):",
+            url.absoluteString,
+        ])
         guard let system = fallbackTo else { return }
         do { try await system.open(url) } catch {
             io.error("(could not start a browser: \(error.description))")
