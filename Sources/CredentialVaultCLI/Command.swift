@@ -44,7 +44,7 @@ public enum ExitCode {
         case .permissionDenied: permission
         case .locked: locked
         case .invalidArgument: usage
-        case .expired, .unsupported, .io: failure
+        case .expired, .unsupported, .io, .cancelled: failure
         }
     }
 }

@@ -34,6 +34,7 @@ func caseName(_ error: CredentialVaultError) -> String {
     case .busy: "busy"
     case .io: "io"
     case .invalidArgument: "invalidArgument"
+    case .cancelled: "cancelled"
     }
 }
 

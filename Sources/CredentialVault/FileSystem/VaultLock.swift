@@ -85,14 +85,17 @@ final class VaultLock: Sendable {
         }
     }
 
-    /// Async form: the same bounded polling, suspending instead of blocking a thread.
+    /// Async form: the same bounded polling, suspending instead of blocking a thread (each
+    /// attempt is a few non-blocking system calls: `open` with `O_NONBLOCK`, `flock` with
+    /// `LOCK_NB`, `fstat`). Cancelling the task ends the wait at once with `cancelled`.
     static func acquire(_ vault: FileLocation, timeout: Duration) async throws(CredentialVaultError) -> VaultLock {
         let deadline = ContinuousClock.now + timeout
         var pause = Duration.microseconds(500)
         while true {
+            if Task.isCancelled { throw .cancelled }
             if let lock = try tryAcquire(vault) { return lock }
             if ContinuousClock.now >= deadline { throw .busy }
-            try? await Task.sleep(for: pause)
+            do { try await Task.sleep(for: min(pause, max(deadline - ContinuousClock.now, .zero))) } catch { throw .cancelled }
             pause = min(pause * 2, .milliseconds(20))
         }
     }

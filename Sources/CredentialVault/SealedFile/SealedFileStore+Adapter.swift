@@ -1,23 +1,13 @@
 import Foundation
 
-/// `TokenStorageAdapter` conformance.
+/// `TokenStorageAdapter` conformance. Each operation is written once (a `VaultChange` for the
+/// writes, a read of the state for the others) and run by both the synchronous API here and
+/// the asynchronous one (`SealedFileStore+Async.swift`).
 extension SealedFileStore {
     /// Seals `value` into a new record (device-only values a second time with the device key)
     /// and writes the vault durably before returning.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
-        try key.validate()
-        try capabilities.check(options)
-        guard value.count <= 64 << 20 else { throw .invalidArgument("a credential is limited to 64 MiB") }
-        let expiry: UInt64 =
-            if case .ephemeral(let ttl) = options.lifetime {
-                UInt64(((configuration.clock.now().timeIntervalSince1970 + ttl.timeInterval) * 1000).rounded(.up))
-            } else { 0 }
-        try mutate { (s) throws(CredentialVaultError) in
-            let deviceKey = options.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
-            s.contents.records[key] = RecordCodec.seal(
-                key: key, value: value, accessibility: options.accessibility, expiresAtMillis: expiry,
-                vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: deviceKey, padded: RecordCodec.pads(s.contents.header))
-        }
+        try write(saving(value, for: key, options: options))
     }
 
     /// The value, opened from memory (the file is re-read only if it changed).
@@ -29,9 +19,7 @@ extension SealedFileStore {
         guard let (entry, keys, vaultID) = found else { return nil }
         if entry.isExpired(at: configuration.clock.now()) {
             // Purge it, unless it was replaced in the meantime; never waiting for the lock.
-            _ = try? mutate(waiting: false) { s in
-                if s.contents.records[key]?.sealed.id == entry.sealed.id { s.contents.records[key] = nil }
-            }
+            _ = try? write(purging(entry, of: key), waiting: false)
             throw .expired
         }
         return try RecordCodec.openValue(entry.sealed, vaultID: vaultID, keys: keys) { () throws(CredentialVaultError) in
@@ -39,68 +27,126 @@ extension SealedFileStore {
         }
     }
 
-    private enum Taken {
-        case value(Data)
-        case missing
-        case expired
-    }
-
     /// Opens and deletes the record in one locked write: concurrent takers, in this process or
     /// others, never both get it. Nothing is deleted when the value cannot be opened.
     public func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
-        try key.validate()
-        let now = configuration.clock.now()
-        let outcome = try mutate({ (s) throws(CredentialVaultError) -> Taken in
-            guard let entry = s.contents.records[key] else { return .missing }
-            if entry.isExpired(at: now) { return .expired }  // purged by the write
-            let deviceKey = entry.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
-            let value = try RecordCodec.openValue(entry.sealed, vaultID: s.contents.header.vaultID, keys: s.keys) {
-                () throws(CredentialVaultError) in deviceKey!
-            }
-            s.contents.records[key] = nil
-            return .value(value)
-        }, changed: { if case .missing = $0 { false } else { true } })
-        switch outcome {
-        case .value(let data): return data
-        case .missing: return nil
-        case .expired: throw .expired
-        }
+        try Self.outcome(of: write(taking(key)))
     }
 
     /// Deletes the record (nothing is written when there is none).
     @discardableResult
     public func delete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool {
-        try key.validate()
-        return try mutate({ $0.contents.records.removeValue(forKey: key) != nil }, changed: { $0 })
+        try write(deleting(key))
     }
 
     /// Persistent keys, sorted; names are decrypted in memory, no value is opened.
     public func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
-        try read { s in
-            s.contents.records.values
-                .filter { !$0.isEphemeral && $0.key.isIn(service: service) }
-                .map { $0.key.storedName() }
-                .sorted(by: CredentialKey.storageOrder)
-        }
+        try read { s in Self.keys(in: s, service: service) }
     }
 
     /// Accessibility and lifetime of a record (expired ones are reported missing).
     public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
         try key.validate()
         let now = configuration.clock.now()
-        return try read { s in
-            guard let entry = s.contents.records[key], !entry.isExpired(at: now) else { return nil }
-            return CredentialMetadata(key: entry.key.storedName(), accessibility: entry.accessibility, isEphemeral: entry.isEphemeral)
-        }
+        return try read { s in Self.metadata(of: key, in: s, now: now) }
     }
 
     /// Deletes every record (of one service when given) in one write.
     @discardableResult
     public func deleteAll(service: String?) throws(CredentialVaultError) -> Int {
-        try mutate({ s in
-            let doomed = s.contents.records.keys.filter { $0.isIn(service: service) }
-            for key in doomed { s.contents.records[key] = nil }
-            return doomed.count
-        }, changed: { $0 > 0 })
+        try write(deletingAll(service: service))
+    }
+
+    // MARK: - The operations, shared by both APIs
+
+    /// One write of the vault: what `mutate` applies to the state under the lock, and whether
+    /// its result changed anything (nothing is written when not).
+    struct VaultChange<R: Sendable>: Sendable {
+        let apply: @Sendable (inout State) throws(CredentialVaultError) -> R
+        var changed: @Sendable (R) -> Bool = { _ in true }
+    }
+
+    /// Runs `change` through the synchronous write path (see `mutate`).
+    func write<R>(_ change: VaultChange<R>, waiting: Bool = true) throws(CredentialVaultError) -> R {
+        try mutate(waiting: waiting, change.apply, changed: change.changed)
+    }
+
+    func saving(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) -> VaultChange<Void> {
+        try key.validate()
+        try capabilities.check(options)
+        guard value.count <= 64 << 20 else { throw .invalidArgument("a credential is limited to 64 MiB") }
+        let expiry: UInt64 =
+            if case .ephemeral(let ttl) = options.lifetime {
+                UInt64(((configuration.clock.now().timeIntervalSince1970 + ttl.timeInterval) * 1000).rounded(.up))
+            } else { 0 }
+        return VaultChange { (s) throws(CredentialVaultError) in
+            let deviceKey = options.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
+            s.contents.records[key] = RecordCodec.seal(
+                key: key, value: value, accessibility: options.accessibility, expiresAtMillis: expiry,
+                vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: deviceKey, padded: RecordCodec.pads(s.contents.header))
+        }
+    }
+
+    /// Removes an expired record found by a read, unless it was replaced in the meantime.
+    func purging(_ entry: RecordEntry, of key: CredentialKey) -> VaultChange<Void> {
+        VaultChange { s in
+            if s.contents.records[key]?.sealed.id == entry.sealed.id { s.contents.records[key] = nil }
+        }
+    }
+
+    enum Taken: Sendable {
+        case value(Data)
+        case missing
+        case expired
+    }
+
+    func taking(_ key: CredentialKey) throws(CredentialVaultError) -> VaultChange<Taken> {
+        try key.validate()
+        let now = configuration.clock.now()
+        return VaultChange(
+            apply: { (s) throws(CredentialVaultError) -> Taken in
+                guard let entry = s.contents.records[key] else { return .missing }
+                if entry.isExpired(at: now) { return .expired }  // purged by the write
+                let deviceKey = entry.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
+                let value = try RecordCodec.openValue(entry.sealed, vaultID: s.contents.header.vaultID, keys: s.keys) {
+                    () throws(CredentialVaultError) in deviceKey!
+                }
+                s.contents.records[key] = nil
+                return .value(value)
+            }, changed: { if case .missing = $0 { false } else { true } })
+    }
+
+    static func outcome(of taken: Taken) throws(CredentialVaultError) -> Data? {
+        switch taken {
+        case .value(let data): return data
+        case .missing: return nil
+        case .expired: throw .expired
+        }
+    }
+
+    func deleting(_ key: CredentialKey) throws(CredentialVaultError) -> VaultChange<Bool> {
+        try key.validate()
+        return VaultChange(apply: { $0.contents.records.removeValue(forKey: key) != nil }, changed: { $0 })
+    }
+
+    func deletingAll(service: String?) -> VaultChange<Int> {
+        VaultChange(
+            apply: { s in
+                let doomed = s.contents.records.keys.filter { $0.isIn(service: service) }
+                for key in doomed { s.contents.records[key] = nil }
+                return doomed.count
+            }, changed: { $0 > 0 })
+    }
+
+    static func keys(in s: State, service: String?) -> [CredentialKey] {
+        s.contents.records.values
+            .filter { !$0.isEphemeral && $0.key.isIn(service: service) }
+            .map { $0.key.storedName() }
+            .sorted(by: CredentialKey.storageOrder)
+    }
+
+    static func metadata(of key: CredentialKey, in s: State, now: Date) -> CredentialMetadata? {
+        guard let entry = s.contents.records[key], !entry.isExpired(at: now) else { return nil }
+        return CredentialMetadata(key: entry.key.storedName(), accessibility: entry.accessibility, isEphemeral: entry.isEphemeral)
     }
 }

@@ -104,6 +104,14 @@ extension SealedFileStore {
             acquired = taken
         }
         defer { acquired?.release() }
+        return try mutate(holding: lock, change, changed: changed)
+    }
+
+    /// `mutate` with the vault lock already held by the caller (`lock`): the async write path,
+    /// which waits for the lock without blocking a thread and then runs this on the store's.
+    func mutate<R>(
+        holding lock: VaultLock, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool
+    ) throws(CredentialVaultError) -> R {
         let now = configuration.clock.now()
         let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             try Self.refresh(&s, location: location, verify: true)

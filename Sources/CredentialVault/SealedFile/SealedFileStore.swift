@@ -11,7 +11,7 @@ import Synchronization
 /// durable, and costs the same at any vault size: one journal entry appended and committed, the
 /// whole file rewritten only once the journal outgrows its snapshot (format 3). A failed write
 /// leaves the file and this object as they were.
-public final class SealedFileStore: ExclusiveAccessStore {
+public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     struct State: Sendable {
         var keys: VaultKeys
         var contents: VaultContents
@@ -31,6 +31,9 @@ public final class SealedFileStore: ExclusiveAccessStore {
     let lockID: String
     let configuration: SealedFileConfiguration
     let state: Mutex<State>
+    /// The thread the async API runs this store's blocking work on (one: writes take the vault
+    /// lock one at a time anyway), started on first use and ended when idle.
+    let threads = StoreThreads(name: "credvault-file")
 
     /// The service used by the string conveniences.
     public var defaultService: String { configuration.defaultService }
@@ -62,7 +65,7 @@ public final class SealedFileStore: ExclusiveAccessStore {
         // the lock (opening is a read): if the vault is locked, busy or read-only they stay on
         // disk, but they are never served.
         if contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {
-            _ = try? mutate(waiting: false) { _ in false }
+            _ = try? mutate(waiting: false, { _ in false })
         }
     }
 

@@ -28,6 +28,9 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
     case busy
     /// A read or write failed (disk full, read-only file system, ...); the previous state is intact.
     case io(String)
+    /// The task waiting for the operation was cancelled (`Task.cancel()`). Nothing was changed
+    /// when it is thrown before a write started; a write that had started is completed first.
+    case cancelled
     /// The caller passed something invalid (an empty service, a non-UTF-8 string value, ...).
     case invalidArgument(String)
 
@@ -48,6 +51,7 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
         case .timedOut: "the credential store did not answer in time: check that it is running and retry"
         case .busy: "the vault is locked by another process beyond the wait: retry later or stop that process"
         case .io(let why): "input/output error: \(why)"
+        case .cancelled: "the operation was cancelled"
         case .invalidArgument(let why): "invalid argument: \(why)"
         }
     }

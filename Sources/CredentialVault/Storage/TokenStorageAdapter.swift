@@ -1,6 +1,7 @@
 import Foundation
 
 /// The storage protocol every backend implements: small, synchronous, throwing and `Sendable`.
+/// Its asynchronous twin, for the main actor and the cooperative pool, is `AsyncTokenStorage`.
 ///
 /// Values are bytes and round-trip exactly (empty, binary with NUL and 0xFF, up to at least
 /// 1 MiB). A missing credential is `nil`, never an error.
@@ -71,6 +72,11 @@ extension TokenStorageAdapter {
         try listKeys(service: nil)
     }
 
+    /// The persistent keys `query` matches, sorted by service then account.
+    public func listKeys(_ query: KeyQuery) throws(CredentialVaultError) -> [CredentialKey] {
+        try listKeys(service: query.service).filter(query.matches)
+    }
+
     /// Deletes every credential.
     @discardableResult
     public func deleteAll() throws(CredentialVaultError) -> Int {
@@ -92,13 +98,17 @@ extension TokenStorageAdapter {
     public func load(key: String) throws(CredentialVaultError) -> String? {
         guard var data = try load(CredentialKey(service: defaultService, account: key)) else { return nil }
         defer { data.resetBytes(in: 0..<data.count) }
-        let string = data.withUnsafeBytes { String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) }
-        guard let string else { throw .invalidArgument("the stored value is not UTF-8 text; load it as bytes") }
-        return string
+        return try StoredText.decode(data)
     }
 
     /// Deletes the string stored under `key` in `defaultService`.
     public func delete(key: String) throws(CredentialVaultError) {
         try delete(CredentialKey(service: defaultService, account: key))
     }
+}
+
+extension TokenStorageAdapter {
+    /// This store through the synchronous protocol only: from async code, where a backend's
+    /// async overloads would otherwise be chosen (its async API calling its sync one).
+    package var synchronous: any TokenStorageAdapter { self }
 }

@@ -44,7 +44,7 @@ public enum LookupCommand: Command {
     /// unless a value was stored under the key meanwhile: a newer value is never replaced by
     /// the older one.
     private static func take(_ key: CredentialKey, from store: any TokenStorageAdapter, _ io: TerminalIO) throws -> Bool {
-        if let exclusive = store as? any ExclusiveAccessStore {
+        if let exclusive = store as? any TokenStorageAdapter & ExclusiveAccessStore {
             return try runBlocking {
                 try await exclusive.withExclusiveAccess {
                     guard try write(exclusive.load(key), io) else { return false }

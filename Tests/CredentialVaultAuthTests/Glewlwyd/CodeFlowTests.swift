@@ -27,7 +27,7 @@ extension GlewlwydTests {
             #expect(client.sessions.state == .authenticated(session.user))
             #expect(try await GlewlwydTests.userinfoStatus(provider, token: session.accessToken) == 200)
             // The pending sign-in (verifier, state, nonce) was consumed.
-            #expect(try store.listKeys(service: client.configuration.storageService + ".pending").isEmpty)
+            await #expect(try store.listKeys(service: client.configuration.storageService + ".pending").isEmpty)
         }
 
         @Test("the authorization URL carries S256 PKCE, state and nonce, never plain")
@@ -136,7 +136,7 @@ extension GlewlwydTests {
             let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: logger)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
-            let pending = try #require(try store.load(client.configuration.pendingKey(state: request.state)))
+            let pending = await try #require(try store.load(client.configuration.pendingKey(state: request.state)))
             let verifier = try JSONDecoder.session.decode(PendingAuthorization.self, from: pending).verifier
             let redirect = try await browser.authorize(request.url)
             let code = try #require(FormEncoding.parameters(of: redirect)["code"])

@@ -42,7 +42,7 @@ extension GlewlwydTests {
             let staleError = await #expect(throws: AuthError.self) { _ = try await stale.getAccessToken(forceRefresh: true) }
             #expect(staleError?.isInvalidGrant == true)
             await #expect(throws: AuthError.notSignedIn) { _ = try await stale.getAccessToken(forceRefresh: true) }
-            #expect(try staleStore.load(client.configuration.sessionKey) == nil)
+            await #expect(try staleStore.load(client.configuration.sessionKey) == nil)
             #expect(stale.sessions.state == .unauthenticated)
 
             // glewlwyd revokes the whole chain on replay: the legitimate session is dead too,
@@ -107,7 +107,7 @@ extension GlewlwydTests {
             #expect(result.hadSession)
             await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
             #expect(try await client.sessions.storedSession() == nil)
-            #expect(try store.listKeys().isEmpty)
+            await #expect(try store.listKeys().isEmpty)
             #expect(client.sessions.state == .unauthenticated)
             await #expect(throws: AuthError.notSignedIn) { _ = try await client.getAccessToken() }
         }
@@ -125,7 +125,7 @@ extension GlewlwydTests {
             let result = try await other.signOut()
             #expect(result.hadSession)
             await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
-            #expect(try store.listKeys().isEmpty)
+            await #expect(try store.listKeys().isEmpty)
             #expect(refreshing.sessions.state == .unauthenticated)
         }
 

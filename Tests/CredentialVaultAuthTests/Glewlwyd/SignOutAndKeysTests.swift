@@ -22,7 +22,7 @@ extension GlewlwydTests {
             #expect(endSession.path.hasSuffix("/end_session"))
             #expect(FormEncoding.parameters(of: endSession)["id_token_hint"] == session.idToken)
             #expect(try await client.sessions.storedSession() == nil)
-            #expect(try store.listKeys().isEmpty)
+            await #expect(try store.listKeys().isEmpty)
             // At the provider: the refresh token is dead, the access token is rejected.
             #expect(try await GlewlwydTests.refreshStatus(provider, refreshToken: session.refreshToken!) == 400)
             #expect(try await GlewlwydTests.userinfoStatus(provider, token: session.accessToken) == 401)

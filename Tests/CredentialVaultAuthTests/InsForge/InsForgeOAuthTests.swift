@@ -27,7 +27,7 @@ extension InsForgeEndToEnd {
             #expect(redirect.hasPrefix("http://127.0.0.1:") && redirect.contains("/callback?state="))
             let exchange = try #require(requests.first { $0["operation"]?.stringValue == "oauthExchange" })
             #expect(exchange["status"] == 200 && exchange["query"]?["client_type"] == "desktop")
-            #expect(try store.listKeys().map(\.account) == [client.configuration.sessionKey.account], "only the session is kept")
+            await #expect(try store.listKeys().map(\.account) == [client.configuration.sessionKey.account], "only the session is kept")
         }
 
         @Test("custom-scheme redirect completed with handleRedirect(url:); a used state is refused")

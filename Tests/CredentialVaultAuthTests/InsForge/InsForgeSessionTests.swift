@@ -100,7 +100,7 @@ extension InsForgeEndToEnd {
                 Issue.record("a revoked refresh token was accepted")
             } catch .auth(.invalidGrant) {
             } catch { Issue.record("unexpected \(error)") }
-            #expect(try store.load(client.configuration.sessionKey) == nil)
+            await #expect(try store.load(client.configuration.sessionKey) == nil)
             #expect(client.state == .unauthenticated)
             #expect(try await server.stats()["refresh"] == 1, "a definite refusal is not retried")
         }
@@ -175,7 +175,7 @@ extension InsForgeEndToEnd {
             let third = try server.client(store: try vault.open())
             #expect(try await third.storedSession()?.accessToken == (try await client.storedSession()?.accessToken))
             try await third.signOut()
-            #expect(try vault.open().listKeys().isEmpty)
+            await #expect(try vault.open().listKeys().isEmpty)
         }
     }
 }

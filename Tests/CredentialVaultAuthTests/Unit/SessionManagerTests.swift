@@ -56,7 +56,7 @@ struct SessionManagerTests {
         let manager = try Self.manager(refresher, store: store)
         await #expect(throws: error) { _ = try await manager.getSession() }
         #expect(refresher.refreshCount == attempts)
-        #expect(try store.load(Self.key) != nil, "the session is kept")
+        await #expect(try store.load(Self.key) != nil, "the session is kept")
     }
 
     @Test("a transient failure followed by success refreshes; the rotated token is stored")
@@ -75,7 +75,7 @@ struct SessionManagerTests {
         let store = InMemoryStore()
         let manager = try Self.manager(refresher, store: store)
         await #expect(throws: AuthError.invalidGrant(nil)) { _ = try await manager.getSession() }
-        #expect(try store.load(Self.key) == nil)
+        await #expect(try store.load(Self.key) == nil)
         #expect(manager.state == .unauthenticated)
         #expect(refresher.refreshCount == 1)
     }
@@ -96,7 +96,7 @@ struct SessionManagerTests {
         let store = InMemoryStore()
         let manager = try Self.manager(ScriptedRefresher([]), store: store, refreshToken: nil)
         await #expect(throws: AuthError.notSignedIn) { _ = try await manager.getSession() }
-        #expect(try store.load(Self.key) == nil)
+        await #expect(try store.load(Self.key) == nil)
     }
 
     @Test("sign-out deletes and revokes; getAccessToken then says notSignedIn")
