@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "CredentialVaultSecretService", targets: ["CredentialVaultSecretService"]),
         .library(name: "CredentialVaultAuth", targets: ["CredentialVaultAuth"]),
         .library(name: "CredentialVaultCLI", targets: ["CredentialVaultCLI"]),
+        // For tests of code that uses the library, and of third-party backends: the
+        // conformance suite (through both storage protocols) and a fault-injecting store.
+        .library(name: "CredentialVaultTesting", targets: ["CredentialVaultTesting"]),
         .executable(name: "credvault", targets: ["credvault"]),
         .executable(name: "credvault-full", targets: ["credvault-full"]),
         .executable(name: "credvault-bench", targets: ["credvault-bench"]),
@@ -63,22 +66,25 @@ let package = Package(
             path: "Benchmarks/credvault-bench",
             swiftSettings: strict),
 
-        // The conformance suite every backend's tests run, and a helper process for
-        // multi-process tests (concurrent writers, lock holders, crash victims).
-        .target(name: "CredentialVaultConformance", dependencies: ["CredentialVault"], path: "Tests/Conformance", swiftSettings: strict),
-        .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultConformance"], path: "Tests/Helper", swiftSettings: strict),
+        // The conformance suite every backend's tests run (a product: third-party backends run
+        // it too) and the fault-injecting store.
+        .target(name: "CredentialVaultTesting", dependencies: ["CredentialVault"], swiftSettings: strict),
+        // The workloads of the multi-process tests, and the helper process that runs them
+        // (concurrent writers, lock holders, crash victims).
+        .target(name: "CredentialVaultTestPlans", dependencies: ["CredentialVault"], path: "Tests/Plans", swiftSettings: strict),
+        .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultTestPlans"], path: "Tests/Helper", swiftSettings: strict),
 
         .testTarget(
             name: "CredentialVaultTests",
             dependencies: [
-                "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultConformance", "credvault-testhelper", "credvault", "credvault-full",
+                "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultTesting", "CredentialVaultTestPlans", "credvault-testhelper", "credvault", "credvault-full",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
         // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
         .testTarget(
             name: "CredentialVaultAuthTests",
-            dependencies: ["CredentialVaultAuth", "CredentialVault", "COpenSSL", "CSodium", "credvault", "credvault-full"],
+            dependencies: ["CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full"],
             swiftSettings: strict),
         // Runs Secret Service operations in a process of its own, on another D-Bus bus than the
         // test process's (locked keyring, no provider, no bus, stopped daemon). Tests only.
@@ -90,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultSecretServiceTests",
             dependencies: [
-                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultConformance", "secret-service-probe", "credvault", "credvault-full",
+                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
             ],
             swiftSettings: strict),
     ]

@@ -1,5 +1,5 @@
 import CredentialVault
-import CredentialVaultConformance
+import CredentialVaultTesting
 import CredentialVaultSecretService
 import Foundation
 import Testing
@@ -12,18 +12,20 @@ struct SecretServiceConformanceTests {
     static let backend = ConformanceBackend(
         name: "secret-service",
         makeStore: { clock in
-            SecretServiceStore(
-                configuration: SecretServiceConfiguration(
-                    timeout: .seconds(10), serviceNamePrefix: "cvconf-\(UUID().uuidString.prefix(8))/", clock: clock))
+            StoreUnderTest(
+                sync: SecretServiceStore(
+                    configuration: SecretServiceConfiguration(
+                        timeout: .seconds(10), serviceNamePrefix: "cvconf-\(UUID().uuidString.prefix(8))/", clock: clock)))
         },
         reopen: { store, clock in
-            var configuration = (store as! SecretServiceStore).configuration
+            var configuration = (store.sync as! SecretServiceStore).configuration
             configuration.clock = clock
-            return SecretServiceStore(configuration: configuration)
+            return StoreUnderTest(sync: SecretServiceStore(configuration: configuration))
         })
 
+    // The async API's run is added with `SecretServiceStore: AsyncTokenStorage`.
     @Test(arguments: [backend], ConformanceCheck.allCases)
-    func conformance(backend: ConformanceBackend, check: ConformanceCheck) throws {
-        try ConformanceSuite.run(check, on: backend)
+    func conformanceThroughTheSyncAPI(backend: ConformanceBackend, check: ConformanceCheck) async throws {
+        try await ConformanceSuite.run(check, on: backend, through: .sync)
     }
 }

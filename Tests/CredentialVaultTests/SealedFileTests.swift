@@ -188,18 +188,18 @@ import Testing
 
     @Test func exclusiveAccessNestsAndExcludesOtherHandles() async throws {
         let a = try TestVault.create(dir, lockTimeout: .milliseconds(200))
-        let b = await try SealedFileStore.open(
+        let b = try await SealedFileStore.open(
             at: a.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(200)))
         let key = self.key
         _ = try await a.withExclusiveAccess {
-            await try a.save(Data("inside".utf8), for: key, options: .default)
+            try await a.save(Data("inside".utf8), for: key, options: .default)
             // Another task (no inherited lock) waits, then gives up with `busy`.
             let other = await Task.detached { Result { () throws(CredentialVaultError) in try b.save(Data("blocked".utf8), for: key, options: .default) } }.value
             #expect(throws: CredentialVaultError.busy) { try other.get() }
             _ = try await a.withExclusiveAccess { try a.delete(key) }
-            await try a.save(Data("inside again".utf8), for: key, options: .default)
+            try await a.save(Data("inside again".utf8), for: key, options: .default)
         }
-        await try b.save(Data("after".utf8), for: key, options: .default)
+        try await b.save(Data("after".utf8), for: key, options: .default)
         await #expect(try a.load(key) == Data("after".utf8))
     }
 

@@ -1,5 +1,5 @@
 import CredentialVault
-import CredentialVaultConformance
+import CredentialVaultTestPlans
 import Foundation
 
 func storeMany(_ args: [String]) throws {

@@ -1,5 +1,5 @@
 import CredentialVault
-import CredentialVaultConformance
+import CredentialVaultTestPlans
 import Foundation
 
 func stress(_ args: [String]) async throws {
@@ -7,8 +7,8 @@ func stress(_ args: [String]) async throws {
     let plan = StressPlan(prefix: args[2], count: Int(args[3]) ?? 0)
     for index in 0..<plan.count {
         switch plan.operation(index) {
-        case .save(let key, let value, let options): await try store.save(value, for: key, options: options)
-        case .delete(let key): await try store.delete(key)
+        case .save(let key, let value, let options): try await store.save(value, for: key, options: options)
+        case .delete(let key): try await store.delete(key)
         }
         if plan.incrementsCounter(index) {
             try await store.withExclusiveAccess {
@@ -24,7 +24,7 @@ func stress(_ args: [String]) async throws {
 func holdExclusive(_ args: [String]) async throws {
     let store = try openVault(args[0], keyFile: args[1])
     try await store.withExclusiveAccess {
-        await try store.save(Data("held".utf8), for: CredentialKey(service: "holder", account: "inside"), options: .portable)
+        try await store.save(Data("held".utf8), for: CredentialKey(service: "holder", account: "inside"), options: .portable)
         emit("holding")
         while true { try await Task.sleep(for: .seconds(3600)) }
     }

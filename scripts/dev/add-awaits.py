@@ -14,6 +14,8 @@ for path, spots in hits.items():
         i = col - 1
         if text[i:].startswith("await "):
             continue
+        if text[i:].startswith("try "):  # the error points at `try x.f()`: `try await x.f()`
+            i += 4
         lines[ln - 1] = text[:i] + "await " + text[i:]
     open(path, "w").write("\n".join(lines))
     print(path, len(spots))

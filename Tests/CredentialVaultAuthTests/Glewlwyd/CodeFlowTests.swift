@@ -136,7 +136,7 @@ extension GlewlwydTests {
             let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: logger)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
-            let pending = await try #require(try store.load(client.configuration.pendingKey(state: request.state)))
+            let pending = try await #require(try store.load(client.configuration.pendingKey(state: request.state)))
             let verifier = try JSONDecoder.session.decode(PendingAuthorization.self, from: pending).verifier
             let redirect = try await browser.authorize(request.url)
             let code = try #require(FormEncoding.parameters(of: redirect)["code"])

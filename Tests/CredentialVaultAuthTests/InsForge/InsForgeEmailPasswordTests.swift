@@ -19,7 +19,7 @@ extension InsForgeEndToEnd {
             let response = try await client.signUp(email: email, password: Server.password, name: "Ada")
             #expect(response.hasSession && !response.needsEmailVerification && !response.requireEmailVerification)
             #expect(response.user?.email == email && response.user?.name == "Ada")
-            let stored = await try #require(try store.load(client.configuration.sessionKey))
+            let stored = try await #require(try store.load(client.configuration.sessionKey))
             let session = try #require(try await client.storedSession())
             #expect(session.accessToken == response.accessToken && session.refreshToken == response.refreshToken)
             #expect(session.refreshToken != nil, "client_type=desktop: the refresh token comes in the body")

@@ -1,4 +1,4 @@
-import CredentialVaultConformance
+import CredentialVaultTestPlans
 import Foundation
 import Testing
 
