@@ -27,6 +27,7 @@ package final class StoreThreads: Sendable {
         var head = 0
         var threads = 0
         var idle = 0
+        var submitted = 0
     }
 
     private let name: String
@@ -83,9 +84,13 @@ package final class StoreThreads: Sendable {
         try await StoreThreads(name: name, limit: 1, idleTimeout: .zero).run(body)
     }
 
+    /// How many jobs were ever submitted (tests check that a cache hit submitted none).
+    package var submittedJobs: Int { state.withLock { $0.submitted } }
+
     private func submit(_ job: Job) {
         let startThread = state.withLock { (s: inout State) -> Bool in
             s.queue.append(job)
+            s.submitted += 1
             if s.idle > 0 { return false }
             guard s.threads < limit else { return false }
             s.threads += 1
