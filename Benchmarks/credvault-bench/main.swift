@@ -14,12 +14,14 @@ if let path = options.jsonOut, jsonCopy == nil {
 }
 let reporter = Reporter(mode: options.json ? .jsonLines : .table, jsonCopy: jsonCopy)
 
-func runAll(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) throws {
+func runAll(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) async throws {
     reporter.text(MachineInfo.header(options: options, directory: workspace.root))
     reporter.progress("credvault-bench: vaults in \(workspace.root.path)\(options.quick ? " (quick)" : "")")
     if options.groups.contains(.seal) { try SealGroup.run(options, reporter) }
     if options.groups.contains(.unlock) { try UnlockGroup.run(options, reporter, workspace) }
     if options.groups.contains(.file) { try SealedFileGroup.run(options, reporter, workspace) }
+    // A nonisolated async function: it runs on the cooperative pool, not the main actor (see `AsyncTimer`).
+    if options.groups.contains(.async) { try await AsyncGroup.run(options, reporter, workspace) }
     if options.groups.contains(.memory) { try MemoryGroup.run(options, reporter) }
     if options.groups.contains(.secretService) { try SecretServiceGroup.run(options, reporter) }
     if options.groups.contains(.cli) { try CLIGroup.run(options, reporter, workspace) }
@@ -30,7 +32,7 @@ func runAll(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) th
 do {
     let workspace = try Workspace(base: options.directory)
     defer { workspace.remove() }
-    try runAll(options, reporter, workspace)
+    try await runAll(options, reporter, workspace)
 } catch {
     FileHandle.standardError.write(Data("credvault-bench: \(error)\n".utf8))
     exit(1)
