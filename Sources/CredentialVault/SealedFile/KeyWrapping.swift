@@ -26,7 +26,7 @@ enum KeyWrapping {
             // The same checks as every private file's, read into guarded memory (`SecretFile`).
             let contents = try SecretFile.read(url.path, what: "the key file", limit: keyFileSizes.upperBound)
             guard keyFileSizes.contains(contents.count) else {
-                throw .invalidArgument("a key file holds 32 bytes to 64 KiB of random data (see `credvault keygen`)")
+                throw .invalidArgument("a key file holds 32 bytes to 64 KiB of random data")
             }
             let label = Array("CredentialVault key file v1\u{0}".utf8)
             return label.withUnsafeBytes { l in

@@ -30,7 +30,7 @@ public struct LockedVault: Sendable {
         guard let directory = try PrivateDirectory.open(url.deletingLastPathComponent().path),
             let (bytes, fingerprint) = try PrivateFiles.readVersion(FileLocation(url.lastPathComponent, in: directory), rules: .vault)
         else {
-            throw .notAvailable("no vault at \(url.path); create one first (credvault init or store)")
+            throw .notAvailable("no vault at \(url.path); create one first")
         }
         self.url = url
         self.bytes = bytes

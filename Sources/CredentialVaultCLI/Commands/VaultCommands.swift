@@ -40,12 +40,7 @@ public enum KeygenCommand: Command {
 
     public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let path = try args.positionals("path")[0]
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CredentialVaultError.io("cannot create \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let key = SecureBytes.random(count: 32)
-        let written = key.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
-        guard written == 32, fsync(fd) == 0 else { throw CredentialVaultError.io("cannot write \(path)") }
+        _ = try VaultKey.createKeyFile(at: URL(fileURLWithPath: path))
         return ExitCode.success
     }
 }

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `VaultKey.createKeyFile(at:)`: the library's key-file generation (issue 13, part 6), the one
+/// `credvault keygen` uses.
+@Suite struct KeyFileTests {
+    let dir = TempDirectory()
+
+    @Test func createsA32ByteFileOnlyTheUserCanReadThatUnlocksAVault() throws {
+        let url = dir.path("vault.key")
+        let key = try VaultKey.createKeyFile(at: url)
+        var info = stat()
+        #expect(lstat(url.path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        #expect(info.st_size == 32)
+        let store = try SealedFileStore.create(at: dir.path("v/test.cvault"), key: key, configuration: TestVault.configuration(dir))
+        try store.save(Data("s".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+        let again = try SealedFileStore.open(at: store.url, key: .keyFile(url), configuration: TestVault.configuration(dir))
+        #expect(try again.load(CredentialKey(service: "s", account: "a")) == Data("s".utf8))
+        // Two key files are two random keys.
+        let other = dir.path("other.key")
+        _ = try VaultKey.createKeyFile(at: other)
+        #expect(try Data(contentsOf: url) != Data(contentsOf: other))
+    }
+
+    @Test func neverReplacesAFileOrFollowsALink() throws {
+        let existing = dir.path("existing.key")
+        try Data("keep me".utf8).write(to: existing)
+        #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: existing) }
+        #expect(try Data(contentsOf: existing) == Data("keep me".utf8))
+
+        let target = dir.path("target")
+        let link = dir.path("link.key")
+        symlink(target.path, link.path)  // dangling: creating through it would make `target`
+        #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: link) }
+        #expect(!FileManager.default.fileExists(atPath: target.path), "nothing was created through the link")
+    }
+
+    @Test func aDirectoryThatCannotTakeTheFileIsATypedErrorAndLeavesNothing() throws {
+        #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: dir.path("missing/dir/vault.key")) }
+        let readOnly = dir.path("read-only")
+        mkdir(readOnly.path, 0o500)
+        defer { chmod(readOnly.path, 0o700) }
+        if geteuid() != 0 {  // root writes anyway
+            #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: readOnly.appendingPathComponent("k")) }
+        }
+    }
+}
