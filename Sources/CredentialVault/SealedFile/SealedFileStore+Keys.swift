@@ -12,21 +12,35 @@ extension SealedFileStore {
     /// passphrase, key file and device key): the data key is re-wrapped, the records are not
     /// touched. `current` must unlock the vault (it is checked first). Atomic: after a crash the
     /// vault opens with the old key or the new one.
+    ///
+    /// The two key derivations (up to seconds each with Argon2id) run before the vault lock and
+    /// the store's state are taken, so that reads in this process and writes in others go on
+    /// meanwhile; the write then only installs the new header, provided the vault is still
+    /// wrapped as when the derivations started (else they are made again under the lock).
     public func changeKey(from current: VaultKey, to new: VaultKey, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
-        try mutate { (s) throws(CredentialVaultError) in
-            try verify(current, in: s)
+        let prepare = { (s: State) throws(CredentialVaultError) -> VaultHeader in
+            try self.verify(current, in: s)
             let need = Self.hostSecretNeed(s.contents)
-            s.contents.header = try Self.wrappedHeader(
+            return try Self.wrappedHeader(
                 for: new, kdf: kdf, vaultID: s.contents.header.vaultID, dataKey: s.keys.dataKey,
-                generation: s.contents.header.generation, configuration: configuration, hostSecretNeed: { need })
+                generation: s.contents.header.generation, configuration: self.configuration, hostSecretNeed: { need })
+        }
+        let known = try read { $0 }
+        let prepared = try prepare(known)
+        try mutate { (s) throws(CredentialVaultError) in
+            var header = Self.sameWrapping(s, as: known) ? prepared : try prepare(s)
+            header.generation = s.contents.header.generation
+            s.contents.header = header
         }
     }
 
     /// Makes a new random data key and re-seals every record with it (for example after a
     /// key may have leaked). `key` must unlock the vault and wraps the new data key. Device-only
     /// values keep their inner device seal, so rotation works even on another machine.
+    ///
+    /// As for `changeKey`, the key derivations run before the lock is taken.
     public func rotateDataKey(key: VaultKey, kdf: KDFParameters? = nil) throws(CredentialVaultError) {
-        try mutate { (s) throws(CredentialVaultError) in
+        let prepare = { (s: State, dataKey: SecureBytes) throws(CredentialVaultError) -> VaultHeader in
             let header = s.contents.header
             var parameters = KDFParameters.moderate
             if let kdf {
@@ -34,20 +48,35 @@ extension SealedFileStore {
             } else if header.kdf == .argon2id13 {
                 parameters = try KDFParameters(opsLimit: header.opsLimit, memLimitBytes: header.memLimitBytes)
             }
-            try verify(key, in: s)
-            let dataKey = SecureBytes.random(count: Crypto.keyBytes)
-            let new = VaultKeys(dataKey: dataKey)
+            try self.verify(key, in: s)
+            return try Self.wrappedHeader(
+                for: key, kdf: parameters, vaultID: header.vaultID, dataKey: dataKey, generation: header.generation,
+                configuration: self.configuration)
+        }
+        let dataKey = SecureBytes.random(count: Crypto.keyBytes)
+        let new = VaultKeys(dataKey: dataKey)
+        let known = try read { $0 }
+        let prepared = try prepare(known, dataKey)
+        try mutate { (s) throws(CredentialVaultError) in
+            var header = Self.sameWrapping(s, as: known) ? prepared : try prepare(s, dataKey)
+            header.generation = s.contents.header.generation
             for (name, entry) in s.contents.records {
                 var entry = entry
-                entry.sealed = try RecordCodec.reseal(entry.sealed, vaultID: header.vaultID, from: s.keys, to: new)
+                entry.sealed = try RecordCodec.reseal(entry.sealed, vaultID: s.contents.header.vaultID, from: s.keys, to: new)
                 s.contents.records[name] = entry
             }
-            s.contents.header = try Self.wrappedHeader(
-                for: key, kdf: parameters, vaultID: header.vaultID, dataKey: dataKey, generation: header.generation,
-                configuration: configuration)
+            s.contents.header = header
             // The new keys are adopted together with the file they sealed.
             s.keys = new
         }
+    }
+
+    /// Whether `s` (read under the lock) is wrapped as `known` was: the same key parameters and
+    /// wrapped data key, so a header prepared from `known` is right for it.
+    private static func sameWrapping(_ s: State, as known: State) -> Bool {
+        s.contents.header.keyParameterBytes() == known.contents.header.keyParameterBytes()
+            && s.contents.header.wrappedKey == known.contents.header.wrappedKey
+            && s.contents.header.major == known.contents.header.major
     }
 
     /// Checks that `key` unwraps this vault's current data key.
