@@ -27,12 +27,14 @@ path, expect_secret_service = sys.argv[1], sys.argv[2] == "yes"
 by_size = {"seal", "open", "raw_seal", "raw_open"}
 by_items = {"file_save", "file_save_amortized", "file_journal_floor", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
             "secret_service_store", "secret_service_lookup", "raw_secret_service_store",
-            "raw_secret_service_lookup", "cli_lookup"}
+            "raw_secret_service_lookup", "cli_lookup", "file_load_sync", "file_load_async", "file_save_sync",
+            "file_save_async", "memory_load_sync", "memory_load_async"}
 with_ratio = {"seal", "open", "file_save", "file_save_amortized", "file_delete", "secret_service_store", "secret_service_lookup",
-              "unlock_interactive", "unlock_moderate", "cli_lookup"}
+              "unlock_interactive", "unlock_moderate", "cli_lookup", "file_load_async", "file_save_async", "memory_load_async"}
 required = {"seal", "open", "raw_seal", "raw_open", "unlock_interactive", "unlock_moderate", "unlock_key_file",
             "unlock_device", "file_save", "file_save_amortized", "file_load", "file_floor", "file_delete", "memory_save",
-            "memory_load", "cli_lookup"}
+            "memory_load", "cli_lookup", "file_load_sync", "file_load_async", "file_save_sync", "file_save_async",
+            "memory_load_sync", "memory_load_async"}
 if expect_secret_service:
     required |= {"secret_service_store", "secret_service_lookup"}
 problems, names, count = [], set(), 0

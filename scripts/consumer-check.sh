@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The README's install section, tried as a new user would: a new package that depends on this
+# checkout and uses every library product builds and runs, and prints no warning but the one
+# SwiftPM prints for glib's pkg-config `-pthread` (docs/API.md, "Install", says why it stays).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/cv-consumer-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/Sources/App"
+cat >"$work/Package.swift" <<SWIFT
+// swift-tools-version:6.0
+import PackageDescription
+let package = Package(
+    name: "App",
+    dependencies: [.package(path: "$root")],
+    targets: [
+        .executableTarget(name: "App", dependencies: [
+            .product(name: "CredentialVault", package: "$(basename "$root")"),
+            .product(name: "CredentialVaultSecretService", package: "$(basename "$root")"),
+            .product(name: "CredentialVaultAuth", package: "$(basename "$root")"),
+            .product(name: "CredentialVaultTesting", package: "$(basename "$root")"),
+        ], swiftSettings: [.swiftLanguageMode(.v6)])
+    ])
+SWIFT
+cat >"$work/Sources/App/main.swift" <<'SWIFT'
+import CredentialVault
+import CredentialVaultAuth
+import CredentialVaultSecretService
+import CredentialVaultTesting
+import Foundation
+
+struct Failed: Error { let what: String }
+
+func run() async throws {
+    let directory = URL(fileURLWithPath: CommandLine.arguments[1])
+    let keyFile = try VaultKey.createKeyFile(at: directory.appendingPathComponent("vault.key"))
+    let vault = try await SealedFileStore.create(at: directory.appendingPathComponent("vault/app.cvault"), key: keyFile)
+    try await vault.save(Data("s3cret".utf8), for: CredentialKey(service: "api.example.com", account: "bot"), options: .default)
+    let loaded = try await vault.load(CredentialKey(service: "api.example.com", account: "bot"))
+    if loaded != Data("s3cret".utf8) { throw Failed(what: "the value did not round-trip") }
+    let faults = FaultInjectingStore()
+    faults.inject(.fail(.locked), into: .load)
+    do {
+        _ = try await faults.load(CredentialKey(service: "a", account: "b"))
+        throw Failed(what: "the injected fault was not thrown")
+    } catch CredentialVaultError.locked {}
+    print("consumer ok: \(try await vault.listKeys(KeyQuery(servicePrefix: "api.")).count) key")
+}
+try await run()
+SWIFT
+cd "$work"
+log=$(swift build 2>&1) || { printf '%s\n' "$log"; echo "consumer-check: the consumer package does not build" >&2; exit 1; }
+warnings=$(printf '%s\n' "$log" | grep -E 'warning:' | grep -v 'prohibited flag(s): -pthread' || true)
+if [ -n "$warnings" ]; then
+    printf '%s\n' "$warnings"
+    echo "consumer-check: the consumer build has warnings" >&2
+    exit 1
+fi
+mkdir -m 700 "$work/data"
+"$work/.build/debug/App" "$work/data"
