@@ -65,6 +65,12 @@ struct SecretServiceMetadataDatesTests {
         // The item's times are the daemon's (the real clock), not the injected one.
         let created = try #require(metadata.created)
         #expect(created >= before && created <= Date() && metadata.modified == created)
+        // Saved again: a new item in `session` (its expiry never matches the old one's), so
+        // the daemon's creation time starts again, as `CredentialMetadata` documents.
+        Self.waitForTheNextSecond()
+        try fixture.store.save(Data("n".utf8), for: key, options: .ephemeral(ttl: .seconds(30)))
+        let again = try #require(try fixture.store.metadata(for: key))
+        #expect(try #require(again.created) > created && again.expiresAt == clock.now().addingTimeInterval(30))
     }
 
     /// Items `secret-tool` wrote have the daemon's times too.

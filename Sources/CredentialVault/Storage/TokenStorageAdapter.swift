@@ -50,7 +50,8 @@ public protocol TokenStorageAdapter: Sendable {
 ///   (`created` stays `nil` when such a key is saved again after the vault's upgrade to 5.0);
 /// - in the Secret Service (`SecretServiceStore`): the daemon's `Created` and `Modified` item
 ///   properties, in whole seconds by the daemon's clock. A save that changes the credential's
-///   accessibility or lifetime writes a new item, so `created` starts again there.
+///   accessibility, and every save of an ephemeral one, writes a new item, so `created` starts
+///   again there; the expiry is the store's, by `SecretServiceConfiguration.clock`.
 public struct CredentialMetadata: Sendable, Hashable {
     /// The key, with its label when the backend keeps one.
     public var key: CredentialKey
