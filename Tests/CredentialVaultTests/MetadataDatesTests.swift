@@ -127,6 +127,30 @@ import Testing
         }
     }
 
+    /// Flag 8 promises both times: a record cut short after one of them does not parse, and the
+    /// next bit (16) is still unknown.
+    @Test func aRecordWithTruncatedTimesOrAnUnknownFlagIsCorrupted() throws {
+        let store = try TestVault.create(dir, clock: clock)
+        let (vaultID, keys) = store.state.withLock { ($0.contents.header.vaultID, $0.keys) }
+        let id = Crypto.randomBytes(SealedRecord.idSize)
+        func open(flags: UInt8, times: [UInt64]) throws(CredentialVaultError) -> RecordEntry {
+            var plain = ByteWriter()
+            plain.u8(flags)
+            plain.u64(0)
+            for time in times { plain.u64(time) }
+            plain.string16("s")
+            plain.string16("a")
+            plain.u32(0)
+            let box = Crypto.seal(plain.bytes, key: keys.recordKey, associatedData: RecordCodec.outerAD(vaultID: vaultID, recordID: id))
+            return try RecordCodec.openEntry(SealedRecord(id: id, box: box), vaultID: vaultID, keys: keys)
+        }
+        #expect(try open(flags: 8, times: [0, 7]).times == RecordTimes(createdMillis: nil, modifiedMillis: 7))
+        #expect(try open(flags: 0, times: []).times == nil)
+        #expect(throws: CredentialVaultError.self) { try open(flags: 8, times: [7]) }
+        #expect(throws: CredentialVaultError.self) { try open(flags: 16, times: []) }
+        #expect(throws: CredentialVaultError.self) { try open(flags: 0, times: [7, 7]) }
+    }
+
     // MARK: - Sealed file, formats 1.0 to 4.0
 
     /// An older vault's records carry no times, and it stays in its format when written (its

@@ -40,8 +40,9 @@ struct RecordEntry: Sendable {
 /// 0 = unknown) and modified u64 (Unix ms), service, account, label (u16 length + UTF-8 each;
 /// label only with flag 4), value (u32 length + bytes), then (written in formats 4 and 5) zeros
 /// up to a multiple of 64 bytes, so that the file shows record sizes only to 64 bytes. For a
-/// device-only record the value bytes are themselves sealed with the device record key. The associated data binds the record format, the vault id and
-/// the record id, so a record cannot be moved to another vault or pass for another record.
+/// device-only record the value bytes are themselves sealed with the device record key. The
+/// associated data binds the record format, the vault id and the record id, so a record cannot
+/// be moved to another vault or pass for another record.
 enum RecordCodec {
     /// The record format, bound into every record's associated data. Formats 1 and 2 of the
     /// file share record format 1 (it was the file's major in format 1, hence the value).
