@@ -125,7 +125,8 @@ private func asJournalEntry(_ bytes: [UInt8]) {
 }
 
 /// With CREDVAULT_FUZZ_SEEDS=DIR, writes seeds for shapes 2 and 3 (real record tables and
-/// plaintexts, made with the library's own encoder) and exits.
+/// plaintexts, made with the library's own encoder: as 3.0 wrote them, then padded with 5.0's
+/// times, one with an unknown created time) and exits.
 private func writeSeeds(to directory: String) {
     var records: [RecordEntry] = []
     let samples: [(CredentialKey, Data, Accessibility, UInt64)] = [
@@ -136,7 +137,8 @@ private func writeSeeds(to directory: String) {
     for (n, (key, value, access, expiry)) in samples.enumerated() {
         let entry = RecordCodec.seal(
             key: key, value: value, accessibility: access, expiresAtMillis: expiry, vaultID: fixture.header.vaultID,
-            keys: fixture.keys, deviceKey: access == .deviceOnly ? fixture.deviceRecordKey : nil, padded: n > 0)
+            keys: fixture.keys, deviceKey: access == .deviceOnly ? fixture.deviceRecordKey : nil, padded: n > 0,
+            times: n == 0 ? nil : RecordTimes(createdMillis: n == 1 ? nil : 1_790_000_000_000, modifiedMillis: 1_800_000_000_000))
         records.append(entry)
         let plain = Crypto.open(
             entry.sealed.box, key: fixture.keys.recordKey,

@@ -3,13 +3,13 @@ import Testing
 
 @testable import CredentialVault
 
-/// Vault files written by formats 1.0, 2.0 and 3.0, kept forever: every future version must still
+/// Vault files written by formats 1.0 to 5.0, kept forever: every future version must still
 /// open them and read exactly these values. A new format version gets a new folder, written with
 /// CREDVAULT_WRITE_FIXTURES=1 swift test --filter GoldenFixtureTests (it writes the current
 /// format's folder and never touches the older ones).
 @Suite final class GoldenFixtureTests {
     static let fixtureRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0"]
+    static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0", "v5": "5.0"]
     static let passphrase = "golden fixture passphrase v1"
     static let machineID = "golden-fixture-machine-id"
     let dir = TempDirectory()
@@ -19,6 +19,13 @@ import Testing
         (CredentialKey(service: "fixture.example", account: "bob", label: "Bob's token"), Data([0, 1, 2, 0xFF, 0]), .default),
         (CredentialKey(service: "ünïcødé.example", account: "日本"), Data(), .portable),
     ]
+
+    /// The clock the fixtures are written with (from 5.0 on, records carry times): it starts
+    /// here and moves one second before each save.
+    static let writingStart = Date(timeIntervalSince1970: 1_796_000_000)
+    /// In 5.0 fixtures, `expected`'s created and modified times, in seconds after `writingStart`
+    /// (the second one saved again at the end of `writeFixtures`).
+    static let expectedTimes: [(created: Int, modified: Int)] = [(1, 1), (2, 5), (3, 3)]
 
     /// Copies the fixtures into a private directory (git does not keep 0600 modes).
     private func privateCopy(_ version: String) throws -> (URL, DeviceIdentity) {
@@ -47,7 +54,7 @@ import Testing
         try SealedFileStore.open(at: url, key: .passphrase(passphrase), configuration: configuration)
     }
 
-    @Test(arguments: ["v1", "v2", "v3", "v4"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
+    @Test(arguments: ["v1", "v2", "v3", "v4", "v5"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
     func fixturesOpenAndReadExactly(version: String, name: String) throws {
         let (folder, device) = try privateCopy(version)
         let key: VaultKey =
@@ -60,10 +67,16 @@ import Testing
             at: folder.appendingPathComponent(name), key: key, configuration: SealedFileConfiguration(device: device))
         #expect(store.formatVersion == Self.versions[version])
         #expect(try store.listKeys().count == Self.expected.count)
-        for (credential, value, options) in Self.expected {
+        for (n, (credential, value, options)) in Self.expected.enumerated() {
             #expect(try store.load(credential) == value)
-            #expect(try store.metadata(for: credential)?.accessibility == options.accessibility)
-            #expect(try store.metadata(for: credential)?.key.label == credential.label)
+            let metadata = try #require(try store.metadata(for: credential))
+            #expect(metadata.accessibility == options.accessibility)
+            #expect(metadata.key.label == credential.label)
+            // Records carry times from 5.0 on; older ones report none.
+            let times = Int(version.dropFirst())! >= 5 ? Self.expectedTimes[n] : nil
+            #expect(metadata.created == times.map { Self.writingStart.addingTimeInterval(TimeInterval($0.created)) })
+            #expect(metadata.modified == times.map { Self.writingStart.addingTimeInterval(TimeInterval($0.modified)) })
+            #expect(metadata.expiresAt == nil)
         }
         // On another machine the device-only record is refused, the portable ones open.
         if name != "device.cvault" {
@@ -75,16 +88,16 @@ import Testing
         }
     }
 
-    /// A version 1, 2 or 3 vault is written back in its own format (older readers keep reading
-    /// it) until its key changes: the new key wrap binds the new major version.
-    @Test(arguments: ["v1", "v2", "v3"])
+    /// A version 1 to 4 vault is written back in its own format (older readers keep reading it)
+    /// until its key changes: the new key wrap binds the new major version.
+    @Test(arguments: ["v1", "v2", "v3", "v4"])
     func anOlderVaultKeepsItsFormatUntilItsKeyChanges(version: String) throws {
         let (url, configuration) = try passphraseCopy(version)
         let store = try open(url, configuration)
         try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
         #expect(try LockedVault(url: url).formatVersion == Self.versions[version], "a write keeps the format")
         try store.changeKey(from: .passphrase(Self.passphrase), to: .passphrase("upgraded"), kdf: .insecureTestingOnly)
-        #expect(try LockedVault(url: url).formatVersion == "4.0")
+        #expect(try LockedVault(url: url).formatVersion == "\(VaultHeader.currentMajor).0")
         try store.save(Data("after".utf8), for: CredentialKey(service: "s", account: "after"), options: .portable)
         let upgraded = try open(url, configuration, passphrase: "upgraded")
         for (credential, value, _) in Self.expected { #expect(try upgraded.load(credential) == value) }
@@ -135,16 +148,22 @@ import Testing
         _ = FileManager.default.createFile(atPath: keyFile.path, contents: Data((0..<32).map { UInt8(255 - $0) }), attributes: [.posixPermissions: 0o600])
         let device = DeviceIdentity(hostSecretURL: secret, machineID: Self.machineID)
         for (name, key) in [("passphrase.cvault", VaultKey.passphrase(Self.passphrase)), ("keyfile.cvault", .keyFile(keyFile)), ("device.cvault", .device)] {
+            let clock = ManualClock(start: Self.writingStart)
             let store = try SealedFileStore.create(
-                at: folder.appendingPathComponent(name), key: key, kdf: .insecureTestingOnly, configuration: SealedFileConfiguration(device: device))
-            for (credential, value, options) in Self.expected { try store.save(value, for: credential, options: options) }
-            // Formats 3 and 4: the records into the snapshot (a rewrite), then a journal with a
+                at: folder.appendingPathComponent(name), key: key, kdf: .insecureTestingOnly,
+                configuration: SealedFileConfiguration(device: device, clock: clock))
+            func save(_ value: Data, _ credential: CredentialKey, _ options: StorageOptions) throws {
+                clock.advance(by: .seconds(1))
+                try store.save(value, for: credential, options: options)
+            }
+            for (credential, value, options) in Self.expected { try save(value, credential, options) }
+            // From format 3 on: the records into the snapshot (a rewrite), then a journal with a
             // put, a delete and a replacement.
             try store.changeKey(from: key, to: key, kdf: .insecureTestingOnly)
             let passing = CredentialKey(service: "fixture.example", account: "deleted")
-            try store.save(Data("gone".utf8), for: passing, options: .portable)
+            try save(Data("gone".utf8), passing, .portable)
             try store.delete(passing)
-            try store.save(Self.expected[1].1, for: Self.expected[1].0, options: Self.expected[1].2)
+            try save(Self.expected[1].1, Self.expected[1].0, Self.expected[1].2)
         }
     }
 }

@@ -16,10 +16,11 @@ import Testing
 
     @Test func recordsOfAFormat4VaultArePaddedTo64Bytes() throws {
         let store = try TestVault.create(dir)
-        #expect(store.formatVersion == "4.0")
-        // Values and names of different lengths that fall into the same 64-byte step.
+        #expect(store.formatVersion == "5.0", "a new vault is 5.0, padded as 4.0")
+        // Values and names of different lengths that fall into the same 64-byte step (with 5.0's
+        // 16 bytes of times, 1 + 8 + 16 + 3 + 3 + 4 + 14 = 49 bytes for the longest).
         try store.save(Data(count: 1), for: CredentialKey(service: "s", account: "a"), options: .portable)
-        try store.save(Data(count: 30), for: CredentialKey(service: "s", account: "b"), options: .portable)
+        try store.save(Data(count: 14), for: CredentialKey(service: "s", account: "b"), options: .portable)
         try store.save(Data(count: 20), for: CredentialKey(service: "service", account: "bb"), options: .portable)
         try store.save(Data(count: 1000), for: CredentialKey(service: "s", account: "c"), options: .default)
         let sizes = boxSizes(store)
@@ -27,7 +28,7 @@ import Testing
         #expect(Set(sizes).count == 2, "the three short records look alike: \(sizes.sorted())")
         // And they read back exactly, from a fresh open too.
         let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
-        #expect(try reopened.load(CredentialKey(service: "s", account: "b")) == Data(count: 30))
+        #expect(try reopened.load(CredentialKey(service: "s", account: "b")) == Data(count: 14))
         #expect(try reopened.load(CredentialKey(service: "s", account: "c")) == Data(count: 1000))
     }
 

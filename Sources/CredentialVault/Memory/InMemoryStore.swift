@@ -13,6 +13,11 @@ public final class InMemoryStore: TokenStorageAdapter {
         var handle: SecureArena.Handle
         var accessibility: Accessibility
         var expiresAt: Date?
+        /// When the key was first saved (kept by later saves) and last saved.
+        var created: Date
+        var modified: Date
+
+        func isExpired(at now: Date) -> Bool { expiresAt.map { $0 <= now } ?? false }
     }
 
     private struct State: ~Copyable {
@@ -53,12 +58,14 @@ public final class InMemoryStore: TokenStorageAdapter {
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
         try key.validate()
         try capabilities.check(options)
-        let expiresAt: Date? =
-            if case .ephemeral(let ttl) = options.lifetime { clock.now().addingTimeInterval(ttl.timeInterval) } else { nil }
+        let now = clock.now()
+        let expiresAt: Date? = if case .ephemeral(let ttl) = options.lifetime { now.addingTimeInterval(ttl.timeInterval) } else { nil }
         state.withLock { state in
-            _ = state.remove(key)
+            // An expired value is gone already: saving its key again creates it anew.
+            let created = state.remove(key).flatMap { $0.isExpired(at: now) ? nil : $0.created } ?? now
             let handle = value.withUnsafeBytes { state.arena.store($0) }
-            state.entries[key] = Entry(key: key, handle: handle, accessibility: options.accessibility, expiresAt: expiresAt)
+            state.entries[key] = Entry(
+                key: key, handle: handle, accessibility: options.accessibility, expiresAt: expiresAt, created: created, modified: now)
         }
     }
 
@@ -77,7 +84,7 @@ public final class InMemoryStore: TokenStorageAdapter {
         let now = clock.now()
         return try state.withLock { (state) throws(CredentialVaultError) -> Data? in
             guard let entry = state.entries[key] else { return nil }
-            if let expiry = entry.expiresAt, expiry <= now {
+            if entry.isExpired(at: now) {
                 _ = state.remove(key)
                 throw .expired
             }
@@ -98,7 +105,7 @@ public final class InMemoryStore: TokenStorageAdapter {
     public func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
         let now = clock.now()
         return state.withLock { state in
-            for (key, entry) in state.entries where (entry.expiresAt.map { $0 <= now } ?? false) {
+            for (key, entry) in state.entries where entry.isExpired(at: now) {
                 _ = state.remove(key)
             }
             return state.entries.values
@@ -108,12 +115,14 @@ public final class InMemoryStore: TokenStorageAdapter {
         }
     }
 
-    /// Accessibility and lifetime of a stored credential.
+    /// Accessibility, lifetime and dates of a stored credential (all known, by the store's clock).
     public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
         try key.validate()
         return state.withLock { state in
             state.entries[key].map {
-                CredentialMetadata(key: $0.key.storedName(), accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil)
+                CredentialMetadata(
+                    key: $0.key.storedName(), accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil, created: $0.created,
+                    modified: $0.modified, expiresAt: $0.expiresAt)
             }
         }
     }

@@ -15,22 +15,34 @@ struct RecordEntry: Sendable {
     /// Unix time in milliseconds after which an ephemeral record is gone; 0 for persistent.
     var expiresAtMillis: UInt64
     var sealed: SealedRecord
+    /// When the key was created and the record written (format 5); `nil` for a record written
+    /// by an older format.
+    var times: RecordTimes? = nil
 
     var isEphemeral: Bool { expiresAtMillis != 0 }
 
     func isExpired(at now: Date) -> Bool {
         isEphemeral && Double(expiresAtMillis) <= now.timeIntervalSince1970 * 1000
     }
+
+    /// What `metadata(for:)` reports about this record.
+    var metadata: CredentialMetadata {
+        CredentialMetadata(
+            key: key.storedName(), accessibility: accessibility, isEphemeral: isEphemeral, created: times?.created,
+            modified: times?.modified, expiresAt: isEphemeral ? RecordTimes.date(expiresAtMillis) : nil)
+    }
 }
 
-/// Sealing and opening records (format 1.x; see docs/FORMAT.md).
+/// Sealing and opening records (record format 1, in every file format; see docs/FORMAT.md).
 ///
-/// Record plaintext: flags u8 (1 device-only, 2 ephemeral, 4 has label), expiry u64 (Unix ms,
-/// 0 = persistent), service, account, label (u16 length + UTF-8 each; label only with flag 4),
-/// value (u32 length + bytes), then (written in format 4) zeros up to a multiple of 64 bytes, so
-/// that the file shows record sizes only to 64 bytes. For a device-only record the value bytes are themselves sealed
-/// with the device record key. The associated data binds the record format, the vault id and
-/// the record id, so a record cannot be moved to another vault or pass for another record.
+/// Record plaintext: flags u8 (1 device-only, 2 ephemeral, 4 has label, 8 has times), expiry
+/// u64 (Unix ms, 0 = persistent), with flag 8 (written in format 5) created u64 (Unix ms,
+/// 0 = unknown) and modified u64 (Unix ms), service, account, label (u16 length + UTF-8 each;
+/// label only with flag 4), value (u32 length + bytes), then (written in formats 4 and 5) zeros
+/// up to a multiple of 64 bytes, so that the file shows record sizes only to 64 bytes. For a
+/// device-only record the value bytes are themselves sealed with the device record key. The
+/// associated data binds the record format, the vault id and the record id, so a record cannot
+/// be moved to another vault or pass for another record.
 enum RecordCodec {
     /// The record format, bound into every record's associated data. Formats 1 and 2 of the
     /// file share record format 1 (it was the file's major in format 1, hence the value).
@@ -38,6 +50,9 @@ enum RecordCodec {
     private static let flagDeviceOnly: UInt8 = 1
     private static let flagEphemeral: UInt8 = 2
     private static let flagLabel: UInt8 = 4
+    /// Created and modified times follow the expiry (format 5; older readers reject the flag,
+    /// which is why 5.0 is a major version).
+    private static let flagTimes: UInt8 = 8
     /// Plaintexts are padded with zeros to a multiple of this (format 4): an observer without
     /// the key learns a record's size in these steps, not names and value lengths exactly.
     static let paddingBlock = 64
@@ -65,10 +80,11 @@ enum RecordCodec {
         Array("CVDEV".utf8) + vaultID + recordID
     }
 
-    /// Seals a new record with a fresh random id.
+    /// Seals a new record with a fresh random id; with `times` (format 5 only), a record that
+    /// carries them.
     static func seal(
         key: CredentialKey, value: Data, accessibility: Accessibility, expiresAtMillis: UInt64,
-        vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?, padded: Bool
+        vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?, padded: Bool, times: RecordTimes? = nil
     ) -> RecordEntry {
         let id = Crypto.randomBytes(SealedRecord.idSize)
         var plain = ByteWriter(capacity: value.count + 64 + key.service.utf8.count + key.account.utf8.count)
@@ -76,8 +92,13 @@ enum RecordCodec {
         if accessibility == .deviceOnly { flags |= flagDeviceOnly }
         if expiresAtMillis != 0 { flags |= flagEphemeral }
         if key.label != nil { flags |= flagLabel }
+        if times != nil { flags |= flagTimes }
         plain.u8(flags)
         plain.u64(expiresAtMillis)
+        if let times {
+            plain.u64(times.createdMillis ?? 0)
+            plain.u64(times.modifiedMillis)
+        }
         plain.string16(key.service)
         plain.string16(key.account)
         if let label = key.label { plain.string16(label) }
@@ -94,14 +115,16 @@ enum RecordCodec {
         if padded { pad(&plain.bytes) }
         let box = Crypto.seal(plain.bytes, key: keys.recordKey, associatedData: outerAD(vaultID: vaultID, recordID: id))
         return RecordEntry(
-            key: key, accessibility: accessibility, expiresAtMillis: expiresAtMillis, sealed: SealedRecord(id: id, box: box))
+            key: key, accessibility: accessibility, expiresAtMillis: expiresAtMillis, sealed: SealedRecord(id: id, box: box),
+            times: times)
     }
 
     /// Opens a record and returns its names and flags (the value is wiped). `tampered` when it
     /// does not authenticate, `corrupted` when it authenticates but does not parse.
     static func openEntry(_ sealed: SealedRecord, vaultID: [UInt8], keys: VaultKeys) throws(CredentialVaultError) -> RecordEntry {
         try withPlaintext(sealed, vaultID: vaultID, keys: keys) { (fields) throws(CredentialVaultError) in
-            RecordEntry(key: fields.key, accessibility: fields.accessibility, expiresAtMillis: fields.expiry, sealed: sealed)
+            RecordEntry(
+                key: fields.key, accessibility: fields.accessibility, expiresAtMillis: fields.expiry, sealed: sealed, times: fields.times)
         }
     }
 
@@ -139,6 +162,7 @@ enum RecordCodec {
         var key: CredentialKey
         var accessibility: Accessibility
         var expiry: UInt64
+        var times: RecordTimes?
         var value: UnsafeRawBufferPointer
     }
 
@@ -155,22 +179,27 @@ enum RecordCodec {
         return try plain.withUnsafeBytes { raw in
             Result { () throws(CredentialVaultError) -> R in
                 var r = ByteReader(raw)
-                guard let flags = r.u8(), let expiry = r.u64(), let service = r.string16(), let account = r.string16() else {
-                    throw .corrupted("malformed record")
+                guard let flags = r.u8(), let expiry = r.u64() else { throw .corrupted("malformed record") }
+                var times: RecordTimes?
+                if flags & flagTimes != 0 {
+                    guard let created = r.u64(), let modified = r.u64() else { throw .corrupted("malformed record times") }
+                    times = RecordTimes(createdMillis: created == 0 ? nil : created, modifiedMillis: modified)
                 }
+                guard let service = r.string16(), let account = r.string16() else { throw .corrupted("malformed record") }
                 var label: String?
                 if flags & flagLabel != 0 {
                     guard let l = r.string16() else { throw .corrupted("malformed record label") }
                     label = l
                 }
-                guard flags & ~(flagDeviceOnly | flagEphemeral | flagLabel) == 0,
+                guard flags & ~(flagDeviceOnly | flagEphemeral | flagLabel | flagTimes) == 0,
                     (flags & flagEphemeral != 0) == (expiry != 0),
                     let length = r.u32(), let value = r.take(Int(length)), r.remaining < paddingBlock,
                     let padding = r.take(r.remaining), !padding.contains(where: { $0 != 0 })
                 else { throw .corrupted("malformed record") }
                 let fields = Fields(
                     key: CredentialKey(service: service, account: account, label: label),
-                    accessibility: flags & flagDeviceOnly != 0 ? .deviceOnly : .portable, expiry: expiry, value: value)
+                    accessibility: flags & flagDeviceOnly != 0 ? .deviceOnly : .portable, expiry: expiry, times: times,
+                    value: value)
                 return try body(fields)
             }
         }.get()

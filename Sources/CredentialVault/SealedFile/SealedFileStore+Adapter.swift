@@ -81,9 +81,13 @@ extension SealedFileStore {
             } else { 0 }
         return VaultChange { (s) throws(CredentialVaultError) in
             let deviceKey = options.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
+            let header = s.contents.header
+            // Taken under the lock, so that saves of a key are dated in the order they were written.
+            let now = self.configuration.clock.now()
+            let times = RecordTimes.recorded(in: header) ? RecordTimes(savingAt: now, replacing: s.contents.records[key]) : nil
             s.contents.records[key] = RecordCodec.seal(
                 key: key, value: value, accessibility: options.accessibility, expiresAtMillis: expiry,
-                vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: deviceKey, padded: RecordCodec.pads(s.contents.header))
+                vaultID: header.vaultID, keys: s.keys, deviceKey: deviceKey, padded: RecordCodec.pads(header), times: times)
         }
     }
 
@@ -147,6 +151,6 @@ extension SealedFileStore {
 
     static func metadata(of key: CredentialKey, in s: State, now: Date) -> CredentialMetadata? {
         guard let entry = s.contents.records[key], !entry.isExpired(at: now) else { return nil }
-        return CredentialMetadata(key: entry.key.storedName(), accessibility: entry.accessibility, isEphemeral: entry.isEphemeral)
+        return entry.metadata
     }
 }

@@ -1,9 +1,9 @@
-/// The fixed-size header of a sealed-file vault (the same in formats 1.x, 2.x and 3.x); see
+/// The fixed-size header of a sealed-file vault (the same in formats 1.x to 5.x); see
 /// docs/FORMAT.md.
 ///
 ///     offset size field
 ///          0    8 magic "CRDVAULT"
-///          8    2 format major (1 to 4)   little-endian, like every integer here
+///          8    2 format major (1 to 5)   little-endian, like every integer here
 ///         10    2 format minor (0)
 ///         12   16 vault id (random)
 ///         28    1 key source (1 passphrase, 2 key file, 3 device key)
@@ -13,19 +13,21 @@
 ///         40    8 KDF memory limit in bytes
 ///         48   16 salt
 ///         64   72 wrapped data key: nonce(24) ciphertext(32) tag(16); associated data = bytes 0..<64
-///        136    8 generation (incremented by every write; in format 3, of the snapshot)
-///        144    4 record count (in format 3, of the snapshot)
+///        136    8 generation (incremented by every write; from format 3 on, of the snapshot)
+///        144    4 record count (from format 3 on, of the snapshot)
 ///
 /// Bytes 0..<64 are authenticated by the data-key wrapping, and the whole header by the file
-/// MAC (formats 1 and 2) or the snapshot MAC (format 3), so no field can be changed undetected.
+/// MAC (formats 1 and 2) or the snapshot MAC (formats 3 to 5), so no field can be changed
+/// undetected.
 struct VaultHeader: Equatable {
     static let magic: [UInt8] = Array("CRDVAULT".utf8)
-    /// New vaults are written in format 4 (format 3 with padded records and slot-bound commit
-    /// records); format 1, 2 and 3 vaults are read and written in their own format until their
-    /// key is changed or rotated (the re-wrap binds the new major). Why a major and not 3.1:
-    /// a 3.0 reader must say "newer format, upgrade", not "tampered", for a file it cannot read.
-    static let currentMajor: UInt16 = 4
-    static let supportedMajors: ClosedRange<UInt16> = 1...4
+    /// New vaults are written in format 5 (format 4 whose records carry created and modified
+    /// times; 4 was 3 with padded records and slot-bound commit records); format 1 to 4 vaults
+    /// are read and written in their own format until their key is changed or rotated (the
+    /// re-wrap binds the new major). Why majors and not 3.1 or 4.1: an older reader must say
+    /// "newer format, upgrade", not "tampered" or "corrupted", for a file it cannot read.
+    static let currentMajor: UInt16 = 5
+    static let supportedMajors: ClosedRange<UInt16> = 1...5
     static let currentMinor: UInt16 = 0
     static let keyParametersSize = 64
     static let wrappedKeySize = Crypto.keyBytes + Crypto.sealOverhead
@@ -90,7 +92,7 @@ struct VaultHeader: Equatable {
         guard magic == Self.magic else { throw .corrupted("not a CredentialVault file") }
         guard let major = reader.u16(), let minor = reader.u16() else { throw .corrupted("truncated header") }
         guard supportedMajors.contains(major) else {
-            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x to 4.x); upgrade CredentialVault")
+            throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x to \(supportedMajors.upperBound).x); upgrade CredentialVault")
         }
         guard let id = reader.bytes(idSize), let sourceByte = reader.u8(), let kdfByte = reader.u8(),
             let reserved = reader.u16(), let ops = reader.u64(), let mem = reader.u64(),

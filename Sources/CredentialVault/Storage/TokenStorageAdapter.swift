@@ -42,6 +42,16 @@ public protocol TokenStorageAdapter: Sendable {
 }
 
 /// What a backend records about a credential besides its value.
+///
+/// The dates are `nil` where the backend does not know them:
+/// - in memory (`InMemoryStore`): all known, by the store's clock;
+/// - in a sealed file (`SealedFileStore`): by the store's clock (`SealedFileConfiguration.clock`),
+///   to the millisecond, in format 5.0 vaults; a record written by an older format has none
+///   (`created` stays `nil` when such a key is saved again after the vault's upgrade to 5.0);
+/// - in the Secret Service (`SecretServiceStore`): the daemon's `Created` and `Modified` item
+///   properties, in whole seconds by the daemon's clock. A save that changes the credential's
+///   accessibility, and every save of an ephemeral one, writes a new item, so `created` starts
+///   again there; the expiry is the store's, by `SecretServiceConfiguration.clock`.
 public struct CredentialMetadata: Sendable, Hashable {
     /// The key, with its label when the backend keeps one.
     public var key: CredentialKey
@@ -49,12 +59,25 @@ public struct CredentialMetadata: Sendable, Hashable {
     public var accessibility: Accessibility
     /// Whether it is ephemeral.
     public var isEphemeral: Bool
+    /// When the key was first saved (a save of an existing key keeps it; after a delete or
+    /// `take`, the next save creates it anew).
+    public var created: Date?
+    /// When the credential was last saved.
+    public var modified: Date?
+    /// When an ephemeral credential expires; `nil` for persistent ones.
+    public var expiresAt: Date?
 
-    /// Creates metadata.
-    public init(key: CredentialKey, accessibility: Accessibility, isEphemeral: Bool) {
+    /// Creates metadata (the dates default to unknown).
+    public init(
+        key: CredentialKey, accessibility: Accessibility, isEphemeral: Bool, created: Date? = nil, modified: Date? = nil,
+        expiresAt: Date? = nil
+    ) {
         self.key = key
         self.accessibility = accessibility
         self.isEphemeral = isEphemeral
+        self.created = created
+        self.modified = modified
+        self.expiresAt = expiresAt
     }
 }
 

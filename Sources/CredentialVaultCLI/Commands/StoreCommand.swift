@@ -70,7 +70,9 @@ public enum ListCommand: Command {
 
         Prints one SERVICE<TAB>ACCOUNT line per persistent credential (ephemeral ones are never
         listed), control characters in names shown as \\xHH; --json prints an array of
-        {service, account, label, accessibility}.
+        {service, account, label, accessibility, created, modified}, the dates in ISO 8601 (UTC,
+        to the millisecond) and left out where the backend does not know them (a sealed file
+        older than format 5.0 has none).
 
         """ + VaultOptions.help
     public static let flags: Set<String> = []
@@ -85,7 +87,11 @@ public enum ListCommand: Command {
             for key in keys {
                 var item = ["service": key.service, "account": key.account]
                 if let label = key.label { item["label"] = label }
-                if let meta = try store?.metadata(for: key) { item["accessibility"] = meta.accessibility.rawValue }
+                if let meta = try store?.metadata(for: key) {
+                    item["accessibility"] = meta.accessibility.rawValue
+                    item["created"] = meta.created.map(timestamp)
+                    item["modified"] = meta.modified.map(timestamp)
+                }
                 items.append(item)
             }
             io.write(TerminalText.jsonEscaped(try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys])) + Data("\n".utf8))
@@ -93,5 +99,11 @@ public enum ListCommand: Command {
             for key in keys { io.print(TerminalText.line(key.service, key.account)) }
         }
         return ExitCode.success
+    }
+
+    /// `date` as `2027-01-15T08:00:00.125Z`: ISO 8601 in UTC, with the milliseconds a sealed
+    /// file records (a whole second, from the Secret Service, ends in `.000`).
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 }

@@ -30,9 +30,12 @@ struct StoredCredential {
         return expiresAt <= now
     }
 
-    /// The metadata `TokenStorageAdapter.metadata(for:)` reports.
+    /// The metadata `TokenStorageAdapter.metadata(for:)` reports: the dates are the daemon's
+    /// (whole seconds; `nil` when it gave none).
     var metadata: CredentialMetadata {
         // An ephemeral credential is always device-only.
-        CredentialMetadata(key: key, accessibility: isEphemeral ? .deviceOnly : accessibility, isEphemeral: isEphemeral)
+        CredentialMetadata(
+            key: key, accessibility: isEphemeral ? .deviceOnly : accessibility, isEphemeral: isEphemeral,
+            created: item.createdDate, modified: item.modifiedDate, expiresAt: expiresAt)
     }
 }

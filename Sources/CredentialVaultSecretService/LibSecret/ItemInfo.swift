@@ -1,3 +1,5 @@
+import Foundation
+
 /// A Secret Service item as `Properties.GetAll` describes it (one round trip, no proxy).
 struct ItemInfo {
     /// The item's D-Bus object path (its identity).
@@ -10,6 +12,15 @@ struct ItemInfo {
     let created: UInt64
     /// When the daemon last modified the item (seconds since 1970).
     let modified: UInt64
+
+    /// `created` as a date; `nil` when the daemon did not say (0: the property was missing).
+    var createdDate: Date? { Self.date(created) }
+    /// `modified` as a date; `nil` when the daemon did not say.
+    var modifiedDate: Date? { Self.date(modified) }
+
+    private static func date(_ seconds: UInt64) -> Date? {
+        seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
 
     /// A total order on items, the same in every process: by modification time, then creation
     /// time, then the number the daemon put at the end of the object path (it grows with each
