@@ -118,8 +118,14 @@ public final class InMemoryStore: TokenStorageAdapter {
     /// Accessibility, lifetime and dates of a stored credential (all known, by the store's clock).
     public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
         try key.validate()
+        let now = clock.now()
         return state.withLock { state in
-            state.entries[key].map {
+            // Past its time to live an ephemeral credential is gone (purged here), as everywhere.
+            if let expiry = state.entries[key]?.expiresAt, expiry <= now {
+                _ = state.remove(key)
+                return nil
+            }
+            return state.entries[key].map {
                 CredentialMetadata(
                     key: $0.key.storedName(), accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil, created: $0.created,
                     modified: $0.modified, expiresAt: $0.expiresAt)
