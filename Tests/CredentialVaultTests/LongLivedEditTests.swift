@@ -11,7 +11,7 @@ import Glibc
 /// writer), not only by a fresh open: its catch-up must never keep a view that a fresh reader
 /// would not have, and its next save must never make an undo permanent ("launder" it) by
 /// committing on top of an edited state. Format 3.0 (the golden fixture, whose commit records
-/// do not bind their slot) and 4.0.
+/// do not bind their slot), 4.0 (a fixture) and the current format.
 @Suite final class LongLivedEditTests {
     let dir = TempDirectory()
     let token = CredentialKey(service: "api.example.com", account: "revoked")
@@ -19,14 +19,15 @@ import Glibc
 
     typealias Vault = (url: URL, key: VaultKey, configuration: SealedFileConfiguration)
 
-    /// A private copy of the v3 key-file fixture (a 3.0 vault written by an earlier version).
-    private func v3Copy() throws -> Vault {
-        let (folder, device) = try GoldenFixtureTests.privateCopy("v3", in: dir)
+    /// A private copy of a key-file fixture (`v3`: a 3.0 vault, `v4`: a 4.0 one, written by
+    /// earlier versions; they stay in their format when written).
+    private func fixtureCopy(_ version: String) throws -> Vault {
+        let (folder, device) = try GoldenFixtureTests.privateCopy(version, in: dir)
         return (folder.appendingPathComponent("keyfile.cvault"), .keyFile(folder.appendingPathComponent("keyfile")), SealedFileConfiguration(device: device))
     }
 
-    /// A 4.0 vault (key file) right after a rewrite.
-    private func v4Vault() throws -> Vault {
+    /// A vault in the current format (key file) right after a rewrite.
+    private func currentVault() throws -> Vault {
         let keyFile = try TestVault.keyFile(dir, name: "key-v4")
         let store = try TestVault.create(dir, name: "v4/v.cvault", key: .keyFile(keyFile))
         try store.save(Data("base".utf8), for: other, options: .portable)
@@ -84,7 +85,7 @@ import Glibc
     /// 59df243+format-4 (before the fix) P still served the deleted token and its next save
     /// cut Q's entry: the token was back for every reader.
     @Test func aLongLivedWriterCannotLaunderAnUndo() throws {
-        let vault = try v3Copy()
+        let vault = try fixtureCopy("v3")
         let setup = try open(vault)
         try setup.save(Data("secret token".utf8), for: token, options: .portable)
         let newer = try #require(setup.state.withLock { $0.contents.journal?.newestSlot })
@@ -103,9 +104,9 @@ import Glibc
     /// Every pair of edits around another process's delete: P opens after edit 1, Q deletes,
     /// edit 2 (with the file cut back to before Q's entry, or not); then P's view and P's save
     /// never bring the token back.
-    @Test(arguments: ["3.0", "4.0"])
+    @Test(arguments: ["3.0", "4.0", "current"])
     func aLongLivedProcessNeverKeepsOrLaundersAnUndo(format: String) throws {
-        let vault = format == "3.0" ? try v3Copy() : try v4Vault()
+        let vault = try format == "3.0" ? fixtureCopy("v3") : format == "4.0" ? fixtureCopy("v4") : currentVault()
         let setup = try open(vault)
         try setup.save(Data("secret token".utf8), for: token, options: .portable)
         try setup.save(Data("x".utf8), for: other, options: .portable)
