@@ -72,6 +72,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// The earliest expiry of the ephemeral items this store wrote and has not purged yet
     /// (by `configuration.clock`).
     private let pendingExpiry = Mutex<Date?>(nil)
+    /// The threads the async API runs this store's operations on (`SecretServiceStore+Async.swift`).
+    let threads = StoreThreads(name: "credvault-secrets", limit: SecretServiceStore.threadLimit)
 
     /// Creates a store. It connects on first use, so creating one never fails; `status()`
     /// tells whether the service is there and unlocked.
@@ -319,11 +321,25 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// name a collection that is gone (the user deleted or replaced the keyring), the aliases
     /// are read again and `body` runs once more, within the same deadline (`body` finds that
     /// out before it changes anything).
+    ///
+    /// On a store thread (the async API), cancelling the waiting task cancels the calls in
+    /// flight and the lock wait: `cancelled` (see `SecretServiceStore+Async.swift`).
     func perform<T>(
         locking key: CredentialKey? = nil, _ body: (ServiceCall) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
         let deadline = Deadline(configuration.timeout)
         defer { deadline.finish() }
+        CancellationFlag.current?.onCancel { deadline.cancel() }
+        do throws(CredentialVaultError) {
+            return try perform(locking: key, deadline: deadline, body)
+        } catch {
+            throw deadline.settle(error)
+        }
+    }
+
+    private func perform<T>(
+        locking key: CredentialKey?, deadline: Deadline, _ body: (ServiceCall) throws(CredentialVaultError) -> T
+    ) throws(CredentialVaultError) -> T {
         var lock: FileLock?
         defer { lock?.release() }
         var retried = false
