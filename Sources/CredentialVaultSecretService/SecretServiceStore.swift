@@ -63,7 +63,9 @@ import Synchronization
 /// list of locked items, from the collection when nothing matched, or, for a persistent
 /// `save`, from the create's own answer. Expired ephemeral items are swept when one this store
 /// wrote has expired, else at most once a minute per process.
-/// Thread-safe: every instance may be used from any thread.
+/// Thread-safe: every instance may be used from any thread. The async API (`AsyncTokenStorage`)
+/// runs these same operations on threads the store owns and is cancellable (see
+/// `SecretServiceStore+Async.swift`).
 public final class SecretServiceStore: TokenStorageAdapter {
     /// The store's configuration.
     public let configuration: SecretServiceConfiguration
@@ -72,7 +74,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// The earliest expiry of the ephemeral items this store wrote and has not purged yet
     /// (by `configuration.clock`).
     private let pendingExpiry = Mutex<Date?>(nil)
-    /// The threads the async API runs this store's operations on (`SecretServiceStore+Async.swift`).
+    /// The threads the async API runs this store's operations on (`SecretServiceStore+Async.swift`);
+    /// started on the first async call, so a store used only synchronously never has one.
     let threads = StoreThreads(name: "credvault-secrets", limit: SecretServiceStore.threadLimit)
 
     /// Creates a store. It connects on first use, so creating one never fails; `status()`

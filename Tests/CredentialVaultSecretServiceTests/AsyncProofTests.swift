@@ -54,4 +54,12 @@ struct AsyncProofTests {
             #expect(step.milliseconds >= deadline - 50 && step.milliseconds <= deadline + 500, "\(step)")
         }
     }
+
+    /// A locked keyring through the async API: `locked`, never "not found", and the unlock
+    /// (which cannot show a prompt here: no display) fails promptly with `locked`.
+    @Test func lockedKeyringIsReportedAsLockedThroughTheAsyncAPI() throws {
+        let steps = try runProbe(
+            busMode: "--locked", ["async-status", "async-load:svc:acct", "async-save:svc:acct", "async-take:svc:acct", "async-unlock"])
+        #expect(steps.map(\.outcome) == ["locked", "error:locked", "error:locked", "error:locked", "error:locked"], "\(steps)")
+    }
 }
