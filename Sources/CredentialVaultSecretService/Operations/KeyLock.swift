@@ -41,8 +41,9 @@ enum KeyLock {
         let cancellation = CancellationFlag.current
         var pause = Duration.microseconds(100)
         while true {
-            if let lock = try tryAcquire(path) { return lock }
+            // Checked before each try: a cancelled job never takes the lock (nor sends anything).
             try cancellation?.check()
+            if let lock = try tryAcquire(path) { return lock }
             let now = ContinuousClock.now
             if now >= deadline { throw .busy }
             Thread.sleep(forTimeInterval: min(pause, deadline - now).inSeconds)
