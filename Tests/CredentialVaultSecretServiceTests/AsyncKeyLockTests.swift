@@ -72,7 +72,8 @@ struct AsyncKeyLockTests {
             let waited = try #require(HeartbeatRun(try runProbe(busMode: nil, timeoutMilliseconds: 5000, ["async-saves:64:0:one"])[0]))
             held.release()
             #expect(waited.ok == 64, "\(waited)")
-            #expect(waited.step.milliseconds >= 2900, "the saves waited for the lock: \(waited)")
+            // Most of the 3 s hold (the probe starts, and waits 200 ms for its baseline, meanwhile).
+            #expect(waited.step.milliseconds >= 1500, "the saves waited for the lock: \(waited)")
 
             let heldAgain = try HeldLock(path)
             let cancelled = try #require(HeartbeatRun(try runProbe(busMode: nil, timeoutMilliseconds: 5000, ["async-saves:64:300:one"])[0]))
