@@ -17,6 +17,11 @@ extension SecretServiceStore {
     /// The prompt runs on a helper thread: libsecret does not always return from a cancelled
     /// unlock while its prompt is open, and this call must return at its deadline regardless.
     /// Such a thread is left to finish (or to wait for the prompt) on its own.
+    ///
+    /// Called through the async `unlockInteractively()`, cancelling the task dismisses the
+    /// prompt (its cancellable is cancelled) and returns `cancelled` at once, without waiting
+    /// for the helper thread; the collection may still end up unlocked if the person answered
+    /// the prompt just then.
     public func unlockInteractively() throws(CredentialVaultError) {
         let target = try perform { (call) throws(CredentialVaultError) -> UnlockTarget? in
             guard let main = try call.collection(.default) else {
@@ -37,15 +42,21 @@ extension SecretServiceStore {
             done.signal()
         }
         thread.start()
+        // On a store thread (the async API): the task's cancellation cancels the prompt and
+        // wakes this wait (an extra signal is harmless: the semaphore is waited on once).
+        CancellationFlag.current?.onCancel {
+            deadline.cancel()
+            done.signal()
+        }
         // A little grace after the deadline for the cancelled call to come back on its own.
         let (seconds, attoseconds) = timeout.components
         let grace = Double(seconds) + Double(attoseconds) / 1e18 + 1
         guard done.wait(timeout: .now() + grace) == .success, let result = outcome.withLock({ $0 }) else {
-            throw .timedOut
+            throw deadline.wasCancelled ? .cancelled : .timedOut
         }
         switch result {
         case .failure(let error):
-            throw error.vaultError(deadlineExpired: deadline.hasExpired)
+            throw deadline.settle(error.vaultError(deadlineExpired: deadline.hasExpired))
         case .success(let unlocked):
             if !unlocked { throw .locked }
         }

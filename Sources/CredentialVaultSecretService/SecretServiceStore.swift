@@ -63,7 +63,9 @@ import Synchronization
 /// list of locked items, from the collection when nothing matched, or, for a persistent
 /// `save`, from the create's own answer. Expired ephemeral items are swept when one this store
 /// wrote has expired, else at most once a minute per process.
-/// Thread-safe: every instance may be used from any thread.
+/// Thread-safe: every instance may be used from any thread. The async API (`AsyncTokenStorage`)
+/// runs these same operations on threads the store owns and is cancellable (see
+/// `SecretServiceStore+Async.swift`).
 public final class SecretServiceStore: TokenStorageAdapter {
     /// The store's configuration.
     public let configuration: SecretServiceConfiguration
@@ -72,6 +74,9 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// The earliest expiry of the ephemeral items this store wrote and has not purged yet
     /// (by `configuration.clock`).
     private let pendingExpiry = Mutex<Date?>(nil)
+    /// The threads the async API runs this store's operations on (`SecretServiceStore+Async.swift`);
+    /// started on the first async call, so a store used only synchronously never has one.
+    let threads = StoreThreads(name: "credvault-secrets", limit: SecretServiceStore.threadLimit)
 
     /// Creates a store. It connects on first use, so creating one never fails; `status()`
     /// tells whether the service is there and unlocked.
@@ -319,11 +324,25 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// name a collection that is gone (the user deleted or replaced the keyring), the aliases
     /// are read again and `body` runs once more, within the same deadline (`body` finds that
     /// out before it changes anything).
+    ///
+    /// On a store thread (the async API), cancelling the waiting task cancels the calls in
+    /// flight and the lock wait: `cancelled` (see `SecretServiceStore+Async.swift`).
     func perform<T>(
         locking key: CredentialKey? = nil, _ body: (ServiceCall) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
         let deadline = Deadline(configuration.timeout)
         defer { deadline.finish() }
+        CancellationFlag.current?.onCancel { deadline.cancel() }
+        do throws(CredentialVaultError) {
+            return try perform(locking: key, deadline: deadline, body)
+        } catch {
+            throw deadline.settle(error)
+        }
+    }
+
+    private func perform<T>(
+        locking key: CredentialKey?, deadline: Deadline, _ body: (ServiceCall) throws(CredentialVaultError) -> T
+    ) throws(CredentialVaultError) -> T {
         var lock: FileLock?
         defer { lock?.release() }
         var retried = false

@@ -13,19 +13,23 @@ struct SecretServiceConformanceTests {
         name: "secret-service",
         makeStore: { clock in
             StoreUnderTest(
-                sync: SecretServiceStore(
+                SecretServiceStore(
                     configuration: SecretServiceConfiguration(
                         timeout: .seconds(10), serviceNamePrefix: "cvconf-\(UUID().uuidString.prefix(8))/", clock: clock)))
         },
         reopen: { store, clock in
             var configuration = (store.sync as! SecretServiceStore).configuration
             configuration.clock = clock
-            return StoreUnderTest(sync: SecretServiceStore(configuration: configuration))
+            return StoreUnderTest(SecretServiceStore(configuration: configuration))
         })
 
-    // The async API's run is added with `SecretServiceStore: AsyncTokenStorage`.
     @Test(arguments: [backend], ConformanceCheck.allCases)
     func conformanceThroughTheSyncAPI(backend: ConformanceBackend, check: ConformanceCheck) async throws {
         try await ConformanceSuite.run(check, on: backend, through: .sync)
+    }
+
+    @Test(arguments: [backend], ConformanceCheck.allCases)
+    func conformanceThroughTheAsyncAPI(backend: ConformanceBackend, check: ConformanceCheck) async throws {
+        try await ConformanceSuite.run(check, on: backend, through: .async)
     }
 }

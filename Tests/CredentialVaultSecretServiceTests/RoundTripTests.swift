@@ -133,7 +133,8 @@ struct RoundTripTests {
 
     @Test func concurrentSavesOfOneKeyAllSucceedAndLeaveOneItem() async throws {
         let fixture = IsolatedSecretServiceStore()
-        let store = fixture.store
+        // The synchronous API, called from tasks (in async code the async overloads would be picked).
+        let store = fixture.store.synchronous
         let key = CredentialKey(service: "contended", account: "token")
         let values = (0..<8).map { Data("writer \($0)".utf8) }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -147,7 +148,8 @@ struct RoundTripTests {
 
     @Test func sixteenConcurrentTasks() async throws {
         let fixture = IsolatedSecretServiceStore()
-        let store = fixture.store
+        // The synchronous API, called from tasks (in async code the async overloads would be picked).
+        let store = fixture.store.synchronous
         try await withThrowingTaskGroup(of: Void.self) { group in
             for task in 0..<16 {
                 group.addTask {

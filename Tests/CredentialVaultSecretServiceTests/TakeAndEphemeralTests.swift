@@ -21,7 +21,8 @@ struct TakeAndEphemeralTests {
 
     @Test func racingTakersGetTheValueAtMostOnce() async throws {
         let fixture = IsolatedSecretServiceStore()
-        let store = fixture.store
+        // The synchronous API, called from tasks (in async code the async overloads would be picked).
+        let store = fixture.store.synchronous
         for round in 0..<5 {
             let key = CredentialKey(service: "race", account: "round-\(round)")
             try store.save(Data("once".utf8), for: key, options: .ephemeral())

@@ -6,6 +6,10 @@
 // Steps: status | unlock | list | sigstop | sigcont | lock-default
 //        save:SERVICE:ACCOUNT | save-ephemeral:SERVICE:ACCOUNT | load:SERVICE:ACCOUNT |
 //        take:SERVICE:ACCOUNT | delete:SERVICE:ACCOUNT
+//        async-status | async-unlock | async-list | async-save:SERVICE:ACCOUNT |
+//        async-load:SERVICE:ACCOUNT | async-take:SERVICE:ACCOUNT | async-delete:SERVICE:ACCOUNT
+//        (the same through the async API) | async-saves:COUNT:CANCEL_MS:KEYS |
+//        sync-saves:COUNT:CANCEL_MS:KEYS (concurrent saves beside a heartbeat: AsyncSteps.swift)
 // sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID; lock-default
 // locks the login collection with `dbus-send` (Service.Lock, which never prompts).
 // Prints one line per step: STEP <TAB> OUTCOME <TAB> MILLISECONDS [<TAB> ERROR MESSAGE], where
@@ -90,7 +94,7 @@ func perform(_ parts: [String], _ key: CredentialKey?) throws(CredentialVaultErr
 
 for step in arguments {
     let start = ContinuousClock.now
-    let (outcome, detail) = run(step)
+    let (outcome, detail) = AsyncSteps.handles(step) ? await AsyncSteps.run(step, store: store) : run(step)
     let elapsed = ContinuousClock.now - start
     let (seconds, attoseconds) = elapsed.components
     let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000

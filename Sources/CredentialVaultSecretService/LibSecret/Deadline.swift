@@ -1,14 +1,21 @@
 import CLibSecret
+import CredentialVault
 import Dispatch
+import Synchronization
 
-/// A `GCancellable` that a timer cancels when the deadline passes.
+/// A `GCancellable` that a timer cancels when the deadline passes, and that the waiting task's
+/// cancellation can cancel earlier (`cancel()`).
 ///
 /// libsecret's synchronous calls run their D-Bus round trips on a private main loop and give
 /// up as soon as their cancellable is cancelled, from any thread (`g_cancellable_cancel` is
 /// thread-safe). Without it, a stopped daemon holds each call for D-Bus's default 25 s, twice.
+///
+/// Both causes cancel the same cancellable (a libsecret call takes one), so the cause is
+/// recorded first: whichever comes first wins, and an interrupted call is reported as
+/// `timedOut` after the deadline and as `cancelled` after `cancel()` (`settle(_:)`).
 final class Deadline: @unchecked Sendable {
     // @unchecked: the only state is the GCancellable reference, which glib makes thread-safe,
-    // and the timer, which is only cancelled.
+    // the trigger (an atomic), and the timer, which is only cancelled.
 
     /// The cancellable to pass to every libsecret call of one operation.
     let cancellable: UnsafeMutablePointer<GCancellable>
@@ -16,6 +23,7 @@ final class Deadline: @unchecked Sendable {
     let duration: Duration
     /// When the operation's time is up (for waits that are not D-Bus calls, e.g. `KeyLock`).
     let end: ContinuousClock.Instant
+    private let trigger: Trigger
     private let timer: DispatchWorkItem
 
     /// Starts the clock: `cancellable` is cancelled `duration` from now.
@@ -24,16 +32,35 @@ final class Deadline: @unchecked Sendable {
         end = .now + duration
         let cancellable = g_cancellable_new()!
         self.cancellable = cancellable
-        let box = CancellableReference(cancellable)
-        timer = DispatchWorkItem { box.cancel() }
+        let trigger = Trigger(cancellable)
+        self.trigger = trigger
+        timer = DispatchWorkItem { trigger.fire(.expired) }
         let (seconds, attoseconds) = duration.components
         let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
         DispatchQueue.global(qos: .userInitiated).asyncAfter(
             deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: timer)
     }
 
-    /// Whether the deadline has passed (the cancellable was cancelled).
-    var hasExpired: Bool { g_cancellable_is_cancelled(cancellable) != 0 }
+    /// Whether the deadline has passed (the timer cancelled the cancellable).
+    var hasExpired: Bool { trigger.cause == .expired }
+
+    /// Whether `cancel()` cancelled the cancellable (before the deadline passed).
+    var wasCancelled: Bool { trigger.cause == .cancelled }
+
+    /// Cancels the operation's calls now because the task waiting for it was cancelled (not
+    /// because time is up). Safe from any thread, at any time, any number of times: once the
+    /// operation is over it changes nothing.
+    func cancel() { trigger.fire(.cancelled) }
+
+    /// The error to report for `error`, thrown by an operation under this deadline: a call
+    /// interrupted by `cancel()` surfaces from the error mapping as `timedOut` (glib says only
+    /// "cancelled", whoever cancelled), which is `cancelled` here. Everything else is
+    /// unchanged. Safe because the first cause wins: after `cancel()` the deadline can no
+    /// longer fire, so a `timedOut` then never means the time was up.
+    func settle(_ error: CredentialVaultError) -> CredentialVaultError {
+        if case .timedOut = error, wasCancelled { return .cancelled }
+        return error
+    }
 
     /// Stops the timer once the operation is over.
     func finish() { timer.cancel() }
@@ -44,17 +71,33 @@ final class Deadline: @unchecked Sendable {
     }
 }
 
-/// Keeps the cancellable alive for the timer, which may fire after the operation ended.
-private final class CancellableReference: @unchecked Sendable {
-    // @unchecked: holds a strong reference to a thread-safe GObject.
+/// Why a deadline's cancellable was cancelled; keeps the cancellable alive for the timer and
+/// the cancellation handler, which may fire after the operation ended.
+private final class Trigger: @unchecked Sendable {
+    // @unchecked: holds a strong reference to a thread-safe GObject; the cause is an atomic.
+
+    enum Cause: UInt8 {
+        case none, expired, cancelled
+    }
+
     private let cancellable: UnsafeMutablePointer<GCancellable>
+    private let state = Atomic<UInt8>(Cause.none.rawValue)
 
     init(_ cancellable: UnsafeMutablePointer<GCancellable>) {
         self.cancellable = cancellable
         g_object_ref(cancellable)
     }
 
-    func cancel() { g_cancellable_cancel(cancellable) }
+    /// The first cause that fired (`none` until one did).
+    var cause: Cause { Cause(rawValue: state.load(ordering: .acquiring)) ?? .none }
+
+    /// Records `cause` unless another came first, then cancels. The cause is stored before
+    /// `g_cancellable_cancel`, so a call that sees the cancellation also sees why.
+    func fire(_ cause: Cause) {
+        let (won, _) = state.compareExchange(
+            expected: Cause.none.rawValue, desired: cause.rawValue, ordering: .acquiringAndReleasing)
+        if won { g_cancellable_cancel(cancellable) }
+    }
 
     deinit { g_object_unref(cancellable) }
 }

@@ -4,8 +4,9 @@ import CredentialVault
 extension GLibError {
     /// Maps a glib / D-Bus / libsecret error to the vault's error.
     ///
-    /// `deadlineExpired` tells whether our deadline cancelled the call: a cancelled call is then a
-    /// time-out (this backend never cancels for any other reason).
+    /// `deadlineExpired` tells whether our deadline cancelled the call. A cancelled call is a
+    /// time-out here; when the waiting task's cancellation (not the deadline) cancelled it,
+    /// `Deadline.settle(_:)` turns that into `cancelled` (the async API).
     func vaultError(deadlineExpired: Bool) -> CredentialVaultError {
         let io = g_io_error_quark()
         let dbus = g_dbus_error_quark()

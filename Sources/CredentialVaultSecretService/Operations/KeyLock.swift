@@ -23,17 +23,26 @@ import Glibc
 /// is killed, so a lock is never left stale. Waiting polls (0.1 ms doubling up to 5 ms) until
 /// the operation's deadline, then throws `busy`: never a hang. A holder keeps it for at most its
 /// own deadline, after which its D-Bus calls are cancelled.
+///
+/// **Cancellable.** On a store's thread (the async API) the wait also polls the job's
+/// `CancellationFlag` and throws `cancelled` within one pause (5 ms at most) of the task's
+/// cancellation. That is safe: nothing has been sent to the Secret Service while the lock is
+/// awaited. Elsewhere (the synchronous API) there is no flag and nothing changes.
 enum KeyLock {
     /// How many lock files the keys are spread over.
     static let stripes = 64
 
     /// Acquires the lock of the key whose identifying attributes are `service` and `account`,
-    /// waiting until `deadline` at most; throws `busy` past it, `permissionDenied` or `io` when
-    /// the lock file cannot be opened.
+    /// waiting until `deadline` at most; throws `busy` past it, `cancelled` when the job's
+    /// task is cancelled meanwhile (see the type), `permissionDenied` or `io` when the lock file
+    /// cannot be opened.
     static func acquire(service: String, account: String, until deadline: ContinuousClock.Instant) throws(CredentialVaultError) -> FileLock {
         let path = try path(service: service, account: account)
+        let cancellation = CancellationFlag.current
         var pause = Duration.microseconds(100)
         while true {
+            // Checked before each try: a cancelled job never takes the lock (nor sends anything).
+            try cancellation?.check()
             if let lock = try tryAcquire(path) { return lock }
             let now = ContinuousClock.now
             if now >= deadline { throw .busy }
