@@ -56,6 +56,10 @@ import Glibc
         #expect(entries == ["new.cvault", "new.cvault.lock"], "no temp file left: \(entries)")
     }
 
+    /// The restore lands during the key derivation, which runs before the write takes the lock:
+    /// the write then finds another vault under the name and leaves it (`io`). (A restore
+    /// between the write's catch-up and its rename is refused by the rewrite itself,
+    /// `AtomicFile.write`'s identity check, with the same kind of message.)
     @Test func aRewriteNeverReplacesAFileRestoredDuringIt() throws {
         let (_, bytes) = try backup()
         let store = try TestVault.create(dir)

@@ -7,10 +7,14 @@ import Foundation
 /// writes made durable with `fdatasync`, lock waits, database round trips) runs on threads the
 /// backend owns (`StoreThreads`) or uses non-blocking I/O, while the caller suspends. What is
 /// already in memory (a load from an open sealed file, the in-memory store) is answered on the
-/// caller's thread, without a hop. Lock waits and deadlines are those of the synchronous API;
-/// cancelling the task gives `CredentialVaultError.cancelled` promptly: at once while the
-/// operation waits (for a lock, or behind other work), and a write that has started is
-/// completed first, so nothing is ever left half-written.
+/// caller's thread, without a hop. Lock waits and deadlines are those of the synchronous API.
+///
+/// Cancelling the task gives `CredentialVaultError.cancelled` promptly. While the operation
+/// waits (for a lock, or behind other work on the backend's threads) nothing has been done, and
+/// nothing is. Once it is under way, a backend either completes it first (the sealed file's
+/// writes: a few milliseconds, so a vault is never left half-written) or interrupts it (the
+/// Secret Service's D-Bus calls), after which whether a write took effect is unknown, as after
+/// `timedOut`. Each backend documents which.
 ///
 /// Every backend of this package conforms to both protocols; the conformance suite runs each
 /// check through both.

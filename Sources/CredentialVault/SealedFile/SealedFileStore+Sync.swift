@@ -29,7 +29,10 @@ extension SealedFileStore {
         }
         let header = try VaultFile.header(of: bytes)
         guard header.vaultID == state.contents.header.vaultID else {
-            throw .corrupted("\(location.path) was replaced by a different vault; open it again")
+            // Not damage: another file took the name (a restore from a backup, another vault
+            // moved there). Nothing of it is read or written; the caller opens it again.
+            throw .io(
+                "\(location.path) was replaced by another file (a different vault) since it was opened; it was not overwritten and nothing was changed: open it again")
         }
         do {
             // Under the lock (`verify`) the file is stable; without it, a verdict is re-read first.

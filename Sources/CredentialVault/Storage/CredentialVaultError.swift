@@ -29,7 +29,8 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
     /// A read or write failed (disk full, read-only file system, ...); the previous state is intact.
     case io(String)
     /// The task waiting for the operation was cancelled (`Task.cancel()`). Nothing was changed
-    /// when it is thrown before a write started; a write that had started is completed first.
+    /// when the operation was still waiting (for a lock, or its turn); one already under way
+    /// was completed first or interrupted, as the backend documents (`AsyncTokenStorage`).
     case cancelled
     /// The caller passed something invalid (an empty service, a non-UTF-8 string value, ...).
     case invalidArgument(String)
