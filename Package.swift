@@ -90,7 +90,7 @@ let package = Package(
         // test process's (locked keyring, no provider, no bus, stopped daemon). Tests only.
         .executableTarget(
             name: "secret-service-probe",
-            dependencies: ["CredentialVault", "CredentialVaultSecretService"],
+            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting"],
             path: "Tests/SecretServiceProbe",
             swiftSettings: strict),
         .testTarget(

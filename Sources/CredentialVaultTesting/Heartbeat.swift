@@ -40,6 +40,12 @@ public final class Heartbeat: Sendable {
     /// How many beats so far.
     public var count: Int { beats.withLock { $0 } }
 
+    /// Forgets the lateness and beats seen so far (for example after a baseline).
+    public func reset() {
+        worst.withLock { $0 = .zero }
+        beats.withLock { $0 = 0 }
+    }
+
     /// Stops the heartbeat and returns the largest lateness seen.
     @discardableResult
     public func stop() async -> Duration {

@@ -1,4 +1,5 @@
 import CredentialVault
+import CredentialVaultTesting
 import CredentialVaultSecretService
 import Foundation
 
@@ -61,10 +62,9 @@ enum AsyncSteps {
         guard parts.count == 4, let count = Int(parts[1]), let cancelAfter = Int(parts[2]), ["one", "distinct"].contains(parts[3]) else {
             return ("usage:saves-arguments", nil)
         }
-        let heartbeat = Heartbeat()
-        let beating = Task.detached { await heartbeat.run() }
+        let heartbeat = Heartbeat.start()
         try? await Task.sleep(for: .milliseconds(200))
-        let baseline = heartbeat.worst
+        let baseline = heartbeat.worstLag
         heartbeat.reset()
         let (results, cancelLatency) = await withTaskGroup(of: Outcome.self) { group -> ([Outcome], Duration?) in
             for index in 0..<count {
@@ -84,10 +84,9 @@ enum AsyncSteps {
             }
             return (results, latency)
         }
-        let lag = heartbeat.worst
-        let beats = heartbeat.beats
-        heartbeat.stop()
-        await beating.value
+        let lag = heartbeat.worstLag
+        let beats = heartbeat.count
+        await heartbeat.stop()
         var ok = 0
         var cancelled = 0
         var other: [CredentialVaultError] = []
