@@ -215,8 +215,10 @@ public final class FaultInjectingStore: TokenStorageAdapter, AsyncTokenStorage, 
 
     // MARK: - ExclusiveAccessStore
 
-    /// The underlying store's exclusive access when it has one, else an in-process lock;
-    /// after the injected fault if any.
+    /// The underlying store's exclusive access when it has one; else an in-process lock that
+    /// shuts out the other `withExclusiveAccess` bodies of this store (not its plain writes: the
+    /// underlying store has no lock of its own to hold them back), with a 10 s wait (`busy`)
+    /// and prompt cancellation (`cancelled`). After the injected fault if any.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await strike(.exclusiveAccess)
         if let exclusive = base as? any ExclusiveAccessStore { return try await exclusive.withExclusiveAccess(body) }

@@ -13,17 +13,27 @@ import Synchronization
 package final class StoreThreads: Sendable {
     private final class Job: Sendable {
         let flag = CancellationFlag()
+        let abandonable: Bool
         let work: @Sendable (CancellationFlag) -> Void
-        /// Resumes the waiting task with "cancelled" when the job is dropped before it started.
+        /// Resumes the waiting task with "cancelled" (a job dropped before it started, or abandoned).
         let drop: @Sendable () -> Void
-        init(work: @escaping @Sendable (CancellationFlag) -> Void, drop: @escaping @Sendable () -> Void) {
+        init(abandonable: Bool, work: @escaping @Sendable (CancellationFlag) -> Void, drop: @escaping @Sendable () -> Void) {
+            self.abandonable = abandonable
             self.work = work
             self.drop = drop
         }
     }
 
+    /// The threads of the key derivations and the opening of vaults (Argon2id: up to seconds
+    /// and 1 GiB each), shared by every store: at most one per core at once, so that many
+    /// concurrent opens queue instead of each taking a thread and its memory.
+    package static let keyDerivation = StoreThreads(
+        name: "credvault-kdf", limit: max(1, ProcessInfo.processInfo.activeProcessorCount))
+
     private struct State {
-        var queue: [Job] = []
+        /// Jobs in submission order; a slot is emptied as its job starts (or is dropped), so a
+        /// job, and what its closure holds (a value being saved), is freed as soon as it is done.
+        var queue: [Job?] = []
         var head = 0
         var threads = 0
         var idle = 0
@@ -48,8 +58,11 @@ package final class StoreThreads: Sendable {
     /// suspends meanwhile. Throws `cancelled` when the task is cancelled before `body`
     /// started (then `body` never runs); once it has started, `body` sees the cancellation
     /// through its flag and decides (it must leave nothing half-done).
+    ///
+    /// With `abandonable`, a cancelled task also resumes at once when `body` has started, and
+    /// its result is thrown away when it ends: only for work without effects (a key derivation).
     package func run<T: Sendable>(
-        _ body: @escaping @Sendable (CancellationFlag) throws(CredentialVaultError) -> T
+        abandonable: Bool = false, _ body: @escaping @Sendable (CancellationFlag) throws(CredentialVaultError) -> T
     ) async throws(CredentialVaultError) -> T {
         if Task.isCancelled { throw .cancelled }
         let once = Mutex<CheckedContinuation<Result<T, CredentialVaultError>, Never>?>(nil)
@@ -57,6 +70,7 @@ package final class StoreThreads: Sendable {
             once.withLock { $0.take() }?.resume(returning: result)
         }
         let job = Job(
+            abandonable: abandonable,
             work: { flag in
                 // Cancelled between its submission and now: it never starts.
                 if flag.isCancelled { return resume(.failure(.cancelled)) }
@@ -108,30 +122,37 @@ package final class StoreThreads: Sendable {
         }
     }
 
-    /// Drops a job that has not started; flags one that has.
+    /// Drops a job that has not started; flags one that has (and abandons it when it may be).
     private func cancel(_ job: Job) {
         let dropped = state.withLock { (s: inout State) -> Bool in
             guard let index = s.queue[s.head...].firstIndex(where: { $0 === job }) else { return false }
-            s.queue.remove(at: index)
+            s.queue[index] = nil
             return true
         }
-        if dropped { job.drop() } else { job.flag.cancel() }
+        if dropped { return job.drop() }
+        job.flag.cancel()
+        if job.abandonable { job.drop() }
     }
 
+    /// The next job to run, its slot emptied; `nil` when none is queued.
     private func next() -> Job? {
         state.withLock { (s: inout State) -> Job? in
-            guard s.head < s.queue.count else { return nil }
-            let job = s.queue[s.head]
-            s.head += 1
-            if s.head > 64 && s.head * 2 > s.queue.count {
-                s.queue.removeFirst(s.head)
-                s.head = 0
+            while s.head < s.queue.count {
+                let job = s.queue[s.head]
+                s.queue[s.head] = nil
+                s.head += 1
+                if s.head == s.queue.count {
+                    s.queue.removeAll(keepingCapacity: true)
+                    s.head = 0
+                }
+                if let job { return job }
             }
-            return job
+            return nil
         }
     }
 
     private func serve() {
+        Self.nameThisThread(name)
         while true {
             if let job = next() {
                 Self.currentFlag = job.flag
@@ -142,7 +163,7 @@ package final class StoreThreads: Sendable {
             // Nothing queued: wait to be woken, and end after `idleTimeout` without work.
             wakeUp.lock()
             let stillEmpty = state.withLock { (s: inout State) -> Bool in
-                if s.head < s.queue.count { return false }
+                if s.queue[s.head...].contains(where: { $0 != nil }) { return false }
                 s.idle += 1
                 return true
             }
@@ -151,12 +172,23 @@ package final class StoreThreads: Sendable {
             wakeUp.unlock()
             let exit = state.withLock { (s: inout State) -> Bool in
                 if stillEmpty { s.idle -= 1 }
-                guard !woken, s.head >= s.queue.count else { return false }
+                guard !woken, !s.queue[s.head...].contains(where: { $0 != nil }) else { return false }
                 s.threads -= 1
                 return true
             }
             if exit { return }
         }
+    }
+
+    /// Gives the calling thread its kernel name (`top -H`, `/proc/PID/task/*/comm`, debuggers):
+    /// Foundation's `Thread.name` does not reach it on Linux, and `pthread_setname_np` is not
+    /// exported to Swift, so the name (at most 15 bytes) is written to `/proc/thread-self/comm`.
+    private static func nameThisThread(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
     /// The flag of the job running on this thread.

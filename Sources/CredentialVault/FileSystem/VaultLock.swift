@@ -23,24 +23,66 @@ import Glibc
 final class VaultLock: Sendable {
     private let lockFile: FileLock
     private let vaultFile: Mutex<FileLock?>
+    /// `release()` called; writes in progress under the lock (`enter`) and not yet `leave`d.
+    private let usage = Mutex<(released: Bool, users: Int)>((false, 0))
 
     private init(lockFile: FileLock, vaultFile: FileLock?) {
         self.lockFile = lockFile
         self.vaultFile = Mutex(vaultFile)
     }
 
-    deinit { release() }
+    deinit { closeFiles() }
 
     /// The locks this task holds through `withExclusiveAccess`, by `SealedFileStore.lockID`: the
     /// store's own writes inside the body do not lock again (flock would refuse them), and
     /// hand the new vault file of a rewrite to the lock held (`adopt`).
+    ///
+    /// A task-local is inherited by every `Task {}` started inside the body, which may outlive
+    /// it: such a task finds this lock after `withExclusiveAccess` released it. So a write never
+    /// trusts it blindly: it `enter`s it, which fails once it is released (the write then takes
+    /// the lock itself), and a release waits for the writes inside to `leave` before the files
+    /// are closed, so a write that started under the lock finishes under it.
     @TaskLocal static var held: [String: VaultLock] = [:]
+
+    /// The lock held by this task for `lockID`, entered for one write (`leave()` after it), or
+    /// `nil` when there is none or it was released.
+    static func enterHeld(_ lockID: String) -> VaultLock? {
+        guard let lock = held[lockID], lock.enter() else { return nil }
+        return lock
+    }
 
     /// The lock file of the vault at `vault`.
     static func lockFileLocation(of vault: FileLocation) -> FileLocation { vault.sibling(vault.name + ".lock") }
 
-    /// Releases both locks. Idempotent.
+    /// Starts a write under this lock; `false` once it is released.
+    func enter() -> Bool {
+        usage.withLock { u in
+            if u.released { return false }
+            u.users += 1
+            return true
+        }
+    }
+
+    /// Ends a write started with `enter()`; the last one out closes a released lock.
+    func leave() {
+        let close = usage.withLock { u in
+            u.users -= 1
+            return u.released && u.users == 0
+        }
+        if close { closeFiles() }
+    }
+
+    /// Releases both locks, at once or, while writes entered it, when the last one leaves.
+    /// Idempotent; never waits.
     func release() {
+        let close = usage.withLock { u in
+            u.released = true
+            return u.users == 0
+        }
+        if close { closeFiles() }
+    }
+
+    private func closeFiles() {
         vaultFile.withLock { $0?.release() }
         lockFile.release()
     }

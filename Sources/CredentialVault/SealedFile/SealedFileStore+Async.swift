@@ -37,7 +37,7 @@ extension SealedFileStore: AsyncTokenStorage {
                 return deviceKey
             }
         case nil:
-            return try await threads.run { _ throws(CredentialVaultError) in try self.synchronous.load(key) }
+            return try await onStoreThread { () throws(CredentialVaultError) in try self.synchronous.load(key) }
         }
     }
 
@@ -55,7 +55,7 @@ extension SealedFileStore: AsyncTokenStorage {
     /// See `listKeys(service:)`.
     public func listKeys(service: String?) async throws(CredentialVaultError) -> [CredentialKey] {
         if let keys = cached({ s in Self.keys(in: s, service: service) }) { return keys }
-        return try await threads.run { _ throws(CredentialVaultError) in try self.synchronous.listKeys(service: service) }
+        return try await onStoreThread { () throws(CredentialVaultError) in try self.synchronous.listKeys(service: service) }
     }
 
     /// See `metadata(for:)`.
@@ -63,7 +63,7 @@ extension SealedFileStore: AsyncTokenStorage {
         try key.validate()
         let now = configuration.clock.now()
         if let answer = cached({ s in Optional(Self.metadata(of: key, in: s, now: now)) }) { return answer }
-        return try await threads.run { _ throws(CredentialVaultError) in try self.synchronous.metadata(for: key) }
+        return try await onStoreThread { () throws(CredentialVaultError) in try self.synchronous.metadata(for: key) }
     }
 
     /// See `deleteAll(service:)`.
@@ -74,39 +74,51 @@ extension SealedFileStore: AsyncTokenStorage {
 
     // MARK: - Key management and opening, off the caller's thread
 
-    /// `changeKey(from:to:kdf:)` on the store's thread (its key derivations take up to seconds).
+    /// `changeKey(from:to:kdf:)`: the key derivations on the key-derivation threads
+    /// (`StoreThreads.keyDerivation`), without the vault lock; then the write, as any other.
+    /// Cancelled during the derivations: `cancelled` at once, nothing changed (the abandoned
+    /// derivation ends on its own).
     public func changeKey(from current: VaultKey, to new: VaultKey, kdf: KDFParameters = .moderate) async throws(CredentialVaultError) {
-        try await onLockedThread { () throws(CredentialVaultError) in try self.changeKey(from: current, to: new, kdf: kdf) }
+        let change = try await StoreThreads.keyDerivation.run(abandonable: true) { _ throws(CredentialVaultError) in
+            try self.keyChange(from: current, to: new, kdf: kdf)
+        }
+        try await write(change)
     }
 
-    /// `rotateDataKey(key:kdf:)` on the store's thread.
+    /// `rotateDataKey(key:kdf:)`, as the async `changeKey`.
     public func rotateDataKey(key: VaultKey, kdf: KDFParameters? = nil) async throws(CredentialVaultError) {
-        try await onLockedThread { () throws(CredentialVaultError) in try self.rotateDataKey(key: key, kdf: kdf) }
+        let change = try await StoreThreads.keyDerivation.run(abandonable: true) { _ throws(CredentialVaultError) in
+            try self.rotation(key: key, kdf: kdf)
+        }
+        try await write(change)
     }
 
-    /// `open(at:key:configuration:)` on a thread of its own (the key derivation and the read).
+    /// `open(at:key:configuration:)` on the key-derivation threads (its derivation and read).
+    /// Cancelled meanwhile: `cancelled` at once (the abandoned open has no effect but a
+    /// best-effort purge of expired records, which any reader may do).
     public static func open(
         at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {
-        try await StoreThreads.detached(name: "credvault-open") { _ throws(CredentialVaultError) in
+        try await StoreThreads.keyDerivation.run(abandonable: true) { _ throws(CredentialVaultError) in
             try SealedFileStore.open(at: url, key: key, configuration: configuration)
         }
     }
 
-    /// `create(at:key:kdf:configuration:)` on a thread of its own.
+    /// `create(at:key:kdf:configuration:)` on the key-derivation threads (not abandoned when
+    /// cancelled once started: it writes the new vault).
     public static func create(
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {
-        try await StoreThreads.detached(name: "credvault-open") { _ throws(CredentialVaultError) in
+        try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
             try SealedFileStore.create(at: url, key: key, kdf: kdf, configuration: configuration)
         }
     }
 
-    /// `openOrCreate(at:key:kdf:configuration:)` on a thread of its own.
+    /// `openOrCreate(at:key:kdf:configuration:)` on the key-derivation threads, as `create`.
     public static func openOrCreate(
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {
-        try await StoreThreads.detached(name: "credvault-open") { _ throws(CredentialVaultError) in
+        try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
             try SealedFileStore.openOrCreate(at: url, key: key, kdf: kdf, configuration: configuration)
         }
     }
@@ -139,24 +151,32 @@ extension SealedFileStore: AsyncTokenStorage {
         }
     }
 
-    /// Runs a synchronous write of this store on its thread with the vault lock held, so that
-    /// the synchronous code finds it held (`VaultLock.held`) and does not wait on that thread.
-    private func onLockedThread(_ body: @escaping @Sendable () throws(CredentialVaultError) -> Void) async throws(CredentialVaultError) {
+    /// Runs a synchronous read of this store on its thread. A vault lock this task holds
+    /// (`withExclusiveAccess`) goes with it, so that a purge there writes under it instead of
+    /// finding the lock taken, by this very task, and giving up.
+    private func onStoreThread<R: Sendable>(
+        _ body: @escaping @Sendable () throws(CredentialVaultError) -> R
+    ) async throws(CredentialVaultError) -> R {
+        guard let held = VaultLock.enterHeld(lockID) else {
+            return try await threads.run { _ throws(CredentialVaultError) in try body() }
+        }
+        defer { held.leave() }
         let lockID = self.lockID
-        try await withVaultLock { lock throws(CredentialVaultError) in
-            try await threads.run { _ throws(CredentialVaultError) in
-                var held = VaultLock.held
-                held[lockID] = lock
-                let result = VaultLock.$held.withValue(held) { () -> Result<Void, CredentialVaultError> in
-                    do throws(CredentialVaultError) { return .success(try body()) } catch { return .failure(error) }
-                }
-                try result.get()
+        return try await threads.run { _ throws(CredentialVaultError) in
+            var locks = VaultLock.held
+            locks[lockID] = held
+            let result = VaultLock.$held.withValue(locks) { () -> Result<R, CredentialVaultError> in
+                do throws(CredentialVaultError) { return .success(try body()) } catch { return .failure(error) }
             }
+            return try result.get()
         }
     }
 
     private func withVaultLock<R>(_ body: (VaultLock) async throws(CredentialVaultError) -> R) async throws(CredentialVaultError) -> R {
-        if let held = VaultLock.held[lockID] { return try await body(held) }
+        if let held = VaultLock.enterHeld(lockID) {
+            defer { held.leave() }
+            return try await body(held)
+        }
         let lock = try await VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
         return try await body(lock)

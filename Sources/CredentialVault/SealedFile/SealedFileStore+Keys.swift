@@ -18,20 +18,7 @@ extension SealedFileStore {
     /// meanwhile; the write then only installs the new header, provided the vault is still
     /// wrapped as when the derivations started (else they are made again under the lock).
     public func changeKey(from current: VaultKey, to new: VaultKey, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
-        let prepare = { (s: State) throws(CredentialVaultError) -> VaultHeader in
-            try self.verify(current, in: s)
-            let need = Self.hostSecretNeed(s.contents)
-            return try Self.wrappedHeader(
-                for: new, kdf: kdf, vaultID: s.contents.header.vaultID, dataKey: s.keys.dataKey,
-                generation: s.contents.header.generation, configuration: self.configuration, hostSecretNeed: { need })
-        }
-        let known = try read { $0 }
-        let prepared = try prepare(known)
-        try mutate { (s) throws(CredentialVaultError) in
-            var header = Self.sameWrapping(s, as: known) ? prepared : try prepare(s)
-            header.generation = s.contents.header.generation
-            s.contents.header = header
-        }
+        try write(keyChange(from: current, to: new, kdf: kdf))
     }
 
     /// Makes a new random data key and re-seals every record with it (for example after a
@@ -40,7 +27,31 @@ extension SealedFileStore {
     ///
     /// As for `changeKey`, the key derivations run before the lock is taken.
     public func rotateDataKey(key: VaultKey, kdf: KDFParameters? = nil) throws(CredentialVaultError) {
-        let prepare = { (s: State, dataKey: SecureBytes) throws(CredentialVaultError) -> VaultHeader in
+        try write(rotation(key: key, kdf: kdf))
+    }
+
+    /// A key change with its derivations made now (against the current state): the write that
+    /// installs it, shared by the sync and async APIs.
+    func keyChange(from current: VaultKey, to new: VaultKey, kdf: KDFParameters) throws(CredentialVaultError) -> VaultChange<Void> {
+        let prepare = { @Sendable (s: State) throws(CredentialVaultError) -> VaultHeader in
+            try self.verify(current, in: s)
+            let need = Self.hostSecretNeed(s.contents)
+            return try Self.wrappedHeader(
+                for: new, kdf: kdf, vaultID: s.contents.header.vaultID, dataKey: s.keys.dataKey,
+                generation: s.contents.header.generation, configuration: self.configuration, hostSecretNeed: { need })
+        }
+        let known = try read { $0 }
+        let prepared = try prepare(known)
+        return VaultChange { (s) throws(CredentialVaultError) in
+            var header = Self.sameWrapping(s, as: known) ? prepared : try prepare(s)
+            header.generation = s.contents.header.generation
+            s.contents.header = header
+        }
+    }
+
+    /// A rotation with its derivations made now: the write that re-seals and installs it.
+    func rotation(key: VaultKey, kdf: KDFParameters?) throws(CredentialVaultError) -> VaultChange<Void> {
+        let prepare = { @Sendable (s: State, dataKey: SecureBytes) throws(CredentialVaultError) -> VaultHeader in
             let header = s.contents.header
             var parameters = KDFParameters.moderate
             if let kdf {
@@ -57,7 +68,7 @@ extension SealedFileStore {
         let new = VaultKeys(dataKey: dataKey)
         let known = try read { $0 }
         let prepared = try prepare(known, dataKey)
-        try mutate { (s) throws(CredentialVaultError) in
+        return VaultChange { (s) throws(CredentialVaultError) in
             var header = Self.sameWrapping(s, as: known) ? prepared : try prepare(s, dataKey)
             header.generation = s.contents.header.generation
             for (name, entry) in s.contents.records {
@@ -91,7 +102,11 @@ extension SealedFileStore {
     /// bounded wait), and this store's own calls inside `body` do not re-lock. Reads inside
     /// `body` see every write made before the lock was taken.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        if VaultLock.held[lockID] != nil { return try await body() }
+        // Nested (or in a task started by the body, while the body still holds the lock).
+        if let held = VaultLock.enterHeld(lockID) {
+            defer { held.leave() }
+            return try await body()
+        }
         let lock = try await VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
         var held = VaultLock.held

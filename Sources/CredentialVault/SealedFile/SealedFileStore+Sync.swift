@@ -95,9 +95,9 @@ extension SealedFileStore {
     ) throws(CredentialVaultError) -> R {
         let lock: VaultLock
         let acquired: VaultLock?
-        if let held = VaultLock.held[lockID] {
-            lock = held
-            acquired = nil
+        if let held = VaultLock.enterHeld(lockID) {
+            defer { held.leave() }
+            return try mutate(holding: held, change, changed: changed)
         } else if waiting {
             lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
             acquired = lock
