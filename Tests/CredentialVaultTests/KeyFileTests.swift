@@ -42,6 +42,24 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: target.path), "nothing was created through the link")
     }
 
+    @Test func aDirectoryOthersCanWriteIsRefused() throws {
+        let shared = dir.path("shared")
+        mkdir(shared.path, 0o777)
+        chmod(shared.path, 0o777)
+        let error = #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: shared.appendingPathComponent("k")) }
+        guard case .permissionDenied? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(!FileManager.default.fileExists(atPath: shared.appendingPathComponent("k").path))
+    }
+
+    @Test func theAsyncFormCreatesTheSameFile() async throws {
+        let url = dir.path("async.key")
+        _ = try await VaultKey.createKeyFile(at: url)
+        #expect(try Data(contentsOf: url).count == 32)
+    }
+
     @Test func aDirectoryThatCannotTakeTheFileIsATypedErrorAndLeavesNothing() throws {
         #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: dir.path("missing/dir/vault.key")) }
         let readOnly = dir.path("read-only")

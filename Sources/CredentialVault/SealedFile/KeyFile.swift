@@ -12,23 +12,51 @@ extension VaultKey {
     /// directory entry) and returns the key that names it, `.keyFile(url)`; what
     /// `credvault keygen` does.
     ///
-    /// Never replaces anything: an existing file, or a symbolic link, at `url` is
-    /// `invalidArgument`, and nothing is changed. The directory must exist. If writing fails the
-    /// new file is removed; a crash in the middle can leave a file shorter than 32 bytes,
-    /// which no vault accepts as a key (it never passes for a weaker key).
+    /// The directory must exist, belong to the user (or root) and not be writable by others
+    /// (`permissionDenied`: another user could swap the key file); it is opened once and the
+    /// file made, checked, removed on failure and made durable through that descriptor, never
+    /// by path again. Never replaces anything: an existing file, or a symbolic link, at the
+    /// name is `invalidArgument`, and nothing is changed. If writing fails the new file is
+    /// removed; a crash in the middle can leave a file shorter than 32 bytes, which no vault
+    /// accepts as a key (it never passes for a weaker key).
     public static func createKeyFile(at url: URL) throws(CredentialVaultError) -> VaultKey {
         let path = url.path
+        let name = url.lastPathComponent
+        guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else {
+            throw .invalidArgument("\(path) does not name a file")
+        }
+        let directoryPath = url.deletingLastPathComponent().path
+        let directory = open(directoryPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw PrivateFiles.error(errno, "cannot open the directory \(directoryPath)") }
+        defer { close(directory) }
+        var info = stat()
+        guard fstat(directory, &info) == 0 else { throw PrivateFiles.error(errno, "cannot check the directory \(directoryPath)") }
+        guard info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw .permissionDenied("\(directoryPath) belongs to another user; keep the key file in a directory of yours")
+        }
+        guard info.st_mode & 0o022 == 0 else {
+            throw .permissionDenied(
+                "\(directoryPath) is writable by other users (mode \(String(info.st_mode & 0o7777, radix: 8))); keep the key file in a private directory")
+        }
         // O_EXCL with O_CREAT also refuses a symbolic link at the name, dangling or not.
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
             if code == EEXIST { throw .invalidArgument("\(path) already exists; a key file is never overwritten") }
             throw PrivateFiles.error(code, "cannot create the key file \(path)")
         }
+        var created = stat()
+        _ = fstat(fd, &created)
         var done = false
         defer {
             close(fd)
-            if !done { unlink(path) }
+            // Removed only while the name is still the file made here.
+            var current = stat()
+            if !done, fstatat(directory, name, &current, AT_SYMLINK_NOFOLLOW) == 0,
+                current.st_dev == created.st_dev, current.st_ino == created.st_ino
+            {
+                unlinkat(directory, name, 0)
+            }
         }
         // A umask cannot widen 0600, but a default ACL could: set the mode on the descriptor.
         guard fchmod(fd, 0o600) == 0 else { throw PrivateFiles.error(errno, "cannot set the mode of \(path)") }
@@ -45,12 +73,13 @@ extension VaultKey {
         }
         guard written, fsync(fd) == 0 else { throw PrivateFiles.error(errno, "cannot write the key file \(path)") }
         // The new name is durable only once its directory is.
-        let directory = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            defer { close(directory) }
-            guard fsync(directory) == 0 else { throw PrivateFiles.error(errno, "cannot make the key file \(path) durable") }
-        }
+        guard fsync(directory) == 0 else { throw PrivateFiles.error(errno, "cannot make the key file \(path) durable") }
         done = true
         return .keyFile(url)
+    }
+
+    /// `createKeyFile(at:)` off the caller's thread (its `fsync`s).
+    public static func createKeyFile(at url: URL) async throws(CredentialVaultError) -> VaultKey {
+        try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in try VaultKey.createKeyFile(at: url) }
     }
 }
