@@ -2,11 +2,11 @@ import Foundation
 
 /// Key management and cross-process exclusive access.
 extension SealedFileStore {
-    /// How the vault is unlocked now.
-    public var keySource: KeySource { state.withLock { $0.contents.header.keySource } }
+    /// How the vault is unlocked, as last read or written by this store (never waits for a write).
+    public var keySource: KeySource { headerSummary.withLock { $0.keySource } }
 
-    /// The vault's format version, for example `"1.0"`.
-    public var formatVersion: String { state.withLock { "\($0.contents.header.major).\($0.contents.header.minor)" } }
+    /// The vault's format version, for example `"5.0"`, as last read or written by this store.
+    public var formatVersion: String { headerSummary.withLock { $0.version } }
 
     /// Replaces the key that unlocks the vault (a passphrase change, or a switch between
     /// passphrase, key file and device key): the data key is re-wrapped, the records are not

@@ -73,6 +73,7 @@ extension SealedFileStore {
     /// Reads the current state (re-reading the file if it changed).
     func read<R>(_ body: (inout State) throws(CredentialVaultError) -> R) throws(CredentialVaultError) -> R {
         try state.withLock { (s) throws(CredentialVaultError) -> R in
+            defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
             try Self.refresh(&s, location: location)
             return try body(&s)
         }
@@ -117,6 +118,7 @@ extension SealedFileStore {
     ) throws(CredentialVaultError) -> R {
         let now = configuration.clock.now()
         let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
+            defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
             try Self.refresh(&s, location: location, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.

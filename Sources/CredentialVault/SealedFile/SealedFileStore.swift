@@ -31,6 +31,9 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     let lockID: String
     let configuration: SealedFileConfiguration
     let state: Mutex<State>
+    /// The header's key source and version as last read or written, readable without waiting
+    /// for `state` (which a write holds through its `fdatasync`): `keySource`, `formatVersion`.
+    let headerSummary: Mutex<(keySource: KeySource, version: String)>
     /// The thread the async API runs this store's blocking work on (one: writes take the vault
     /// lock one at a time anyway), started on first use and ended when idle.
     let threads = StoreThreads(name: "credvault-file")
@@ -59,6 +62,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         lockLocation = VaultLock.lockFileLocation(of: location)
         lockID = "\(location.directory?.identity ?? "")/\(lockLocation.name)"
         self.configuration = configuration
+        headerSummary = Mutex(Self.summary(of: contents.header))
         state = Mutex(
             State(keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: nil))
         // Expired ephemeral records are purged on open. Best effort, and without waiting for
@@ -67,6 +71,10 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         if contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {
             _ = try? mutate(waiting: false, { _ in false })
         }
+    }
+
+    static func summary(of header: VaultHeader) -> (keySource: KeySource, version: String) {
+        (header.keySource, "\(header.major).\(header.minor)")
     }
 
     /// Opens and unlocks an existing vault (see `LockedVault`).

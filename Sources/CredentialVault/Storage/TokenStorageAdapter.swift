@@ -131,7 +131,8 @@ extension TokenStorageAdapter {
 }
 
 extension TokenStorageAdapter {
-    /// This store through the synchronous protocol only: from async code, where a backend's
-    /// async overloads would otherwise be chosen (its async API calling its sync one).
-    package var synchronous: any TokenStorageAdapter { self }
+    /// This store through the synchronous protocol only. Inside `async` code Swift picks a
+    /// backend's async operations; where the blocking ones are meant (on a thread of your own,
+    /// in a test of the sync API), call them through this: `try store.synchronous.load(key)`.
+    public var synchronous: any TokenStorageAdapter { self }
 }
