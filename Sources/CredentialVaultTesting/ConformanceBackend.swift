@@ -77,6 +77,12 @@ public enum ConformanceCheck: String, CaseIterable, Sendable, CustomStringConver
     case ephemeralExpiry, ephemeralNeverListed, deviceOnlyByDefault, portableMetadata, deleteAll
     case stringConveniences, invalidArguments, concurrentTasks, persistenceAcrossReopen
     case exactByteNames, controlCharactersRefused, keyQueries
+    /// Through the async protocol: 32 concurrent saves and loads leave a heartbeat on the
+    /// cooperative pool on time (worst lag under 100 ms, generous for loaded machines).
+    case asyncDoesNotBlockThePool
+    /// Through the async protocol: an operation whose task was cancelled before it ran either
+    /// did its work or threw `cancelled` having done nothing.
+    case cancelledBeforeItRan
 
     /// The check's name.
     public var description: String { rawValue }

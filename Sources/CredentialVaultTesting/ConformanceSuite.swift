@@ -147,6 +147,29 @@ public enum ConformanceSuite {
                 store, reopen: backend.reopen.map { reopen in { try SuiteStore(reopen(store.store, clock), api: api) } })
         case .controlCharactersRefused:
             try await NameRules.controlCharacters(store)
+        case .asyncDoesNotBlockThePool:
+            guard api == .async else { return }
+            let heartbeat = Heartbeat.start()
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await store.concurrentRoundTrips(32, service: "conformance.heartbeat") == 32)
+            let lag = await heartbeat.stop()
+            #expect(lag < .milliseconds(100), "the heartbeat's worst lag was \(lag): a call blocked the cooperative pool")
+        case .cancelledBeforeItRan:
+            guard api == .async, let async = store.store.async else { return }
+            let outcome = await withTaskGroup(of: Result<Void, CredentialVaultError>.self) { group in
+                group.cancelAll()
+                group.addTask {
+                    do throws(CredentialVaultError) {
+                        return .success(try await async.save(Data("c".utf8), for: key, options: .default))
+                    } catch { return .failure(error) }
+                }
+                return await group.next()!
+            }
+            switch outcome {
+            case .success: #expect(try await store.load(key) == Data("c".utf8), "a save that returned did its work")
+            case .failure(.cancelled): #expect(try await store.load(key) == nil, "a save that threw cancelled before it ran did nothing")
+            case .failure(let error): Issue.record("a cancelled save threw \(error), neither done nor cancelled")
+            }
         case .keyQueries:
             let keys = [
                 CredentialKey(service: "conformance.q.app", account: "user:1"), CredentialKey(service: "conformance.q.app", account: "user:2"),

@@ -1,0 +1,37 @@
+import CredentialVault
+import CredentialVaultTesting
+import Foundation
+import Testing
+
+/// The conformance suite's async checks catch what they are about: a backend whose async
+/// operations block their thread fails `asyncDoesNotBlockThePool`.
+@Suite struct ConformanceCanFailTests {
+    /// An in-memory store whose async operations sleep on the caller's thread, as a careless
+    /// backend that calls blocking code from `async` functions would.
+    final class BlockingStore: AsyncTokenStorage {
+        let base = InMemoryStore()
+        var capabilities: BackendCapabilities { base.capabilities }
+        var defaultService: String { base.defaultService }
+        private func block() { Thread.sleep(forTimeInterval: 0.03) }
+        func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
+            block()
+            try await base.save(value, for: key, options: options)
+        }
+        func load(_ key: CredentialKey) async throws(CredentialVaultError) -> Data? {
+            block()
+            return try await base.load(key)
+        }
+        func take(_ key: CredentialKey) async throws(CredentialVaultError) -> Data? { try await base.take(key) }
+        func delete(_ key: CredentialKey) async throws(CredentialVaultError) -> Bool { try await base.delete(key) }
+        func listKeys(service: String?) async throws(CredentialVaultError) -> [CredentialKey] { try await base.listKeys(service: service) }
+        func metadata(for key: CredentialKey) async throws(CredentialVaultError) -> CredentialMetadata? { try await base.metadata(for: key) }
+        func deleteAll(service: String?) async throws(CredentialVaultError) -> Int { try await base.deleteAll(service: service) }
+    }
+
+    @Test func aBackendThatBlocksThePoolFailsTheHeartbeatCheck() async throws {
+        let backend = ConformanceBackend(name: "blocking", makeStore: { _ in StoreUnderTest(async: BlockingStore()) }, reopen: nil)
+        await withKnownIssue("the heartbeat check must catch a blocking backend") {
+            try await ConformanceSuite.run(.asyncDoesNotBlockThePool, on: backend, through: .async)
+        }
+    }
+}
