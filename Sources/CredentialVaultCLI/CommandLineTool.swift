@@ -56,6 +56,9 @@ public enum CommandLineTool {
         } catch let error as UsageError {
             io.error("\(error.message); see credvault \(name) --help")
             return ExitCode.usage
+        } catch let error as LockedKeyringError {
+            io.error(error.message)
+            return ExitCode.locked
         } catch let error as CredentialVaultError {
             io.error(error.description)
             return ExitCode.of(error)

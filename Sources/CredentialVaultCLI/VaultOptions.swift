@@ -12,7 +12,8 @@ public enum VaultOptions {
         common options:
           --backend file|secret-service|memory|auto
                                      storage backend (default: file, or $CREDVAULT_BACKEND); auto is
-                                     the Secret Service when it is reachable and unlocked, else the file
+                                     the Secret Service when it is reachable, else the file; a locked
+                                     keyring is reported (exit code 10), never replaced by the file
           --vault PATH               sealed-file vault (default: $XDG_DATA_HOME/credential-vault/default.cvault)
           --passphrase-file PATH     unlock with the passphrase in PATH (one trailing newline is ignored);
                                      $CREDVAULT_PASSPHRASE_FILE does the same
@@ -73,8 +74,11 @@ public enum VaultOptions {
     }
 
     /// Opens the backend called `name` (`file`, `secret-service`, `memory` or `auto`).
+    /// Throws `LockedKeyringError` when `auto` found the keyring locked.
     public static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any TokenStorageAdapter)? {
-        switch try resolve(name, args).kind {
+        let resolution = try resolve(name, args)
+        if resolution.isLocked { throw LockedKeyringError(message: resolution.reason) }
+        switch resolution.kind {
         case .file: return try openSealedFile(args, create: create)
         case .secretService: return try extendedBackends().openSecretService()
         case .memory: return InMemoryStore()
@@ -82,7 +86,8 @@ public enum VaultOptions {
     }
 
     /// What backend `name` means here. `file` and `memory` are taken as they are; `auto` (which
-    /// asks the Secret Service, never prompting, and falls back to the sealed file) and
+    /// asks the Secret Service, never prompting, and falls back to the sealed file when it is
+    /// unavailable, reporting a locked keyring with `isLocked`) and
     /// `secret-service` are decided by the installed `ExtendedBackends`. An explicit name was
     /// already chosen over $CREDVAULT_BACKEND, so it is not consulted again.
     public static func resolve(_ name: String, _ args: ParsedArguments) throws -> BackendResolution {
@@ -153,19 +158,34 @@ public struct BackendResolution: Sendable, Hashable {
     public var kind: VaultBackend
     /// Why, in words ("chosen explicitly", or what the Secret Service answered for `auto`).
     public var reason: String
+    /// `auto` found the Secret Service with its keyring locked (`kind` is then
+    /// `.secretService`, and `reason` says how to go on): commands stop with exit code 10.
+    public var isLocked: Bool
 
     /// Creates a resolution.
-    public init(kind: VaultBackend, reason: String) {
+    public init(kind: VaultBackend, reason: String, isLocked: Bool = false) {
         self.kind = kind
         self.reason = reason
+        self.isLocked = isLocked
     }
+}
+
+/// `--backend auto` found the keyring locked: exit code 10 (`locked`), with `message` (how to
+/// unlock, or to choose the file) as the one line on stderr.
+public struct LockedKeyringError: Error, Sendable {
+    /// What happened and what to do.
+    public let message: String
+
+    /// Creates the error.
+    public init(message: String) { self.message = message }
 }
 
 /// The backends that need the Secret Service (libsecret, glib, gio), which the lean `credvault`
 /// does not link: `credvault-full` installs them with `VaultOptions.install`.
 public protocol ExtendedBackends: Sendable {
     /// What `name` (`secret-service`, `auto` or `automatic`) means here; `auto` asks the Secret
-    /// Service without prompting and falls back to the sealed file at `vaultURL`.
+    /// Service without prompting and falls back to the sealed file at `vaultURL` when it is
+    /// unavailable (a locked keyring gives a resolution with `isLocked`).
     func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution
     /// The Secret Service store.
     func openSecretService() -> any TokenStorageAdapter

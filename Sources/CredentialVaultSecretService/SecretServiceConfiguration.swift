@@ -2,9 +2,24 @@ import CredentialVault
 
 /// How a `SecretServiceStore` talks to the Secret Service.
 public struct SecretServiceConfiguration: Sendable {
-    /// The service of the string conveniences `save(key:value:)`, `load(key:)` and `delete(key:)`.
-    /// Default `"credential-vault"`.
-    public var defaultService: String
+    /// The application whose namespace the store works in. An application's items carry the
+    /// attribute `credential-vault:application` with its identifier and the store searches
+    /// with it (lookups, `listKeys`, `deleteAll`), so applications sharing a keyring never see
+    /// each other's credentials; it also names the default service.
+    ///
+    /// Default `.credvault`: unscoped items, the ones `credvault`, `secret-tool`, Python
+    /// `keyring` and versions of this library before identifiers write; an unscoped store sees
+    /// every such item, applications' included. An application passes its own identifier (as
+    /// `BackendResolver(application:)` does). Credentials an application stored unscoped stay
+    /// there: copy them once with `CredentialMigrator` (see `ApplicationIdentifier`).
+    public var application: ApplicationIdentifier
+    /// The service of the string conveniences `save(key:value:)`, `load(key:)` and `delete(key:)`:
+    /// `application.defaultService` unless set (`"credential-vault"` for `.credvault`).
+    public var defaultService: String {
+        get { explicitDefaultService ?? application.defaultService }
+        set { explicitDefaultService = newValue }
+    }
+    private var explicitDefaultService: String?
     /// The deadline of each operation, all its D-Bus round trips included. Past it the operation
     /// is cancelled and throws `timedOut` (whether a write it sent took effect is then unknown).
     /// Default 5 seconds.
@@ -22,13 +37,15 @@ public struct SecretServiceConfiguration: Sendable {
 
     /// Creates a configuration; every parameter has the default described on its property.
     public init(
-        defaultService: String = "credential-vault",
+        application: ApplicationIdentifier = .credvault,
+        defaultService: String? = nil,
         timeout: Duration = .seconds(5),
         interactiveUnlockTimeout: Duration = .seconds(120),
         serviceNamePrefix: String = "",
         clock: any CredentialClock = SystemClock()
     ) {
-        self.defaultService = defaultService
+        self.application = application
+        explicitDefaultService = defaultService
         self.timeout = timeout
         self.interactiveUnlockTimeout = interactiveUnlockTimeout
         self.serviceNamePrefix = serviceNamePrefix

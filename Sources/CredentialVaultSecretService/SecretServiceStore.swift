@@ -82,7 +82,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// tells whether the service is there and unlocked.
     public init(configuration: SecretServiceConfiguration = SecretServiceConfiguration()) {
         self.configuration = configuration
-        naming = CredentialNaming(prefix: configuration.serviceNamePrefix)
+        naming = CredentialNaming(prefix: configuration.serviceNamePrefix, application: configuration.application.secretServiceScope)
     }
 
     /// The service of the string conveniences (`configuration.defaultService`).

@@ -6,12 +6,23 @@ import Foundation
 /// The Secret Service backend and the automatic choice, for the shared vault commands.
 struct SecretServiceBackends: ExtendedBackends {
     /// `secret-service` is taken as it is; `auto` asks the Secret Service (never prompting) and
-    /// falls back to the sealed file. $CREDVAULT_BACKEND was already consulted by the caller.
+    /// falls back to the sealed file only when the Secret Service is unavailable: a locked
+    /// keyring is reported (exit code 10), never silently replaced by the file, whose
+    /// credentials would then be apart from the keyring's. $CREDVAULT_BACKEND was already
+    /// consulted by the caller. The CLI's namespace is `credvault` (unscoped items, its vault).
     func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution {
         guard let choice = BackendChoice(name: name) else {
             throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto)")
         }
-        let decision = try BackendResolver(environment: [:], sealedFileURL: vaultURL).decide(choice)
+        let resolver = BackendResolver(application: .credvault, environment: [:], sealedFileURL: vaultURL)
+        let decision = try resolver.decide(choice)
+        if decision.isKeyringLocked, let status = decision.secretServiceStatus {
+            return BackendResolution(
+                kind: .secretService,
+                reason: "the Secret Service's \(status.collectionLabel) collection is locked: unlock it (log in to the desktop "
+                    + "session, or use seahorse), or pass --backend file to use the sealed file",
+                isLocked: true)
+        }
         let kind: VaultBackend =
             switch decision.kind {
             case .secretService: .secretService
@@ -21,7 +32,9 @@ struct SecretServiceBackends: ExtendedBackends {
         return BackendResolution(kind: kind, reason: decision.reason)
     }
 
-    func openSecretService() -> any TokenStorageAdapter { SecretServiceStore() }
+    func openSecretService() -> any TokenStorageAdapter {
+        SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault))
+    }
 
     /// Adds the Secret Service's state, collection and capabilities to `info`; returns the exit
     /// code (`notAvailable`, `busy` for a time-out, when it cannot be asked). Never prompts.

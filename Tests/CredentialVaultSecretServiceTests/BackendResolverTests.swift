@@ -3,11 +3,13 @@ import CredentialVaultSecretService
 import Foundation
 import Testing
 
-/// Backend choice in this process (the automatic fallbacks are tested through `credvault info`
-/// on other buses, in CLITests).
+/// Backend choice in this process (the keyring's states are tested on throw-away buses in
+/// ResolverKeyringStateTests, the CLI's `auto` in SecretServiceCLITests).
 @Suite struct BackendResolverTests {
+    static let application = try! ApplicationIdentifier("org.cvtest.Resolver")
+
     @Test func explicitChoicesAreTakenAsTheyAre() throws {
-        let resolver = BackendResolver(environment: ["CREDVAULT_BACKEND": "memory"])
+        let resolver = BackendResolver(application: Self.application, environment: ["CREDVAULT_BACKEND": "memory"])
         #expect(try resolver.decide(.file).kind == .file)
         #expect(try resolver.decide(.secretService).kind == .secretService)
         #expect(try resolver.decide(.memory).kind == .memory)
@@ -15,12 +17,13 @@ import Testing
 
     @Test func environmentOverridesTheAutomaticChoice() throws {
         for (name, kind) in [("file", BackendKind.file), ("memory", .memory), ("secret-service", .secretService)] {
-            let decision = try BackendResolver(environment: ["CREDVAULT_BACKEND": name]).decide()
+            let decision = try BackendResolver(application: Self.application, environment: ["CREDVAULT_BACKEND": name]).decide()
             #expect(decision.kind == kind)
             #expect(decision.reason == "CREDVAULT_BACKEND=\(name)")
+            #expect(!decision.isKeyringLocked)
         }
         #expect(throws: CredentialVaultError.self) {
-            try BackendResolver(environment: ["CREDVAULT_BACKEND": "plaintext"]).decide()
+            try BackendResolver(application: Self.application, environment: ["CREDVAULT_BACKEND": "plaintext"]).decide()
         }
     }
 
@@ -31,10 +34,58 @@ import Testing
         #expect(BackendChoice(name: "plain") == nil)
     }
 
+    /// The bug this fixes: a Secret Service configuration's default service was ignored by the
+    /// sealed-file fallback. Now one identifier derives every backend's settings, and a
+    /// configuration given for its other settings cannot take another namespace.
+    @Test func oneIdentifierScopesEveryConfiguration() throws {
+        let resolver = BackendResolver(
+            application: Self.application, secretService: SecretServiceConfiguration(timeout: .seconds(1)),
+            sealedFile: SealedFileConfiguration(lockTimeout: .seconds(2)))
+        #expect(resolver.secretService.application == Self.application)
+        #expect(resolver.secretService.defaultService == "org.cvtest.Resolver")
+        #expect(resolver.secretService.timeout == .seconds(1))
+        #expect(resolver.sealedFile.application == Self.application)
+        #expect(resolver.sealedFile.defaultService == "org.cvtest.Resolver")
+        #expect(resolver.sealedFile.lockTimeout == .seconds(2))
+        #expect(resolver.sealedFileURL == Self.application.defaultVaultURL)
+        #expect(resolver.sealedFileURL.path.hasSuffix("/org.cvtest.Resolver/credentials.cvault"))
+
+        // Explicit overrides stay: another default service, another vault.
+        var other = BackendResolver(
+            application: Self.application, secretService: SecretServiceConfiguration(defaultService: "svc"),
+            sealedFileURL: URL(fileURLWithPath: "/tmp/x.cvault"))
+        #expect(other.secretService.defaultService == "svc")
+        #expect(other.sealedFileURL.path == "/tmp/x.cvault")
+        other.secretService = SecretServiceConfiguration(application: .credvault)
+        #expect(other.secretService.application == Self.application, "assigned later: still the resolver's")
+    }
+
+    @Test func theCLINamespaceKeepsItsDocumentedDefaults() {
+        let resolver = BackendResolver(application: .credvault)
+        #expect(resolver.sealedFileURL == SealedFileStore.defaultURL)
+        #expect(SealedFileStore.defaultURL.path.hasSuffix("/credential-vault/default.cvault"))
+        #expect(resolver.secretService.defaultService == "credential-vault")
+        #expect(resolver.secretService.application.secretServiceScope == nil)
+        #expect(SecretServiceConfiguration().application == .credvault)
+        #expect(InMemoryStore().defaultService == "credential-vault")
+    }
+
     @Test(.privateKeyring) func automaticPicksTheUnlockedSecretService() throws {
-        let selection = try BackendResolver(environment: [:]).open()
+        let resolver = BackendResolver(application: Self.application, environment: [:])
+        Self.expectSecretService(try resolver.open())
+        #expect(try resolver.waitForUnlock(timeout: .seconds(1)).isLocked == false)
+    }
+
+    @Test(.privateKeyring) func automaticPicksTheUnlockedSecretServiceAsync() async throws {
+        let resolver = BackendResolver(application: Self.application, environment: [:])
+        Self.expectSecretService(try await resolver.open())
+        #expect(try await resolver.waitForUnlock(timeout: .seconds(1)).isLocked == false)
+    }
+
+    static func expectSecretService(_ selection: BackendSelection) {
         #expect(selection.decision.kind == .secretService, "\(selection.decision)")
         #expect(selection.decision.secretServiceStatus?.isLocked == false)
+        #expect(!selection.decision.isKeyringLocked)
         #expect(selection.store is SecretServiceStore)
     }
 
@@ -43,8 +94,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let device = DeviceIdentity(hostSecretURL: directory.appendingPathComponent("state/host-secret"), machineID: "test-machine")
         let resolver = BackendResolver(
-            environment: ["CREDVAULT_BACKEND": "file"], sealedFileURL: directory.appendingPathComponent("data/v.cvault"),
-            sealedFile: SealedFileConfiguration(device: device))
+            application: Self.application, environment: ["CREDVAULT_BACKEND": "file"],
+            sealedFileURL: directory.appendingPathComponent("data/v.cvault"), sealedFile: SealedFileConfiguration(device: device))
         let selection = try resolver.open()
         let store = try #require(selection.store as? SealedFileStore)
         #expect(store.keySource == .device)

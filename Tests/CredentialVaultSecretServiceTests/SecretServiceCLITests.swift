@@ -67,15 +67,28 @@ final class SecretServiceCLITests {
         #expect(object?["state"] == "unlocked")
     }
 
-    @Test(.throwAwayBuses) func automaticFallsBackToTheSealedFileWhenLockedOrAbsent() throws {
+    /// `auto` falls back to the file only when the Secret Service is absent; a locked keyring
+    /// is reported (exit code 10, with what to do), never silently replaced by the file.
+    @Test(.throwAwayBuses) func automaticReportsALockedKeyringAndFallsBackOnlyWhenAbsent() throws {
         func inBus(_ mode: String, _ arguments: [String]) throws -> ChildProcess.Result {
             try ChildProcess.run(
                 TestEnvironment.withKeyringScript.path, [mode, "--", Self.credvaultPath] + arguments,
                 environment: ["CREDVAULT_BACKEND": nil])
         }
         let locked = try inBus("--locked", ["info", "--backend", "auto"])
-        #expect(locked.status == 0)
-        #expect(locked.stdoutText.hasPrefix("backend: file\nchosen because: the Secret Service's Login collection is locked"), "\(locked.stdoutText)")
+        #expect(locked.status == 10, "\(locked.stderr)")
+        #expect(
+            locked.stdoutText.hasPrefix("backend: secret-service\nchosen because: the Secret Service's Login collection is locked: unlock it"),
+            "\(locked.stdoutText)")
+        #expect(locked.stdoutText.contains("--backend file"))
+        #expect(locked.stdoutText.contains("state: locked"))
+        let lockedStore = try inBus("--locked", ["store", "svc", "acct", "--backend", "auto"])
+        #expect(lockedStore.status == 10, "\(lockedStore.stderr)")
+        // One line of credvault's own (the throw-away bus's dbus-daemon may log on stderr too).
+        let lines = lockedStore.stderr.split(separator: "\n").filter { $0.hasPrefix("credvault:") }
+        #expect(lines.count == 1, "\(lockedStore.stderr)")
+        #expect(lines.first?.hasPrefix("credvault: the Secret Service's Login collection is locked") == true, "\(lockedStore.stderr)")
+        #expect(lines.first?.contains("--backend file") == true)
         let lockedExplicit = try inBus("--locked", ["info", "--backend", "secret-service"])
         #expect(lockedExplicit.status == 0)
         #expect(lockedExplicit.stdoutText.contains("state: locked"))

@@ -48,9 +48,13 @@ public final class InMemoryStore: TokenStorageAdapter {
             supportsEphemeral: true, isCrossProcessSafe: false)
     }
 
-    /// Creates an empty store. `clock` decides ephemeral expiry (inject a `ManualClock` in tests).
-    public init(defaultService: String = "credential-vault", clock: any CredentialClock = SystemClock()) {
-        self.defaultService = defaultService
+    /// Creates an empty store. The string conveniences use `defaultService`, by default the
+    /// application's (`"credential-vault"` for `credvault`); `clock` decides ephemeral expiry
+    /// (inject a `ManualClock` in tests).
+    public init(
+        application: ApplicationIdentifier = .credvault, defaultService: String? = nil, clock: any CredentialClock = SystemClock()
+    ) {
+        self.defaultService = defaultService ?? application.defaultService
         self.clock = clock
     }
 

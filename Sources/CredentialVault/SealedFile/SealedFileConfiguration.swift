@@ -9,18 +9,29 @@ public struct SealedFileConfiguration: Sendable {
     public var clock: any CredentialClock
     /// How long a write waits for another process's lock before throwing `busy`.
     public var lockTimeout: Duration
-    /// The service used by the string conveniences.
-    public var defaultService: String
+    /// The application whose vault this is; it names the default service. The vault's path
+    /// is chosen apart (`application.defaultVaultURL`, or any path): a file opened at an
+    /// explicit path is its own namespace already, hence the default `.credvault` here, where
+    /// `SecretServiceConfiguration` (one keyring shared by every application) needs more care.
+    public var application: ApplicationIdentifier
+    /// The service used by the string conveniences: `application.defaultService` unless set.
+    public var defaultService: String {
+        get { explicitDefaultService ?? application.defaultService }
+        set { explicitDefaultService = newValue }
+    }
+    private var explicitDefaultService: String?
 
-    /// Creates a configuration (defaults: this machine, the system clock, a 10 s lock wait).
+    /// Creates a configuration (defaults: this machine, the system clock, a 10 s lock wait, the
+    /// `credvault` namespace, its application's default service).
     public init(
         device: DeviceIdentity? = nil, clock: any CredentialClock = SystemClock(), lockTimeout: Duration = .seconds(10),
-        defaultService: String = "credential-vault"
+        application: ApplicationIdentifier = .credvault, defaultService: String? = nil
     ) {
         self.device = device
         self.clock = clock
         self.lockTimeout = lockTimeout
-        self.defaultService = defaultService
+        self.application = application
+        explicitDefaultService = defaultService
     }
 
     func resolvedDevice() throws(CredentialVaultError) -> DeviceIdentity {

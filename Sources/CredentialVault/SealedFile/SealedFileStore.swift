@@ -48,10 +48,10 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             isCrossProcessSafe: true)
     }
 
-    /// `$XDG_DATA_HOME/credential-vault/default.cvault` (default `~/.local/share/...`).
-    public static var defaultURL: URL {
-        XDGDirectories.data.appendingPathComponent("credential-vault/default.cvault")
-    }
+    /// `$XDG_DATA_HOME/credential-vault/default.cvault` (default `~/.local/share/...`): the
+    /// vault of `credvault` (`ApplicationIdentifier.credvault`). An application's own is
+    /// `ApplicationIdentifier.defaultVaultURL`.
+    public static var defaultURL: URL { ApplicationIdentifier.credvault.defaultVaultURL }
 
     init(
         url: URL, location: FileLocation, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,

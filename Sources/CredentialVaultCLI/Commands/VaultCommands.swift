@@ -114,7 +114,8 @@ public enum InfoCommand: Command {
         Shows the backend (with --backend auto: which one was chosen and why), where it stores,
         whether and how it is locked, the format and KDF of a sealed-file vault, and the
         backend's capabilities. Never shows a secret. For the Secret Service: locked or
-        unlocked, and its collection; exit code 8 when it cannot be reached.
+        unlocked, and its collection; exit code 8 when it cannot be reached, 10 when --backend
+        auto finds it locked (unlock it, or pass --backend file).
 
         """ + VaultOptions.help
     public static let flags: Set<String> = []
@@ -128,6 +129,8 @@ public enum InfoCommand: Command {
         var status = ExitCode.success
         if decision.kind == .secretService {
             status = try VaultOptions.extendedBackends().describeSecretService(into: &info)
+            // `auto` on a locked keyring: shown, and reported like any command would (exit 10).
+            if decision.isLocked && status == ExitCode.success { status = ExitCode.locked }
         } else if decision.kind == .file {
             let url = VaultOptions.vaultURL(args)
             info.append(("path", url.path))

@@ -1,22 +1,33 @@
 import CredentialVault
 import Foundation
 
-/// How a store's credential keys map to item attributes and back, under its service-name prefix.
+/// How a store's credential keys map to item attributes and back, under its service-name prefix
+/// and in its application's namespace.
 struct CredentialNaming {
     /// Put in front of every service name (empty: none).
     let prefix: String
+    /// The `credential-vault:application` attribute of every item this store writes and
+    /// searches for (`nil`: unscoped, none written, none searched).
+    let application: String?
 
     /// The `service` attribute of `key`.
     func storedService(_ service: String) -> String { prefix + service }
 
     /// The attributes that identify `key` (what `secret-tool` and Python `keyring` search with).
+    /// With an application, its attribute too: the daemon then matches only that application's
+    /// items, in searches and in a replacing create alike.
     func identity(of key: CredentialKey) -> [String: String] {
-        [ItemAttribute.service: storedService(key.service), ItemAttribute.account: key.account]
+        var attributes = scope(service: key.service)
+        attributes[ItemAttribute.account] = key.account
+        return attributes
     }
 
     /// The attributes to search with for every credential of this store (of one service when given).
     func scope(service: String?) -> [String: String] {
-        service.map { [ItemAttribute.service: storedService($0)] } ?? [:]
+        var attributes: [String: String] = [:]
+        if let service { attributes[ItemAttribute.service] = storedService(service) }
+        if let application { attributes[ItemAttribute.application] = application }
+        return attributes
     }
 
     /// The attributes of a new item.

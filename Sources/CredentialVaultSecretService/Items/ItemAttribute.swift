@@ -10,8 +10,12 @@ enum ItemAttribute {
     /// For ephemeral items: when they expire, in milliseconds since 1970 (UTC), as decimal text.
     static let expires = "credential-vault:expires"
 
+    /// The application identifier of a scoped store's items (`ApplicationIdentifier`); items
+    /// of the unscoped `credvault` namespace, and other tools' items, have none.
+    static let application = "credential-vault:application"
+
     /// Every attribute of the schema.
-    static let all = [service, account, accessibility, expires]
+    static let all = [service, account, accessibility, expires, application]
 
     /// The value of `accessibility` for a device-only item.
     static let deviceOnly = "device-only"

@@ -17,6 +17,11 @@ public struct BackendDecision: Sendable, Hashable, CustomStringConvertible {
         self.secretServiceStatus = secretServiceStatus
     }
 
+    /// Whether the automatic choice found the Secret Service with its default collection
+    /// locked and kept it (`LockedKeyringPolicy.reportLocked`, or a wait for unlock that timed
+    /// out): `BackendResolver.open` then throws `locked`. `false` for an explicit choice.
+    public var isKeyringLocked: Bool { kind == .secretService && secretServiceStatus?.isLocked == true }
+
     /// `<kind> (<reason>)`.
     public var description: String { "\(kind) (\(reason))" }
 }

@@ -1,41 +1,121 @@
 import CredentialVault
 import Foundation
 
-/// Chooses and opens a backend: the Secret Service when it is reachable and unlocked, else the
-/// sealed file unlocked with this machine's device key (zero configuration), unless the
-/// program or `CREDVAULT_BACKEND` says otherwise. Never a plaintext store: there is none.
+/// Chooses and opens a backend for one application: the Secret Service when it is reachable,
+/// else the sealed file unlocked with this machine's device key (zero configuration), unless
+/// the program or `CREDVAULT_BACKEND` says otherwise. Never a plaintext store: there is none.
 ///
-/// The automatic choice asks the Secret Service for its state, within
-/// `secretService.timeout` (at once when there is no session bus or no provider), and never
-/// prompts: a locked keyring means the sealed file.
+/// **One namespace.** Every backend it opens works in `application`'s namespace (see
+/// `ApplicationIdentifier`): the Secret Service items carry its identifier, the sealed file is
+/// `application.defaultVaultURL`, and the string conveniences use `application.defaultService`
+/// on all three, so `save(key:value:)` lands under the same service whichever backend is picked.
+/// The configurations can still be given (a timeout, a clock, another vault path, another
+/// default service); their `application` is always the resolver's.
+///
+/// **Locked is not unavailable.** The automatic choice asks the Secret Service for its state,
+/// within `secretService.timeout` (at once when there is no session bus or no provider), and
+/// never prompts. It falls back to the sealed file only when the Secret Service is unavailable
+/// (no bus, no provider, no default collection, no answer in time). A locked default
+/// collection is handled by `lockedKeyring`: reported by default (`open` throws `locked`).
+///
+/// Apps that stored credentials before identifiers existed find them in the `credvault`
+/// namespace: copy them with `CredentialMigrator` (see `ApplicationIdentifier`).
 public struct BackendResolver: Sendable {
+    /// The application whose namespace every backend opened here uses.
+    public let application: ApplicationIdentifier
     /// The environment consulted for `CREDVAULT_BACKEND` (the process's by default).
     public var environment: [String: String]
-    /// How to reach the Secret Service.
-    public var secretService: SecretServiceConfiguration
+    /// How to reach the Secret Service (its `application` is always the resolver's).
+    public var secretService: SecretServiceConfiguration {
+        didSet { secretService.application = application }
+    }
     /// The sealed-file vault to open (or create) with the device key.
     public var sealedFileURL: URL
-    /// The sealed file's configuration (device identity, clock, lock wait).
-    public var sealedFile: SealedFileConfiguration
+    /// The sealed file's configuration (device identity, clock, lock wait; its `application`
+    /// is always the resolver's).
+    public var sealedFile: SealedFileConfiguration {
+        didSet { sealedFile.application = application }
+    }
+    /// What the automatic choice does with a locked keyring (default `.reportLocked`).
+    public var lockedKeyring: LockedKeyringPolicy
+    /// How often a wait for unlock asks the keyring's state (default 500 ms). Each question is
+    /// one D-Bus round trip, bounded by `secretService.timeout`.
+    public var unlockPollInterval: Duration = .milliseconds(500)
 
-    /// Creates a resolver; the defaults are the process environment, the default Secret Service
-    /// configuration, and `SealedFileStore.defaultURL`.
+    /// Creates a resolver for `application` (required: it is the namespace). The defaults are
+    /// the process environment, Secret Service and sealed-file configurations of that
+    /// application, its default vault (`application.defaultVaultURL`), and `.reportLocked`.
     public init(
+        application: ApplicationIdentifier,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        secretService: SecretServiceConfiguration = SecretServiceConfiguration(),
-        sealedFileURL: URL = SealedFileStore.defaultURL,
-        sealedFile: SealedFileConfiguration = SealedFileConfiguration()
+        secretService: SecretServiceConfiguration? = nil,
+        sealedFileURL: URL? = nil,
+        sealedFile: SealedFileConfiguration? = nil,
+        lockedKeyring: LockedKeyringPolicy = .reportLocked
     ) {
+        self.application = application
         self.environment = environment
-        self.secretService = secretService
-        self.sealedFileURL = sealedFileURL
-        self.sealedFile = sealedFile
+        // Observers do not run in an initialiser: the application is set here as well.
+        self.secretService = secretService ?? SecretServiceConfiguration(application: application)
+        self.secretService.application = application
+        self.sealedFileURL = sealedFileURL ?? application.defaultVaultURL
+        self.sealedFile = sealedFile ?? SealedFileConfiguration(application: application)
+        self.sealedFile.application = application
+        self.lockedKeyring = lockedKeyring
     }
 
     /// Decides which backend `choice` means here, without opening it. An explicit choice is
     /// taken as it is; `.automatic` follows `CREDVAULT_BACKEND` when set (throws
-    /// `invalidArgument` for an unknown name), else asks the Secret Service.
+    /// `invalidArgument` for an unknown name), else asks the Secret Service: unlocked gives
+    /// `.secretService`, unavailable gives `.file`, locked follows `lockedKeyring` (a
+    /// `.secretService` decision with `isKeyringLocked`, or `.file`). With
+    /// `.waitForUnlock(timeout:)` this blocks the calling thread while it waits: use the async
+    /// `decide` where that matters.
     public func decide(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendDecision {
+        if let decided = try decideWithoutAsking(choice) { return decided }
+        var probe = probeStatus()
+        if case .locked = probe, case .waitForUnlock(let timeout) = lockedKeyring {
+            probe = UnlockWait(timeout: timeout, interval: unlockPollInterval).run(after: probe, probe: probeStatus)
+        }
+        return automatic(probe)
+    }
+
+    /// Decides (see `decide`) and opens the store: the Secret Service store, the sealed file
+    /// opened (or created) with the device key, or a new in-memory store, all in
+    /// `application`'s namespace. Throws `locked` when the automatic choice found the keyring
+    /// locked and `lockedKeyring` does not fall back (`BackendDecision.isKeyringLocked`).
+    public func open(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendSelection {
+        let decision = try decide(choice)
+        if decision.isKeyringLocked { throw .locked }
+        let store: any TokenStorageAdapter
+        switch decision.kind {
+        case .secretService: store = SecretServiceStore(configuration: secretService)
+        case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFile)
+        case .memory: store = memoryStore()
+        }
+        return BackendSelection(decision: decision, store: store)
+    }
+
+    /// Asks the Secret Service to unlock its default collection (a password prompt on the
+    /// user's display; see `SecretServiceStore.unlockInteractively()`). Call it after a
+    /// decision with `isKeyringLocked`, when a person is there, then `open` again.
+    public func unlockInteractively() throws(CredentialVaultError) {
+        try SecretServiceStore(configuration: secretService).unlockInteractively()
+    }
+
+    /// Waits until the Secret Service's default collection is unlocked (by the user, another
+    /// program, a login) and returns its state, asking every `unlockPollInterval`. Throws
+    /// `locked` when `timeout` passes first, and what `SecretServiceStore.status()` throws when
+    /// the service is or becomes unavailable. Blocks the calling thread: see the async one.
+    public func waitForUnlock(timeout: Duration) throws(CredentialVaultError) -> SecretServiceStatus {
+        try UnlockWait(timeout: timeout, interval: unlockPollInterval).run(after: probeStatus(), probe: probeStatus).unlockedStatus()
+    }
+
+    // MARK: - Shared by the sync and async paths
+
+    /// The decision when the Secret Service need not be asked (an explicit choice, or
+    /// `CREDVAULT_BACKEND`); `nil` when it must be.
+    func decideWithoutAsking(_ choice: BackendChoice) throws(CredentialVaultError) -> BackendDecision? {
         switch choice {
         case .secretService: return BackendDecision(kind: .secretService, reason: "chosen explicitly")
         case .file: return BackendDecision(kind: .file, reason: "chosen explicitly")
@@ -43,47 +123,46 @@ public struct BackendResolver: Sendable {
         case .automatic: break
         }
         let variable = BackendChoice.environmentVariable
-        if let name = environment[variable], !name.isEmpty {
-            guard let overridden = BackendChoice(name: name) else {
-                throw .invalidArgument("\(variable) must be auto, secret-service, file or memory")
-            }
-            if overridden != .automatic {
-                var decision = try decide(overridden)
-                decision.reason = "\(variable)=\(name)"
-                return decision
-            }
+        guard let name = environment[variable], !name.isEmpty else { return nil }
+        guard let overridden = BackendChoice(name: name) else {
+            throw .invalidArgument("\(variable) must be auto, secret-service, file or memory")
         }
-        return automatic()
+        if overridden == .automatic { return nil }
+        var decision = try decideWithoutAsking(overridden)
+        decision?.reason = "\(variable)=\(name)"
+        return decision
     }
 
-    /// Decides (see `decide`) and opens the store: the Secret Service store, the sealed file
-    /// opened (or created) with the device key, or a new in-memory store.
-    public func open(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendSelection {
-        let decision = try decide(choice)
-        let store: any TokenStorageAdapter
-        switch decision.kind {
-        case .secretService: store = SecretServiceStore(configuration: secretService)
-        case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFile)
-        case .memory: store = InMemoryStore(defaultService: secretService.defaultService, clock: secretService.clock)
-        }
-        return BackendSelection(decision: decision, store: store)
+    /// The Secret Service's state, asked now (blocking, within `secretService.timeout`).
+    func probeStatus() -> KeyringProbe {
+        KeyringProbe { () throws(CredentialVaultError) in try SecretServiceStore(configuration: secretService).status() }
     }
 
-    private func automatic() -> BackendDecision {
+    /// The automatic decision for what the Secret Service answered.
+    func automatic(_ probe: KeyringProbe) -> BackendDecision {
         let fallback = "using the sealed file \(sealedFileURL.path) with the device key"
-        do {
-            let status = try SecretServiceStore(configuration: secretService).status()
-            if status.isLocked {
-                return BackendDecision(
-                    kind: .file, reason: "the Secret Service's \(status.collectionLabel) collection is locked: \(fallback)",
-                    secretServiceStatus: status)
-            }
+        switch probe {
+        case .unlocked(let status):
             return BackendDecision(
                 kind: .secretService,
                 reason: "the Secret Service is reachable and its \(status.collectionLabel) collection is unlocked",
                 secretServiceStatus: status)
-        } catch {
+        case .locked(let status) where lockedKeyring == .useSealedFile:
+            return BackendDecision(
+                kind: .file, reason: "the Secret Service's \(status.collectionLabel) collection is locked: \(fallback) (as asked)",
+                secretServiceStatus: status)
+        case .locked(let status):
+            return BackendDecision(
+                kind: .secretService,
+                reason: "the Secret Service's \(status.collectionLabel) collection is locked: unlock it, or choose the sealed file explicitly",
+                secretServiceStatus: status)
+        case .unavailable(let error):
             return BackendDecision(kind: .file, reason: "the Secret Service is not usable (\(error)): \(fallback)")
         }
+    }
+
+    /// A new in-memory store with the application's default service.
+    func memoryStore() -> InMemoryStore {
+        InMemoryStore(application: application, defaultService: secretService.defaultService, clock: secretService.clock)
     }
 }

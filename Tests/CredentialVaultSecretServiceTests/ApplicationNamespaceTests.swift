@@ -1,0 +1,91 @@
+import CredentialVault
+import CredentialVaultSecretService
+import Foundation
+import Testing
+
+/// Each application has its own namespace: the same `save(key:value:)` lands under one service
+/// on every backend the resolver can pick, and two applications using the same key never see,
+/// overwrite or delete each other's credentials.
+@Suite struct ApplicationNamespaceTests {
+    /// An identifier no other test (or earlier run) uses.
+    static func uniqueApplication(_ name: String) throws -> ApplicationIdentifier {
+        try ApplicationIdentifier("org.cvtest.\(name)-\(UUID().uuidString.prefix(8))")
+    }
+
+    @Test(.privateKeyring) func theSameSaveLandsUnderTheSameServiceOnEveryBackend() throws {
+        let application = try Self.uniqueApplication("Every")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cv-namespace-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let device = DeviceIdentity(hostSecretURL: directory.appendingPathComponent("state/host-secret"), machineID: "test-machine")
+        let resolver = BackendResolver(
+            application: application, environment: [:],
+            sealedFileURL: directory.appendingPathComponent(application.name + "/credentials.cvault"),
+            sealedFile: SealedFileConfiguration(device: device))
+        let expected = CredentialKey(service: application.name, account: "access_token")
+        for choice in [BackendChoice.automatic, .secretService, .file, .memory] {
+            let store = try resolver.open(choice).store
+            defer { _ = try? store.deleteAll(service: application.name) }
+            #expect(store.defaultService == application.name, "\(choice)")
+            try store.save(key: "access_token", value: "token-\(choice)")
+            #expect(try store.listKeys().map(\.service) == [application.name], "\(choice)")
+            #expect(try store.load(expected) == Data("token-\(choice)".utf8), "\(choice)")
+        }
+    }
+
+    @Test(.privateKeyring) func twoApplicationsWithTheSameKeyDoNotCollideInTheSecretService() throws {
+        let desktop = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Desktop")))
+        let other = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Other")))
+        let unscoped = SecretServiceStore()
+        let service = "cvtest-shared-\(UUID().uuidString.prefix(8))"
+        let key = CredentialKey(service: service, account: "access_token")
+        defer {
+            _ = try? desktop.deleteAll()
+            _ = try? other.deleteAll()
+            _ = try? unscoped.deleteAll(service: service)
+        }
+        // A credential stored before identifiers existed (or by secret-tool): no application sees it.
+        try unscoped.save(Data("legacy".utf8), for: key)
+        #expect(try desktop.load(key) == nil)
+
+        try desktop.save(Data("desktop".utf8), for: key)
+        try other.save(Data("other".utf8), for: key)
+        try other.save(Data("other-2".utf8), for: key, options: StorageOptions(accessibility: .portable))
+        #expect(try desktop.load(key) == Data("desktop".utf8))
+        #expect(try other.load(key) == Data("other-2".utf8))
+        #expect(try desktop.metadata(for: key)?.accessibility == .deviceOnly)
+        #expect(try desktop.listKeys() == [key])
+        #expect(try other.listKeys() == [key])
+
+        // Deleting in one namespace leaves the others.
+        #expect(try other.deleteAll() == 1)
+        #expect(try desktop.load(key) == Data("desktop".utf8))
+        #expect(try desktop.delete(key))
+        #expect(try desktop.listKeys().isEmpty)
+        #expect(try unscoped.load(key) == Data("legacy".utf8), "the unscoped item was never touched")
+    }
+
+    @Test func twoApplicationsHaveTheirOwnDefaultVault() throws {
+        let desktop = try ApplicationIdentifier("org.example.Desktop")
+        let other = try ApplicationIdentifier("org.example.Other")
+        #expect(desktop.defaultVaultURL != other.defaultVaultURL)
+        #expect(desktop.defaultVaultURL != SealedFileStore.defaultURL)
+        #expect(BackendResolver(application: desktop).sealedFileURL == desktop.defaultVaultURL)
+        #expect(BackendResolver(application: other).sealedFileURL == other.defaultVaultURL)
+
+        // Both default vaults, laid out as they would be under one $XDG_DATA_HOME.
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("cv-vaults-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let device = DeviceIdentity(hostSecretURL: data.appendingPathComponent("state/host-secret"), machineID: "test-machine")
+        func store(_ application: ApplicationIdentifier) throws -> any TokenStorageAdapter {
+            let relative = application.defaultVaultURL.pathComponents.suffix(2).joined(separator: "/")
+            return try BackendResolver(
+                application: application, environment: [:], sealedFileURL: data.appendingPathComponent(relative),
+                sealedFile: SealedFileConfiguration(device: device)
+            ).open(.file).store
+        }
+        try store(desktop).save(key: "access_token", value: "desktop")
+        try store(other).save(key: "access_token", value: "other")
+        #expect(try store(desktop).load(key: "access_token") == "desktop")
+        #expect(try store(other).load(key: "access_token") == "other")
+    }
+}
