@@ -88,6 +88,8 @@ func perform(_ parts: [String], _ key: CredentialKey?) throws(CredentialVaultErr
             return "usage:no-CREDVAULT_TEST_KEYRING_PID"
         }
         return kill(pid, parts[0] == "sigstop" ? SIGSTOP : SIGCONT) == 0 ? "ok" : "usage:kill-failed"
+    case ("resolve", _), ("resolve-async", _), ("open", _), ("open-async", _):
+        return try ResolverSteps.run(parts, configuration: store.configuration)
     default: return "usage:unknown-step"
     }
 }

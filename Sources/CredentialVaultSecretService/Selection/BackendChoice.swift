@@ -1,7 +1,8 @@
 /// The backend a program asks for (`--backend` of `credvault`, `CREDVAULT_BACKEND`).
 public enum BackendChoice: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// The Secret Service when it is reachable and its default collection unlocked, else the
-    /// sealed file with the device key. `CREDVAULT_BACKEND` overrides this choice.
+    /// The Secret Service when it is reachable, the sealed file with the device key when it is
+    /// unavailable; a locked keyring follows `BackendResolver.lockedKeyring` (reported by
+    /// default, never silently replaced). `CREDVAULT_BACKEND` overrides this choice.
     case automatic = "auto"
     /// The Secret Service (GNOME Keyring, KeePassXC, ...), whatever its state.
     case secretService = "secret-service"
