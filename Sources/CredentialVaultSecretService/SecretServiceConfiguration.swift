@@ -8,9 +8,12 @@ public struct SecretServiceConfiguration: Sendable {
     /// each other's credentials; it also names the default service.
     ///
     /// Default `.credvault`: unscoped items, the ones `credvault`, `secret-tool`, Python
-    /// `keyring` and versions of this library before identifiers write; an unscoped store sees
-    /// every such item, applications' included. An application passes its own identifier (as
-    /// `BackendResolver(application:)` does). Credentials an application stored unscoped stay
+    /// `keyring` and versions of this library before identifiers write; an unscoped store skips
+    /// applications' items (it reads the attributes of the items a lookup finds to tell them
+    /// apart: one more round trip per lookup that finds one, which scoped stores never pay, and
+    /// marks its own writes with `credential-vault:application=credential-vault`, so that the
+    /// daemon's replace never matches an application's item). An application passes its own
+    /// identifier (as `BackendResolver(application:)` does). Credentials an application stored unscoped stay
     /// there: copy them once with `CredentialMigrator` (see `ApplicationIdentifier`).
     public var application: ApplicationIdentifier
     /// The service of the string conveniences `save(key:value:)`, `load(key:)` and `delete(key:)`:

@@ -61,7 +61,9 @@ import Synchronization
 /// keyring write like a bare `secret_service_store_sync` (one `CreateItem` with replace), plus
 /// the lock file's open, `flock` and close (no D-Bus). The lock state comes from the search's
 /// list of locked items, from the collection when nothing matched, or, for a persistent
-/// `save`, from the create's own answer. Expired ephemeral items are swept when one this store
+/// `save`, from the create's own answer. An unscoped store (`ApplicationIdentifier.credvault`)
+/// also reads the attributes of the unlocked items a key's search finds (one `Properties.GetAll`
+/// each), to skip applications' items. Expired ephemeral items are swept when one this store
 /// wrote has expired, else at most once a minute per process.
 /// Thread-safe: every instance may be used from any thread. The async API (`AsyncTokenStorage`)
 /// runs these same operations on threads the store owns and is cancellable (see
@@ -129,13 +131,13 @@ public final class SecretServiceStore: TokenStorageAdapter {
             let session = try call.collectionPath(.session)
             // The key's items before this save, and the one it wrote. Under the lock no other
             // CredentialVault save or take of the key runs until this one returns.
-            let before: ServiceCall.Found
+            var before: ServiceCall.Found
             let mine: String
             if let expiresAt {
                 guard let session else {
                     throw .unsupported("this Secret Service has no session collection for ephemeral credentials")
                 }
-                before = try call.search(naming.identity(of: key))
+                before = try naming.owned(call.search(naming.identity(of: key)), call)
                 if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
                 // An unlocked item of the key proves its collection unlocked; else ask, before
                 // writing anything (an older persistent value must be removable).
@@ -154,6 +156,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 // collection makes the create fail (`locked`), so nothing is written then.
                 (before, mine) = try call.searchAndReplace(
                     naming.identity(of: key), in: main, attributes: attributes, label: key.displayLabel, value: value)
+                before = try naming.owned(before, call, besides: mine)
                 // Only an older ephemeral value can be behind a lock here (the value is written).
                 if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
             }
@@ -226,7 +229,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
         return try perform { (call) throws(CredentialVaultError) -> Bool in
             let main = try call.collectionPath(.default)
             let session = try call.collectionPath(.session)
-            let found = try call.search(naming.identity(of: key))
+            let found = try naming.owned(call.search(naming.identity(of: key)), call)
             if !found.locked(in: main).isEmpty || !found.locked(in: session).isEmpty { throw .locked }
             if found.unlocked(in: main).isEmpty { try call.requireUnlocked(main) }
             if found.unlocked(in: session).isEmpty { try call.requireUnlocked(session) }
@@ -394,7 +397,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
     private func newest(_ call: ServiceCall, _ key: CredentialKey) throws(CredentialVaultError) -> Newest? {
         let main = try call.collectionPath(.default)
         let session = try call.collectionPath(.session)
-        let found = try call.search(naming.identity(of: key))
+        let found = try naming.owned(call.search(naming.identity(of: key)), call)
         if !found.locked(in: session).isEmpty { throw .locked }
         let inSession = found.unlocked(in: session)
         if let session, !inSession.isEmpty {

@@ -64,6 +64,53 @@ import Testing
         #expect(try unscoped.load(key) == Data("legacy".utf8), "the unscoped item was never touched")
     }
 
+    /// The unscoped namespace (the CLI's, `secret-tool`'s) and an application's are apart both
+    /// ways: an unscoped save, take, delete or deleteAll of the same key never touches the
+    /// application's item, and the unscoped store does not list or read it.
+    @Test(.privateKeyring) func theUnscopedNamespaceNeverTouchesAnApplicationsItems() throws {
+        let app = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Apart")))
+        let unscoped = SecretServiceStore()
+        let key = CredentialKey(service: "cvtest-apart-\(UUID().uuidString.prefix(8))", account: "a")
+        defer {
+            _ = try? app.deleteAll()
+            _ = try? unscoped.deleteAll(service: key.service)
+        }
+        try app.save(Data("app".utf8), for: key)
+        #expect(try unscoped.load(key) == nil)
+        #expect(try unscoped.metadata(for: key) == nil)
+        #expect(try unscoped.listKeys(service: key.service).isEmpty)
+        try unscoped.save(Data("cli".utf8), for: key)
+        try unscoped.save(Data("cli-2".utf8), for: key, options: StorageOptions(accessibility: .portable))
+        #expect(try unscoped.load(key) == Data("cli-2".utf8))
+        #expect(try unscoped.take(key) == Data("cli-2".utf8))
+        try unscoped.save(Data("cli-3".utf8), for: key)
+        #expect(try unscoped.delete(key))
+        #expect(try unscoped.deleteAll(service: key.service) == 0)
+        #expect(try app.load(key) == Data("app".utf8), "the application's item survived every unscoped change")
+        #expect(try app.listKeys() == [key])
+    }
+
+    /// The documented upgrade: credentials stored unscoped (before identifiers) copied into the
+    /// application's namespace with `CredentialMigrator`, the source's delete sparing the copy.
+    @Test(.privateKeyring) func anUnscopedStoreMigratesIntoAnApplication() throws {
+        let app = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Upgrade")))
+        let unscoped = SecretServiceStore()
+        let service = "cvtest-upgrade-\(UUID().uuidString.prefix(8))"
+        defer {
+            _ = try? app.deleteAll()
+            _ = try? unscoped.deleteAll(service: service)
+        }
+        for account in ["access_token", "refresh_token"] {
+            try unscoped.save(Data(account.utf8), for: CredentialKey(service: service, account: account))
+        }
+        let report = try CredentialMigrator(from: unscoped, to: app).migrate(service: service)
+        #expect(report.migrated.count == 2, "\(report)")
+        #expect(try unscoped.listKeys(service: service).isEmpty)
+        for account in ["access_token", "refresh_token"] {
+            #expect(try app.load(CredentialKey(service: service, account: account)) == Data(account.utf8))
+        }
+    }
+
     @Test func twoApplicationsHaveTheirOwnDefaultVault() throws {
         let desktop = try ApplicationIdentifier("org.example.Desktop")
         let other = try ApplicationIdentifier("org.example.Other")

@@ -13,8 +13,8 @@ import Foundation
 /// `ApplicationIdentifier.credvault` is the namespace of the `credvault` command line and of
 /// everything stored before identifiers existed: service `"credential-vault"`, the vault
 /// `$XDG_DATA_HOME/credential-vault/default.cvault`, and unscoped Secret Service items, which
-/// `secret-tool` and Python `keyring` share. An unscoped store sees the whole keyring, as those
-/// tools do, applications' items included.
+/// `secret-tool` and Python `keyring` share. An unscoped store skips applications' items: it
+/// never reads, lists, replaces or deletes them.
 ///
 /// **Moving to an identifier.** An application that used the defaults before keeps its
 /// credentials in the `credvault` namespace; nothing moves them automatically (a silent move

@@ -30,21 +30,49 @@ struct CredentialNaming {
         return attributes
     }
 
-    /// The attributes of a new item.
+    /// Whether an item with these attributes is in this store's namespace: for an application,
+    /// its identifier; for the unscoped store, none or the unscoped marker.
+    func owns(_ attributes: [String: String]) -> Bool {
+        let recorded = attributes[ItemAttribute.application]
+        if let application { return recorded == application }
+        return recorded == nil || recorded == ItemAttribute.unscoped
+    }
+
+    /// `found` without the unlocked items of other namespaces. A scoped store searched with its
+    /// attribute and has nothing to drop; an unscoped one's search also matches applications'
+    /// items, whose attributes are read here (one `Properties.GetAll` per unlocked item but
+    /// `known`, a path this store just wrote) so that it never reads, replaces or deletes them.
+    /// Locked items are kept: they make the operation throw `locked` anyway.
+    func owned(_ found: ServiceCall.Found, _ call: ServiceCall, besides known: String? = nil) throws(CredentialVaultError)
+        -> ServiceCall.Found
+    {
+        guard application == nil else { return found }
+        let candidates = found.unlocked.filter { $0 != known }
+        guard !candidates.isEmpty else { return found }
+        let foreign = Set(try call.infos(candidates).filter { !owns($0.attributes) }.map(\.objectPath))
+        guard !foreign.isEmpty else { return found }
+        var result = found
+        result.unlocked.removeAll { foreign.contains($0) }
+        return result
+    }
+
+    /// The attributes of a new item: with the application's identifier (or the unscoped
+    /// marker), which also keeps the daemon's replace within this namespace.
     func attributes(of key: CredentialKey, options: StorageOptions, expiresAt: Date?) -> [String: String] {
         var attributes = identity(of: key)
+        attributes[ItemAttribute.application] = application ?? ItemAttribute.unscoped
         attributes[ItemAttribute.accessibility] =
             options.accessibility == .portable ? ItemAttribute.portable : ItemAttribute.deviceOnly
         if let expiresAt { attributes[ItemAttribute.expires] = ExpiryStamp.encode(expiresAt) }
         return attributes
     }
 
-    /// The key an item stands for, or `nil` when it has no `service` and `username` attributes or
-    /// its service is outside this store's prefix. The label is kept only when it is not the
+    /// The key an item stands for, or `nil` when it has no `service` and `username` attributes,
+    /// its service is outside this store's prefix, or it is another namespace's. The label is kept only when it is not the
     /// default `"<account> on <service>"`.
     func key(of item: ItemInfo) -> CredentialKey? {
-        guard let stored = item.attributes[ItemAttribute.service], let account = item.attributes[ItemAttribute.account],
-            stored.utf8.starts(with: prefix.utf8)
+        guard owns(item.attributes), let stored = item.attributes[ItemAttribute.service],
+            let account = item.attributes[ItemAttribute.account], stored.utf8.starts(with: prefix.utf8)
         else { return nil }
         // By bytes, like every comparison of names (`CredentialKey.sameName`).
         guard let service = String(validating: stored.utf8.dropFirst(prefix.utf8.count), as: UTF8.self),

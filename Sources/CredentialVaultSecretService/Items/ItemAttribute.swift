@@ -10,8 +10,9 @@ enum ItemAttribute {
     /// For ephemeral items: when they expire, in milliseconds since 1970 (UTC), as decimal text.
     static let expires = "credential-vault:expires"
 
-    /// The application identifier of a scoped store's items (`ApplicationIdentifier`); items
-    /// of the unscoped `credvault` namespace, and other tools' items, have none.
+    /// The application identifier of a scoped store's items (`ApplicationIdentifier`). The
+    /// unscoped namespace writes `unscoped` there (so that the daemon's replace never matches an
+    /// application's item); items of other tools and of older versions have none.
     static let application = "credential-vault:application"
 
     /// Every attribute of the schema.
@@ -19,6 +20,9 @@ enum ItemAttribute {
 
     /// The value of `accessibility` for a device-only item.
     static let deviceOnly = "device-only"
+    /// The value of `application` on the items an unscoped store writes (the name of
+    /// `ApplicationIdentifier.credvault`, which no reverse-DNS identifier can be).
+    static let unscoped = "credential-vault"
     /// The value of `accessibility` for a portable item.
     static let portable = "portable"
 }
