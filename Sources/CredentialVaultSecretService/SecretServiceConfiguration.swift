@@ -13,8 +13,8 @@ public struct SecretServiceConfiguration: Sendable {
     /// apart: one more round trip per lookup that finds one, which scoped stores never pay, and
     /// marks its own writes with `credential-vault:application=credential-vault`, so that the
     /// daemon's replace never matches an application's item). An application passes its own
-    /// identifier (as `BackendResolver(application:)` does). Credentials an application stored unscoped stay
-    /// there: copy them once with `CredentialMigrator` (see `ApplicationIdentifier`).
+    /// identifier (as `BackendResolver(application:)` does). Credentials an application stored
+    /// unscoped stay there: copy them once with `CredentialMigrator` (see `ApplicationIdentifier`).
     public var application: ApplicationIdentifier
     /// The service of the string conveniences `save(key:value:)`, `load(key:)` and `delete(key:)`:
     /// `application.defaultService` unless set (`"credential-vault"` for `.credvault`).
