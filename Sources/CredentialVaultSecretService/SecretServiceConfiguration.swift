@@ -9,10 +9,10 @@ public struct SecretServiceConfiguration: Sendable {
     ///
     /// Default `.credvault`: unscoped items, the ones `credvault`, `secret-tool`, Python
     /// `keyring` and versions of this library before identifiers write; an unscoped store skips
-    /// applications' items (it reads the attributes of the items a lookup finds to tell them
-    /// apart: one more round trip per lookup that finds one, which scoped stores never pay, and
-    /// marks its own writes with `credential-vault:application=credential-vault`, so that the
-    /// daemon's replace never matches an application's item). An application passes its own
+    /// applications' items (it marks its own writes `credential-vault:application=credential-vault`,
+    /// so that the daemon's replace never matches an application's item, searches for its marked
+    /// items alongside each key's search, and reads the attributes of the unmarked ones it finds;
+    /// scoped stores pay none of this: see `CredentialNaming.search`). An application passes its own
     /// identifier (as `BackendResolver(application:)` does). Credentials an application stored
     /// unscoped stay there: copy them once with `CredentialMigrator` (see `ApplicationIdentifier`).
     public var application: ApplicationIdentifier

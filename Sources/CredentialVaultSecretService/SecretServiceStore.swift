@@ -62,8 +62,9 @@ import Synchronization
 /// the lock file's open, `flock` and close (no D-Bus). The lock state comes from the search's
 /// list of locked items, from the collection when nothing matched, or, for a persistent
 /// `save`, from the create's own answer. An unscoped store (`ApplicationIdentifier.credvault`)
-/// also reads the attributes of the unlocked items a key's search finds (one `Properties.GetAll`
-/// each), to skip applications' items. Expired ephemeral items are swept when one this store
+/// sends a second search with the search of a key (for the items it marked) and reads the
+/// attributes of the others it finds, to skip applications' items (`CredentialNaming.search`).
+/// Expired ephemeral items are swept when one this store
 /// wrote has expired, else at most once a minute per process.
 /// Thread-safe: every instance may be used from any thread. The async API (`AsyncTokenStorage`)
 /// runs these same operations on threads the store owns and is cancellable (see
@@ -137,7 +138,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 guard let session else {
                     throw .unsupported("this Secret Service has no session collection for ephemeral credentials")
                 }
-                before = try naming.owned(call.search(naming.identity(of: key)), call)
+                before = try naming.search(call, key)
                 if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
                 // An unlocked item of the key proves its collection unlocked; else ask, before
                 // writing anything (an older persistent value must be removable).
@@ -156,7 +157,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 // collection makes the create fail (`locked`), so nothing is written then.
                 (before, mine) = try call.searchAndReplace(
                     naming.identity(of: key), in: main, attributes: attributes, label: key.displayLabel, value: value)
-                before = try naming.owned(before, call, besides: mine)
+                before = try naming.owned(before, call, besides: [mine])
                 // Only an older ephemeral value can be behind a lock here (the value is written).
                 if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
             }
@@ -229,7 +230,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
         return try perform { (call) throws(CredentialVaultError) -> Bool in
             let main = try call.collectionPath(.default)
             let session = try call.collectionPath(.session)
-            let found = try naming.owned(call.search(naming.identity(of: key)), call)
+            let found = try naming.search(call, key)
             if !found.locked(in: main).isEmpty || !found.locked(in: session).isEmpty { throw .locked }
             if found.unlocked(in: main).isEmpty { try call.requireUnlocked(main) }
             if found.unlocked(in: session).isEmpty { try call.requireUnlocked(session) }
@@ -397,7 +398,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
     private func newest(_ call: ServiceCall, _ key: CredentialKey) throws(CredentialVaultError) -> Newest? {
         let main = try call.collectionPath(.default)
         let session = try call.collectionPath(.session)
-        let found = try naming.owned(call.search(naming.identity(of: key)), call)
+        let found = try naming.search(call, key)
         if !found.locked(in: session).isEmpty { throw .locked }
         let inSession = found.unlocked(in: session)
         if let session, !inSession.isEmpty {

@@ -38,16 +38,29 @@ struct CredentialNaming {
         return recorded == nil || recorded == ItemAttribute.unscoped
     }
 
+    /// The key's items in this store's namespace (`Service.SearchItems`). A scoped store's
+    /// search carries its attribute and matches nothing else. An unscoped one's search also
+    /// matches applications' items: it searches for its marked items too, in the same round
+    /// trip, and reads the attributes of the others only (items of other tools or of versions
+    /// before identifiers, until a save marks them), to skip other namespaces' (see `owned`).
+    func search(_ call: ServiceCall, _ key: CredentialKey) throws(CredentialVaultError) -> ServiceCall.Found {
+        guard application == nil else { return try call.search(identity(of: key)) }
+        var marked = identity(of: key)
+        marked[ItemAttribute.application] = ItemAttribute.unscoped
+        let (all, mine) = try call.search(identity(of: key), marked)
+        return try owned(all, call, besides: Set(mine.unlocked))
+    }
+
     /// `found` without the unlocked items of other namespaces. A scoped store searched with its
-    /// attribute and has nothing to drop; an unscoped one's search also matches applications'
-    /// items, whose attributes are read here (one `Properties.GetAll` per unlocked item but
-    /// `known`, a path this store just wrote) so that it never reads, replaces or deletes them.
-    /// Locked items are kept: they make the operation throw `locked` anyway.
-    func owned(_ found: ServiceCall.Found, _ call: ServiceCall, besides known: String? = nil) throws(CredentialVaultError)
+    /// attribute and has nothing to drop; an unscoped one reads the attributes of the unlocked
+    /// items but `known` (paths known to be its own: one `Properties.GetAll` each), so that it
+    /// never reads, replaces or deletes an application's item. Locked items are kept: they make
+    /// the operation throw `locked` anyway.
+    func owned(_ found: ServiceCall.Found, _ call: ServiceCall, besides known: Set<String> = []) throws(CredentialVaultError)
         -> ServiceCall.Found
     {
         guard application == nil else { return found }
-        let candidates = found.unlocked.filter { $0 != known }
+        let candidates = found.unlocked.filter { !known.contains($0) }
         guard !candidates.isEmpty else { return found }
         let foreign = Set(try call.infos(candidates).filter { !owns($0.attributes) }.map(\.objectPath))
         guard !foreign.isEmpty else { return found }
