@@ -32,6 +32,9 @@ public struct BackendSelection: Sendable {
     public var decision: BackendDecision
     /// The opened store.
     public var store: any TokenStorageAdapter
+    /// The same store through the async protocol (every store `BackendResolver.open` returns
+    /// conforms to both, so this is `nil` only for a selection made with another store).
+    public var asyncStore: (any AsyncTokenStorage)? { store as? any AsyncTokenStorage }
 
     /// Creates a selection.
     public init(decision: BackendDecision, store: any TokenStorageAdapter) {

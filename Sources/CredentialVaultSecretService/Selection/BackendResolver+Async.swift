@@ -2,16 +2,18 @@ import CredentialVault
 import Foundation
 
 extension BackendResolver {
-    /// `decide(_:)` without blocking the caller: the Secret Service is asked on a thread of its
-    /// own (`SecretServiceStore.status()` is synchronous), and a wait for unlock
+    /// `decide(_:)` without blocking the caller: the Secret Service is asked through the store's
+    /// async `status()` (on the store's threads), and a wait for unlock
     /// (`.waitForUnlock(timeout:)`) suspends between its questions. Cancelling the task throws
-    /// `cancelled` at the next pause, or once the question in flight returns (within
-    /// `secretService.timeout`).
+    /// `cancelled` promptly, in a question as in a pause (never a fallback to the sealed file).
     public func decide(_ choice: BackendChoice = .automatic) async throws(CredentialVaultError) -> BackendDecision {
         if let decided = try decideWithoutAsking(choice) { return decided }
-        var probe = try await probeStatusDetached()
+        let store = SecretServiceStore(configuration: secretService)
+        var probe = try await KeyringProbe.asking(store)
         if case .locked = probe, case .waitForUnlock(let timeout) = lockedKeyring {
-            probe = try await UnlockWait(timeout: timeout, interval: unlockPollInterval).run(after: probe, probe: probeStatusDetached)
+            probe = try await UnlockWait(timeout: timeout, interval: unlockPollInterval).run(after: probe) {
+                () async throws(CredentialVaultError) in try await KeyringProbe.asking(store)
+            }
         }
         return automatic(probe)
     }
@@ -31,25 +33,20 @@ extension BackendResolver {
         return BackendSelection(decision: decision, store: store)
     }
 
-    /// `unlockInteractively()` on a thread of its own (it waits for a person, up to
-    /// `secretService.interactiveUnlockTimeout`).
+    /// `unlockInteractively()` without blocking the caller (the store's async one: it waits for
+    /// a person, up to `secretService.interactiveUnlockTimeout`; cancelling dismisses the prompt).
     public func unlockInteractively() async throws(CredentialVaultError) {
-        let configuration = secretService
-        try await StoreThreads.detached(name: "credvault-unlock") { _ throws(CredentialVaultError) in
-            try SecretServiceStore(configuration: configuration).unlockInteractively()
-        }
+        try await SecretServiceStore(configuration: secretService).unlockInteractively()
     }
 
     /// `waitForUnlock(timeout:)` without blocking a thread: suspends between its questions,
-    /// asks each on a thread of its own; throws `cancelled` when the task is cancelled.
+    /// asks each through the store's async `status()`; throws `cancelled` when the task is
+    /// cancelled.
     public func waitForUnlock(timeout: Duration) async throws(CredentialVaultError) -> SecretServiceStatus {
+        let store = SecretServiceStore(configuration: secretService)
         let wait = UnlockWait(timeout: timeout, interval: unlockPollInterval)
-        return try await wait.run(after: try await probeStatusDetached(), probe: probeStatusDetached).unlockedStatus()
-    }
-
-    /// `probeStatus()` on a thread of its own: the D-Bus call may take up to the timeout.
-    private func probeStatusDetached() async throws(CredentialVaultError) -> KeyringProbe {
-        let resolver = self
-        return try await StoreThreads.detached(name: "credvault-status") { _ in resolver.probeStatus() }
+        let first = try await KeyringProbe.asking(store)
+        return try await wait.run(after: first) { () async throws(CredentialVaultError) in try await KeyringProbe.asking(store) }
+            .unlockedStatus()
     }
 }

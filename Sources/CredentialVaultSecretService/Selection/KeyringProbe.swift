@@ -20,6 +20,19 @@ enum KeyringProbe: Sendable {
         }
     }
 
+    /// Asks `store` without blocking the caller (its async `status()`). A cancelled task throws
+    /// `cancelled`: that is no answer about the keyring, so never a reason to fall back.
+    static func asking(_ store: SecretServiceStore) async throws(CredentialVaultError) -> KeyringProbe {
+        do {
+            let found = try await store.status()
+            return found.isLocked ? .locked(found) : .unlocked(found)
+        } catch .cancelled {
+            throw .cancelled
+        } catch {
+            return .unavailable(error)
+        }
+    }
+
     /// Whether the keyring was found locked.
     var isLocked: Bool {
         if case .locked = self { return true }
