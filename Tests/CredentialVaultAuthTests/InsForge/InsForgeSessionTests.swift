@@ -11,10 +11,10 @@ extension InsForgeEndToEnd {
 
         /// A signed-in client (and its e-mail address).
         func signedIn(
-            _ server: Server, store: any TokenStorageAdapter = InMemoryStore(),
+            _ server: Server, store: any AsyncTokenStorage = InMemoryStore(),
             session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport()
         ) async throws -> (InsForgeClient, String) {
-            let client = try server.client(store: store, session: session, transport: transport)
+            let client = try await server.client(store: store, session: session, transport: transport)
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             try await server.resetStats()
@@ -25,7 +25,7 @@ extension InsForgeEndToEnd {
         func refreshIssuesNewTokens(clientType: InsForgeClientType) async throws {
             let server = try await Server.fresh()
             let store = InMemoryStore()
-            let client = try server.client(store: store, clientType: clientType)
+            let client = try await server.client(store: store, clientType: clientType)
             try await client.signIn(email: try await { () async throws -> String in
                 let email = Server.email()
                 try await client.signUp(email: email, password: Server.password)
@@ -101,7 +101,7 @@ extension InsForgeEndToEnd {
             } catch .auth(.invalidGrant) {
             } catch { Issue.record("unexpected \(error)") }
             await #expect(try store.load(client.configuration.sessionKey) == nil)
-            #expect(client.state == .unauthenticated)
+            #expect(client.state == .unauthenticated(.refreshRefused))
             #expect(try await server.stats()["refresh"] == 1, "a definite refusal is not retried")
         }
 
@@ -138,18 +138,18 @@ extension InsForgeEndToEnd {
         @Test("the state stream follows sign-in, refresh and sign-out")
         func stateStream() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             var states = client.states().makeAsyncIterator()
-            #expect(await states.next() == .unauthenticated)
+            #expect(await states.next() == .unauthenticated(.neverSignedIn))
             let email = Server.email()
             let response = try await client.signUp(email: email, password: Server.password)
             let user = try #require(response.user?.authUser)
-            #expect(await states.next() == .authenticated(user))
+            #expect(await states.next()?.session?.user == user)
             _ = try await client.getAccessToken(forceRefresh: true)
             #expect(await states.next() == .refreshing)
-            #expect(await states.next() == .authenticated(user))
+            #expect(await states.next()?.session?.user == user)
             try await client.signOut()
-            #expect(await states.next() == .unauthenticated)
+            #expect(await states.next() == .unauthenticated(.signedOut))
         }
 
         @Test("the session persists in a sealed-file vault and a new client reloads it")
@@ -159,7 +159,7 @@ extension InsForgeEndToEnd {
             let email = Server.email()
             let signedIn: AuthSession
             do {
-                let client = try server.client(store: try vault.open())
+                let client = try await server.client(store: try vault.open())
                 try await client.signUp(email: email, password: Server.password)
                 signedIn = try #require(try await client.storedSession())
             }
@@ -167,12 +167,12 @@ extension InsForgeEndToEnd {
             #expect(raw.range(of: Data(signedIn.accessToken.utf8)) == nil, "sealed, not plaintext")
             #expect(raw.range(of: Data(try #require(signedIn.refreshToken).utf8)) == nil)
 
-            let client = try server.client(store: try vault.open())
-            #expect(client.state == .authenticated(signedIn.user))
+            let client = try await server.client(store: try vault.open())
+            #expect(client.state == .authenticated(SessionSummary(signedIn)), "the new client read the vault at init")
             #expect(try await client.storedSession() == signedIn)
             #expect(try await client.getCurrentUser().email == email)
             _ = try await client.getAccessToken(forceRefresh: true)
-            let third = try server.client(store: try vault.open())
+            let third = try await server.client(store: try vault.open())
             #expect(try await third.storedSession()?.accessToken == (try await client.storedSession()?.accessToken))
             try await third.signOut()
             await #expect(try vault.open().listKeys().isEmpty)

@@ -32,15 +32,15 @@ struct SessionManagerTests {
     static let key = CredentialKey(service: "test.auth", account: "session")
 
     static func manager(_ refresher: ScriptedRefresher, store: InMemoryStore, expiresIn: TimeInterval = -10,
-                        refreshToken: String? = "refresh-0") throws -> SessionManager {
+                        refreshToken: String? = "refresh-0") async throws -> SessionManager {
         // An hour-long token with `expiresIn` left.
         let expiry = Date().addingTimeInterval(expiresIn)
         let session = AuthSession(
             accessToken: "access-0", refreshToken: refreshToken, expiresAt: expiry,
             user: AuthUser(subject: "alice"), obtainedAt: expiry.addingTimeInterval(-3600))
-        try SessionStorage(store: store, key: key, options: .default).save(session)
+        try await SessionStorage(store: store, key: key, options: .default).save(session)
         let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(1)) { _ in }
-        return SessionManager(
+        return await SessionManager(
             refresher: refresher, store: store, key: key,
             configuration: .init(retryPolicy: retry, proactiveRefresh: false), logger: .disabled)
     }
@@ -53,7 +53,7 @@ struct SessionManagerTests {
     func retryClassification(error: AuthError, attempts: Int) async throws {
         let refresher = ScriptedRefresher(Array(repeating: .failure(error), count: 4))
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store)
+        let manager = try await Self.manager(refresher, store: store)
         await #expect(throws: error) { _ = try await manager.getSession() }
         #expect(refresher.refreshCount == attempts)
         await #expect(try store.load(Self.key) != nil, "the session is kept")
@@ -63,7 +63,7 @@ struct SessionManagerTests {
     func recovers() async throws {
         let refresher = ScriptedRefresher([.failure(.serverUnavailable(status: 503)), .failure(.timedOut)])
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store)
+        let manager = try await Self.manager(refresher, store: store)
         let session = try await manager.getSession()
         #expect(session.accessToken == "access-3")
         #expect(try await manager.storedSession()?.refreshToken == "refresh-3")
@@ -73,10 +73,10 @@ struct SessionManagerTests {
     func invalidGrantDeletes() async throws {
         let refresher = ScriptedRefresher([.failure(.invalidGrant(nil))])
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store)
+        let manager = try await Self.manager(refresher, store: store)
         await #expect(throws: AuthError.invalidGrant(nil)) { _ = try await manager.getSession() }
         await #expect(try store.load(Self.key) == nil)
-        #expect(manager.state == .unauthenticated)
+        #expect(manager.state == .unauthenticated(.refreshRefused))
         #expect(refresher.refreshCount == 1)
     }
 
@@ -84,17 +84,17 @@ struct SessionManagerTests {
     func margin() async throws {
         let refresher = ScriptedRefresher([])
         let store = InMemoryStore()
-        let fresh = try Self.manager(refresher, store: store, expiresIn: 120)
+        let fresh = try await Self.manager(refresher, store: store, expiresIn: 120)
         #expect(try await fresh.getSession().accessToken == "access-0")
         #expect(refresher.refreshCount == 0)
-        let near = try Self.manager(refresher, store: store, expiresIn: 30)
+        let near = try await Self.manager(refresher, store: store, expiresIn: 30)
         #expect(try await near.getSession().accessToken == "access-1")
     }
 
     @Test("an expired session without a refresh token is removed: notSignedIn")
     func noRefreshToken() async throws {
         let store = InMemoryStore()
-        let manager = try Self.manager(ScriptedRefresher([]), store: store, refreshToken: nil)
+        let manager = try await Self.manager(ScriptedRefresher([]), store: store, refreshToken: nil)
         await #expect(throws: AuthError.notSignedIn) { _ = try await manager.getSession() }
         await #expect(try store.load(Self.key) == nil)
     }
@@ -103,7 +103,7 @@ struct SessionManagerTests {
     func signOut() async throws {
         let refresher = ScriptedRefresher([])
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store, expiresIn: 3600)
+        let manager = try await Self.manager(refresher, store: store, expiresIn: 3600)
         let removed = try await manager.signOut()
         #expect(removed?.accessToken == "access-0")
         #expect(refresher.revokeCount == 1)
