@@ -31,18 +31,35 @@ final class ScriptedRefresher: SessionRefresher {
 struct SessionManagerTests {
     static let key = CredentialKey(service: "test.auth", account: "session")
 
-    static func manager(_ refresher: ScriptedRefresher, store: InMemoryStore, expiresIn: TimeInterval = -10,
-                        refreshToken: String? = "refresh-0") async throws -> SessionManager {
-        // An hour-long token with `expiresIn` left.
+    /// Stores alice's session: an hour-long token with `expiresIn` left.
+    @discardableResult
+    static func seed(
+        _ store: any AsyncTokenStorage, key: CredentialKey = key, expiresIn: TimeInterval = -10, refreshToken: String? = "refresh-0"
+    ) async throws -> AuthSession {
         let expiry = Date().addingTimeInterval(expiresIn)
         let session = AuthSession(
             accessToken: "access-0", refreshToken: refreshToken, expiresAt: expiry,
             user: AuthUser(subject: "alice"), obtainedAt: expiry.addingTimeInterval(-3600))
         try await SessionStorage(store: store, key: key, options: .default).save(session)
+        return session
+    }
+
+    /// A manager without background refresh and with instant retries; `floor` is its
+    /// `minimumRefreshInterval`.
+    static func manager(
+        _ refresher: any SessionRefresher, on store: any AsyncTokenStorage, floor: Duration = .seconds(2)
+    ) async -> SessionManager {
         let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(1)) { _ in }
         return await SessionManager(
             refresher: refresher, store: store, key: key,
-            configuration: .init(retryPolicy: retry, proactiveRefresh: false), logger: .disabled)
+            configuration: .init(retryPolicy: retry, proactiveRefresh: false, minimumRefreshInterval: floor), logger: .disabled)
+    }
+
+    /// A manager over alice's session (see `seed`).
+    static func manager(_ refresher: any SessionRefresher, store: any AsyncTokenStorage, expiresIn: TimeInterval = -10,
+                        refreshToken: String? = "refresh-0") async throws -> SessionManager {
+        try await seed(store, expiresIn: expiresIn, refreshToken: refreshToken)
+        return await manager(refresher, on: store)
     }
 
     @Test("only network errors, timeouts, 5xx and 429 are retried, at most 3 times", arguments: [
