@@ -60,7 +60,7 @@ import Testing
 
     @Test(.privateKeyring) func toAndFromTheSecretService() async throws {
         let isolated = IsolatedSecretServiceStore()
-        let keyring = try Self.asynchronous(isolated.store)
+        let keyring = isolated.store
         let source = try Self.filled()
         #expect(try await CredentialMigrator(from: source, to: keyring).migrate().migrated.count == 3)
         #expect(try await keyring.listKeys().count == 3)
@@ -71,11 +71,6 @@ import Testing
         #expect(try await back.load(CredentialKey(service: "api", account: "alice")) == Data([0, 1, 0xFF]))
         #expect(try await keyring.listKeys() == [CredentialKey(service: "web", account: "carol")])
         withExtendedLifetime(isolated) {}  // its cleanup runs when it goes
-    }
-
-    /// `store` through `AsyncTokenStorage` (every backend of the package conforms to both protocols).
-    static func asynchronous(_ store: any TokenStorageAdapter) throws -> any AsyncTokenStorage {
-        try #require(store as? any AsyncTokenStorage, "\(type(of: store)) does not conform to AsyncTokenStorage")
     }
 
     @Test func aLockedSourceStopsTheMigrationAndNothingIsDeleted() async throws {
