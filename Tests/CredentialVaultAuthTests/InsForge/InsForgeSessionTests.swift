@@ -1,5 +1,6 @@
 import CredentialVault
-import CredentialVaultAuth
+@testable import CredentialVaultAuth
+import CredentialVaultTesting
 import Foundation
 import Testing
 
@@ -176,6 +177,40 @@ extension InsForgeEndToEnd {
             #expect(try await third.storedSession()?.accessToken == (try await client.storedSession()?.accessToken))
             try await third.signOut()
             await #expect(try vault.open().listKeys().isEmpty)
+        }
+    
+        @Test("credentials(minTTL:) and hasUsableSession forward; beyond the 15-minute tokens: tokenLifetimeTooShort")
+        func credentialsAndUsableSession() async throws {
+            let server = try await Server.fresh()
+            let (client, _) = try await signedIn(server)
+            #expect(client.hasUsableSession)
+            #expect(try await client.credentials(minTTL: .seconds(300)).refreshToken != nil)
+            let error = await #expect(throws: InsForgeError.self) { _ = try await client.credentials(minTTL: .seconds(3600)) }
+            guard case .auth(let auth) = error, case .tokenLifetimeTooShort(let lifetime, let minTTL) = auth else {
+                Issue.record("not tokenLifetimeTooShort: \(String(describing: error))")
+                return
+            }
+            #expect(lifetime <= .seconds(900) && minTTL == .seconds(3600))
+            let refreshes = try await server.stats()["refresh"] ?? 0
+            #expect(refreshes == 0, "the token just obtained is fresh: no refresh")
+            try await client.signOut()
+            #expect(!client.hasUsableSession)
+        }
+
+        @Test("a client on a locked store says storeLocked, never signed out; reload() after the unlock")
+        func lockedStore() async throws {
+            let server = try await Server.fresh()
+            let store = InMemoryStore()
+            let (signedIn, email) = try await self.signedIn(server, store: store)
+            let session = try #require(try await signedIn.storedSession())
+            let keyring = FaultInjectingStore(wrapping: store)
+            keyring.inject(.fail(.locked), into: .load)
+            let client = try await server.client(store: keyring)
+            #expect(client.state == .unauthenticated(.storeLocked))
+            await #expect(throws: InsForgeError.auth(.storage(.locked))) { _ = try await client.getCurrentUser() }
+            keyring.clear()
+            #expect(await client.reload() == .authenticated(SessionSummary(session)))
+            #expect(try await client.getCurrentUser().email == email)
         }
     }
 }
