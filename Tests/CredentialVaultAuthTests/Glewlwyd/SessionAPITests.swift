@@ -11,11 +11,7 @@ extension GlewlwydTests {
         @Test("credentials(minTTL:) refreshes when less is left and refuses beyond the provider's lifetime; hasUsableSession follows")
         func credentialsAndUsableSession() async throws {
             let provider = try Glewlwyd.require()
-            let transport = CountingTransport()
-            let clock = ManualClock()
-            let client = try await OIDCClient(
-                configuration: provider.configuration(), store: InMemoryStore(), transport: transport, clock: clock,
-                logger: .disabled)
+            let (client, transport, clock) = try await GlewlwydTests.countedClient(provider)
             #expect(client.state == .unauthenticated(.neverSignedIn))
             #expect(!client.hasUsableSession)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))

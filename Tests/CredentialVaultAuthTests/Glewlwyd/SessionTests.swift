@@ -72,11 +72,7 @@ extension GlewlwydTests {
         @Test("100 concurrent getAccessToken calls on an expiring session make exactly one token request")
         func singleFlight() async throws {
             let provider = try Glewlwyd.require()
-            let transport = CountingTransport()
-            let clock = ManualClock()
-            let client = try await OIDCClient(
-                configuration: provider.configuration(), store: InMemoryStore(), transport: transport, clock: clock,
-                logger: .disabled)
+            let (client, transport, clock) = try await GlewlwydTests.countedClient(provider)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             clock.advance(by: .seconds(3590))  // within the 60 s margin
             let marker = provider.logSize()
