@@ -1,5 +1,6 @@
 import CredentialVault
 import CredentialVaultSecretService
+import CredentialVaultTesting
 import Foundation
 import Testing
 
@@ -14,59 +15,86 @@ import Testing
         return store
     }
 
-    @Test func movesEveryPersistentCredentialKeepingAccessibilityAndLabels() throws {
+    @Test func movesEveryPersistentCredentialKeepingAccessibilityAndLabels() async throws {
         let source = try Self.filled()
         let target = InMemoryStore()
-        let report = try CredentialMigrator(from: source, to: target).migrate()
+        let report = try await CredentialMigrator(from: source, to: target).migrate()
         #expect(report.migrated.count == 3)
         #expect(report.isComplete)
-        #expect(try source.listKeys() == [])
-        #expect(try source.load(CredentialKey(service: "api", account: "pkce")) == Data("verifier".utf8), "ephemeral stays")
-        #expect(try target.load(CredentialKey(service: "api", account: "pkce")) == nil)
-        #expect(try target.load(CredentialKey(service: "api", account: "alice")) == Data([0, 1, 0xFF]))
-        #expect(try target.metadata(for: CredentialKey(service: "api", account: "alice"))?.key.label == "Alice")
-        #expect(try target.metadata(for: CredentialKey(service: "api", account: "bob"))?.accessibility == .portable)
-        #expect(try target.metadata(for: CredentialKey(service: "web", account: "carol"))?.accessibility == .deviceOnly)
+        #expect(try await source.listKeys() == [])
+        #expect(try await source.load(CredentialKey(service: "api", account: "pkce")) == Data("verifier".utf8), "ephemeral stays")
+        #expect(try await target.load(CredentialKey(service: "api", account: "pkce")) == nil)
+        #expect(try await target.load(CredentialKey(service: "api", account: "alice")) == Data([0, 1, 0xFF]))
+        #expect(try await target.metadata(for: CredentialKey(service: "api", account: "alice"))?.key.label == "Alice")
+        #expect(try await target.metadata(for: CredentialKey(service: "api", account: "bob"))?.accessibility == .portable)
+        #expect(try await target.metadata(for: CredentialKey(service: "web", account: "carol"))?.accessibility == .deviceOnly)
     }
 
-    @Test func deviceOnlyStaysWhenTheTargetLeavesThisMachine() throws {
+    @Test func deviceOnlyStaysWhenTheTargetLeavesThisMachine() async throws {
         let source = try Self.filled()
         let target = InMemoryStore()
-        let report = try CredentialMigrator(from: source, to: target, targetLeavesThisMachine: true).migrate()
+        let report = try await CredentialMigrator(from: source, to: target, targetLeavesThisMachine: true).migrate()
         #expect(report.migrated.map(\.account) == ["bob"])
         #expect(Set(report.skippedDeviceOnly.map(\.account)) == ["alice", "carol"])
         #expect(!report.isComplete)
-        #expect(try source.listKeys().map(\.account) == ["alice", "carol"])
+        #expect(try await source.listKeys().map(\.account) == ["alice", "carol"])
     }
 
-    @Test func conflictsStayUnlessOverwriteAndReRunsComplete() throws {
+    @Test func conflictsStayUnlessOverwriteAndReRunsComplete() async throws {
         let source = try Self.filled()
         let target = InMemoryStore()
         let alice = CredentialKey(service: "api", account: "alice")
         let carol = CredentialKey(service: "web", account: "carol")
-        try target.save(Data("newer".utf8), for: alice)  // a different value: a conflict
-        try target.save(Data("other".utf8), for: carol)  // the same value: an interrupted earlier run
-        let first = try CredentialMigrator(from: source, to: target).migrate()
+        try await target.save(Data("newer".utf8), for: alice)  // a different value: a conflict
+        try await target.save(Data("other".utf8), for: carol)  // the same value: an interrupted earlier run
+        let first = try await CredentialMigrator(from: source, to: target).migrate()
         #expect(first.conflicts == [alice])
         #expect(Set(first.migrated.map(\.account)) == ["bob", "carol"])
-        #expect(try source.load(alice) == Data([0, 1, 0xFF]))
-        #expect(try target.load(alice) == Data("newer".utf8))
-        let second = try CredentialMigrator(from: source, to: target, overwrite: true).migrate()
+        #expect(try await source.load(alice) == Data([0, 1, 0xFF]))
+        #expect(try await target.load(alice) == Data("newer".utf8))
+        let second = try await CredentialMigrator(from: source, to: target, overwrite: true).migrate()
         #expect(second.migrated == [CredentialKey(service: "api", account: "alice", label: "Alice")])
-        #expect(try target.load(alice) == Data([0, 1, 0xFF]))
-        #expect(try source.listKeys() == [])
+        #expect(try await target.load(alice) == Data([0, 1, 0xFF]))
+        #expect(try await source.listKeys() == [])
     }
 
-    @Test(.privateKeyring) func toAndFromTheSecretService() throws {
-        let keyring = IsolatedSecretServiceStore()
+    @Test(.privateKeyring) func toAndFromTheSecretService() async throws {
+        let isolated = IsolatedSecretServiceStore()
+        let keyring = isolated.store
         let source = try Self.filled()
-        #expect(try CredentialMigrator(from: source, to: keyring.store).migrate().migrated.count == 3)
-        #expect(try keyring.store.listKeys().count == 3)
-        #expect(try keyring.store.metadata(for: CredentialKey(service: "api", account: "bob"))?.accessibility == .portable)
+        #expect(try await CredentialMigrator(from: source, to: keyring).migrate().migrated.count == 3)
+        #expect(try await keyring.listKeys().count == 3)
+        #expect(try await keyring.metadata(for: CredentialKey(service: "api", account: "bob"))?.accessibility == .portable)
         let back = InMemoryStore()
-        let report = try CredentialMigrator(from: keyring.store, to: back).migrate(service: "api")
+        let report = try await CredentialMigrator(from: keyring, to: back).migrate(service: "api")
         #expect(report.migrated.map(\.account) == ["alice", "bob"])
-        #expect(try back.load(CredentialKey(service: "api", account: "alice")) == Data([0, 1, 0xFF]))
-        #expect(try keyring.store.listKeys() == [CredentialKey(service: "web", account: "carol")])
+        #expect(try await back.load(CredentialKey(service: "api", account: "alice")) == Data([0, 1, 0xFF]))
+        #expect(try await keyring.listKeys() == [CredentialKey(service: "web", account: "carol")])
+        withExtendedLifetime(isolated) {}  // its cleanup runs when it goes
+    }
+
+    @Test func aLockedSourceStopsTheMigrationAndNothingIsDeleted() async throws {
+        let filled = try Self.filled()
+        let source = FaultInjectingStore(wrapping: filled)
+        source.inject(.fail(.locked), into: .load)
+        let target = InMemoryStore()
+        await #expect(throws: CredentialVaultError.locked) { _ = try await CredentialMigrator(from: source, to: target).migrate() }
+        #expect(try await filled.listKeys().count == 3)
+        #expect(try await target.listKeys().isEmpty)
+    }
+
+    @Test func aCancelledMigrationStopsPromptlyWithNothingLost() async throws {
+        let filled = try Self.filled()
+        let target = FaultInjectingStore()
+        target.inject(.stall(.seconds(3)), into: .save)
+        let migration = Task { try await CredentialMigrator(from: filled, to: target).migrate() }
+        while target.calls(of: .save) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        migration.cancel()
+        let result = await migration.result
+        #expect(clock.now - start < .milliseconds(500))
+        #expect(throws: CredentialVaultError.cancelled) { try result.get() }
+        #expect(try await filled.listKeys().count == 3, "nothing left the source")
     }
 }

@@ -17,9 +17,9 @@ import Foundation
 /// under a key is left alone unless `overwrite` is set, and the credential stays in the source.
 public struct CredentialMigrator: Sendable {
     /// Where the credentials are.
-    public let source: any TokenStorageAdapter
+    public let source: any AsyncTokenStorage
     /// Where they go.
-    public let target: any TokenStorageAdapter
+    public let target: any AsyncTokenStorage
     /// Set when the target's storage is meant for another machine (a vault file to be copied
     /// elsewhere, a synced location): device-only credentials then stay in the source.
     /// Targets without device-only support are treated the same way, always.
@@ -28,7 +28,7 @@ public struct CredentialMigrator: Sendable {
     public var overwrite: Bool
 
     /// Creates a migrator from `source` to `target`.
-    public init(from source: any TokenStorageAdapter, to target: any TokenStorageAdapter,
+    public init(from source: any AsyncTokenStorage, to target: any AsyncTokenStorage,
                 targetLeavesThisMachine: Bool = false, overwrite: Bool = false) {
         self.source = source
         self.target = target
@@ -41,11 +41,14 @@ public struct CredentialMigrator: Sendable {
     /// what was done until then is durable, and a rerun continues from there.
     public func migrate(
         service: String? = nil, progress: (MigrationEvent) -> Void = { _ in }
-    ) throws(CredentialVaultError) -> MigrationReport {
+    ) async throws(CredentialVaultError) -> MigrationReport {
         var report = MigrationReport()
         let keepsDeviceOnly = target.capabilities.supportsDeviceOnly && !targetLeavesThisMachine
-        for key in try source.listKeys(service: service) {
-            let event = try migrate(key, keepsDeviceOnly: keepsDeviceOnly)
+        for key in try await source.listKeys(service: service) {
+            // Between two credentials, so that a cancelled migration stops even with stores
+            // that answer from memory (and never notice the cancellation themselves).
+            if Task.isCancelled { throw .cancelled }
+            let event = try await migrate(key, keepsDeviceOnly: keepsDeviceOnly)
             switch event {
             case .migrated(let key): report.migrated.append(key)
             case .skippedDeviceOnly(let key): report.skippedDeviceOnly.append(key)
@@ -57,37 +60,37 @@ public struct CredentialMigrator: Sendable {
         return report
     }
 
-    private func migrate(_ key: CredentialKey, keepsDeviceOnly: Bool) throws(CredentialVaultError) -> MigrationEvent {
-        guard let metadata = try source.metadata(for: key), !metadata.isEphemeral else { return .vanished(key) }
+    private func migrate(_ key: CredentialKey, keepsDeviceOnly: Bool) async throws(CredentialVaultError) -> MigrationEvent {
+        guard let metadata = try await source.metadata(for: key), !metadata.isEphemeral else { return .vanished(key) }
         if metadata.accessibility == .deviceOnly && !keepsDeviceOnly { return .skippedDeviceOnly(key) }
         let fullKey = metadata.key  // with the source's label
-        guard var value = try source.load(key) else { return .vanished(key) }
+        guard var value = try await source.load(key) else { return .vanished(key) }
         defer { wipe(&value) }
 
         let options = StorageOptions(accessibility: metadata.accessibility)
-        if var existing = try target.load(key) {
+        if var existing = try await target.load(key) {
             let same = existing == value
             wipe(&existing)
             if !same {
                 guard overwrite else { return .conflict(key) }
-                try target.save(value, for: fullKey, options: options)
-            } else if try target.metadata(for: key)?.accessibility != metadata.accessibility {
-                try target.save(value, for: fullKey, options: options)
+                try await target.save(value, for: fullKey, options: options)
+            } else if try await target.metadata(for: key)?.accessibility != metadata.accessibility {
+                try await target.save(value, for: fullKey, options: options)
             }
         } else {
-            try target.save(value, for: fullKey, options: options)
+            try await target.save(value, for: fullKey, options: options)
         }
 
         // Verify the copy before the original goes.
-        guard var copy = try target.load(key) else {
+        guard var copy = try await target.load(key) else {
             throw .io("the target lost \(key) right after storing it; the source still has it")
         }
         let verified = copy == value
         wipe(&copy)
-        guard verified, try target.metadata(for: key)?.accessibility == metadata.accessibility else {
+        guard verified, try await target.metadata(for: key)?.accessibility == metadata.accessibility else {
             throw .io("the copy of \(key) in the target does not read back the same; the source still has it")
         }
-        _ = try source.delete(key)
+        _ = try await source.delete(key)
         return .migrated(fullKey)
     }
 }

@@ -38,6 +38,9 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     case unsupported(String)
     /// The client was configured with something invalid.
     case invalidConfiguration(String)
+    /// `credentials(minTTL:)` asked for a token valid longer than the provider's tokens live,
+    /// even freshly refreshed ones: ask for less (at most `lifetime`).
+    case tokenLifetimeTooShort(lifetime: Duration, minTTL: Duration)
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -76,6 +79,8 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .discoveryFailed(let why): "OpenID discovery failed: \(why)"
         case .unsupported(let why): "unsupported: \(why)"
         case .invalidConfiguration(let why): "invalid configuration: \(why)"
+        case .tokenLifetimeTooShort(let lifetime, let minTTL):
+            "the provider's access tokens live \(Int(lifetime.secondsValue)) s, less than the \(Int(minTTL.secondsValue)) s asked for: ask for a shorter minimum time to live"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }

@@ -25,7 +25,7 @@ extension OIDCClient {
         let pending = PendingAuthorization(
             verifier: pkce.verifier, nonce: nonce, redirectURI: redirectURI, issuer: metadata.issuer,
             clientID: configuration.clientID, createdAt: clock.now(), requestsOpenID: scopes.contains("openid"))
-        try pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
+        try await pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
         var parameters: [(String, String)] = [
             ("response_type", "code"), ("client_id", configuration.clientID), ("redirect_uri", redirectURI),
             ("scope", scopes.joined(separator: " ")), ("state", state), ("nonce", nonce),
@@ -57,7 +57,7 @@ extension OIDCClient {
             throw .stateMismatch
         }
         let key = configuration.pendingKey(state: state)
-        guard let pending = try PendingAuthorization.peek(key, from: store) else {
+        guard let pending = try await PendingAuthorization.peek(key, from: store) else {
             logger.warning("signin", "redirect with an unknown or already used state refused")
             throw .stateMismatch
         }
@@ -69,7 +69,7 @@ extension OIDCClient {
             logger.warning("signin", "redirect does not belong to this client's pending sign-in")
             throw .stateMismatch
         }
-        guard try PendingAuthorization.take(key, from: store) != nil else {
+        guard try await PendingAuthorization.take(key, from: store) != nil else {
             logger.warning("signin", "redirect with an already used state refused")
             throw .stateMismatch
         }

@@ -6,7 +6,8 @@ import Foundation
 /// manager's rule: within `min(refreshMargin, lifetime / 2)` of expiry, and at most one new
 /// token per `minimumRefreshInterval` unless forced).
 /// Concurrent callers share one token request (and, with an `ExclusiveAccessStore`, so do
-/// processes sharing the vault).
+/// processes sharing the vault). The cache is reached through the store's asynchronous API: no
+/// call blocks its caller's thread.
 public actor ClientCredentialsClient {
     private let provider: OIDCProvider
     private let storage: SessionStorage
@@ -29,7 +30,7 @@ public actor ClientCredentialsClient {
     ///     after the previous one (default 2 s), even when the provider issues tokens that
     ///     have expired already: the cached one is returned meanwhile.
     public init(
-        configuration: OIDCConfiguration, scopes: [String] = [], store: any TokenStorageAdapter,
+        configuration: OIDCConfiguration, scopes: [String] = [], store: any AsyncTokenStorage,
         refreshMargin: Duration = .seconds(60), minimumRefreshInterval: Duration = .seconds(2), retryPolicy: RetryPolicy = .default,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
@@ -55,35 +56,43 @@ public actor ClientCredentialsClient {
     /// A valid access token: the cached one unless it is due (or `forceRefresh`), else a new
     /// one from the token endpoint, cached before it is returned.
     public func accessToken(forceRefresh: Bool = false) async throws(AuthError) -> String {
-        if !forceRefresh, let cached = try storage.load(), !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch) {
+        let cached = try await storage.load()
+        if !forceRefresh, let cached, !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch) {
             return cached.accessToken
         }
-        let task: Task<AuthSession, any Error>
-        let started: Date
-        if let running = inFlight {
-            (task, started) = running
-        } else {
-            let seen = try storage.load()
-            started = provider.clock.now()
-            let fetch = Fetch(
-                provider: provider, storage: storage, scopes: scopes, schedule: schedule, lastFetch: lastFetch, retry: retry,
-                seen: seen, force: forceRefresh)
-            task = Task { try await fetch.run() }
-            inFlight = (task, started)
-        }
-        let result = await task.result
-        if inFlight?.task == task { inFlight = nil }
+        let task = inFlight?.task ?? startFetch(seen: cached, force: forceRefresh)
+        // A cancelled caller stops waiting; the request goes on for the others.
+        guard let result = await SharedTaskWait.result(of: task) else { throw .cancelled }
         switch result {
-        case .success(let session):
-            if lastFetch.map({ $0 < started }) ?? true { lastFetch = started }
-            return session.accessToken
+        case .success(let session): return session.accessToken
         case .failure(let error as AuthError): throw error
         case .failure: throw .cancelled
         }
     }
 
     /// Deletes the cached token.
-    public func clearCache() throws(AuthError) { try storage.delete() }
+    public func clearCache() async throws(AuthError) { try await storage.delete() }
+
+    private func startFetch(seen: AuthSession?, force: Bool) -> Task<AuthSession, any Error> {
+        let started = provider.clock.now()
+        let fetch = Fetch(
+            provider: provider, storage: storage, scopes: scopes, schedule: schedule, lastFetch: lastFetch, retry: retry,
+            seen: seen, force: force)
+        // The task records its own end, so that a cancelled waiter never leaves it in flight.
+        let task = Task<AuthSession, any Error> {
+            let outcome: Result<AuthSession, AuthError>
+            do throws(AuthError) { outcome = .success(try await fetch.run()) } catch { outcome = .failure(error) }
+            fetchEnded(startedAt: started, succeeded: (try? outcome.get()) != nil)
+            return try outcome.get()
+        }
+        inFlight = (task, started)
+        return task
+    }
+
+    private func fetchEnded(startedAt started: Date, succeeded: Bool) {
+        inFlight = nil
+        if succeeded, lastFetch.map({ $0 < started }) ?? true { lastFetch = started }
+    }
 
     private struct Fetch: Sendable {
         let provider: OIDCProvider
@@ -98,7 +107,7 @@ public actor ClientCredentialsClient {
         func run() async throws(AuthError) -> AuthSession {
             try await storage.exclusively { () async throws(AuthError) -> AuthSession in
                 // Another process may have fetched one while we waited for the lock.
-                if let cached = try storage.load(), cached != seen || !force,
+                if let cached = try await storage.load(), cached != seen || !force,
                     !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch)
                 {
                     return cached
@@ -111,7 +120,7 @@ public actor ClientCredentialsClient {
                 let session = AuthSession(
                     accessToken: response.accessToken, expiresAt: response.expiresIn.map { now.addingTimeInterval($0) },
                     scope: response.scope, obtainedAt: now)
-                try storage.save(session)
+                try await storage.save(session)
                 provider.logger.info("client-credentials", "new access token cached")
                 return session
             }

@@ -16,26 +16,29 @@ struct PendingAuthorization: Codable, Sendable {
     /// that an ID token is required. `nil` in records written before it existed.
     var requestsOpenID: Bool? = nil
 
-    func save(under key: CredentialKey, in store: any TokenStorageAdapter, ttl: Duration) throws(AuthError) {
-        let data: Data
+    func save(under key: CredentialKey, in store: any AsyncTokenStorage, ttl: Duration) async throws(AuthError) {
+        var data: Data
         do { data = try JSONEncoder.session.encode(self) } catch { throw .invalidResponse("pending sign-in not encodable") }
-        do { try store.save(data, for: key, options: .ephemeral(ttl: ttl)) } catch { throw .storage(error) }
+        defer { data.resetBytes(in: 0..<data.count) }
+        do { try await store.save(data, for: key, options: .ephemeral(ttl: ttl)) } catch { throw SessionStorage.map(error) }
     }
 
     /// Reads the pending sign-in without consuming it (to check that a redirect belongs to
     /// it before `take` spends it); `nil` when unknown or already used.
-    static func peek(_ key: CredentialKey, from store: any TokenStorageAdapter) throws(AuthError) -> PendingAuthorization? {
-        try decode { () throws(CredentialVaultError) in try store.load(key) }
+    static func peek(_ key: CredentialKey, from store: any AsyncTokenStorage) async throws(AuthError) -> PendingAuthorization? {
+        try await decode { () async throws(CredentialVaultError) in try await store.load(key) }
     }
 
     /// Takes (reads and deletes) the pending sign-in; `nil` when unknown or already used.
-    static func take(_ key: CredentialKey, from store: any TokenStorageAdapter) throws(AuthError) -> PendingAuthorization? {
-        try decode { () throws(CredentialVaultError) in try store.take(key) }
+    static func take(_ key: CredentialKey, from store: any AsyncTokenStorage) async throws(AuthError) -> PendingAuthorization? {
+        try await decode { () async throws(CredentialVaultError) in try await store.take(key) }
     }
 
-    private static func decode(_ read: () throws(CredentialVaultError) -> Data?) throws(AuthError) -> PendingAuthorization? {
+    private static func decode(
+        _ read: () async throws(CredentialVaultError) -> Data?
+    ) async throws(AuthError) -> PendingAuthorization? {
         let data: Data?
-        do { data = try read() } catch .expired { throw .authorizationExpired } catch { throw .storage(error) }
+        do { data = try await read() } catch .expired { throw .authorizationExpired } catch { throw SessionStorage.map(error) }
         guard let data else { return nil }
         do { return try JSONDecoder.session.decode(PendingAuthorization.self, from: data) } catch {
             throw .storage(.corrupted("a pending sign-in is unreadable; start the sign-in again"))

@@ -34,7 +34,7 @@ extension InsForgeClient {
             verifier: pkce.verifier, nonce: "", redirectURI: redirectURI, issuer: configuration.backendIdentifier,
             clientID: Self.pendingClient(provider), createdAt: clock.now())
         do {
-            try pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingOAuthTTL)
+            try await pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingOAuthTTL)
         } catch {
             throw InsForgeError(error)
         }
@@ -60,7 +60,7 @@ extension InsForgeClient {
         }
         let key = configuration.pendingKey(state: state)
         let found: PendingAuthorization?
-        do { found = try PendingAuthorization.peek(key, from: store) } catch { throw InsForgeError(error) }
+        do { found = try await PendingAuthorization.peek(key, from: store) } catch { throw InsForgeError(error) }
         // Checked before it is consumed: a foreign redirect must not destroy the pending sign-in.
         guard let pending = found, exactlyEqual(pending.issuer, configuration.backendIdentifier),
             InsForgeOAuthProvider.allCases.map(Self.pendingClient).contains(where: { exactlyEqual($0, pending.clientID) }),
@@ -70,7 +70,7 @@ extension InsForgeClient {
             throw .auth(.stateMismatch)
         }
         let taken: PendingAuthorization?
-        do { taken = try PendingAuthorization.take(key, from: store) } catch { throw InsForgeError(error) }
+        do { taken = try await PendingAuthorization.take(key, from: store) } catch { throw InsForgeError(error) }
         guard taken != nil else {
             logger.warning("insforge", "OAuth redirect with an already used state refused")
             throw .auth(.stateMismatch)

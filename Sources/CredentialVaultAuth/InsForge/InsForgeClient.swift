@@ -2,7 +2,7 @@ import CredentialVault
 import Foundation
 
 /// A client for an InsForge backend's auth API (`/api/auth`), with the calls of InsForge's
-/// Swift SDK, whose session lives in the application's `TokenStorageAdapter` (a sealed-file
+/// Swift SDK, whose session lives in the application's store (`AsyncTokenStorage`: a sealed-file
 /// vault, Secret Service, memory) instead of plaintext preferences: e-mail and password
 /// sign-up and sign-in, e-mail verification, password reset, profile, OAuth with PKCE, and a
 /// `SessionManager` that refreshes the tokens through `/api/auth/refresh` (single flight,
@@ -16,11 +16,12 @@ public final class InsForgeClient: Sendable {
     /// The session manager (`getSession()`, `getAccessToken(forceRefresh:)`, `states()`).
     public let sessions: SessionManager
     let api: InsForgeAPI
-    let store: any TokenStorageAdapter
+    let store: any AsyncTokenStorage
     let logger: AuthLogger
     let clock: any CredentialClock
 
-    /// Creates a client.
+    /// Creates a client and reads the stored session (awaited, never blocking): `state` then
+    /// says whether someone is signed in, or that the store is locked or failing.
     /// - Parameters:
     ///   - store: where the session and pending OAuth sign-ins are kept. Pending sign-ins are
     ///     ephemeral, so OAuth needs a store that supports `.ephemeral`.
@@ -28,17 +29,17 @@ public final class InsForgeClient: Sendable {
     ///   - clock: the source of "now" (expiry decisions).
     ///   - logger: where the client logs (redacted at every level).
     public init(
-        configuration: InsForgeConfiguration, store: any TokenStorageAdapter,
+        configuration: InsForgeConfiguration, store: any AsyncTokenStorage,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
-    ) throws(InsForgeError) {
+    ) async throws(InsForgeError) {
         try configuration.validate()
         self.configuration = configuration
         self.store = store
         self.logger = logger
         self.clock = clock
         self.api = InsForgeAPI(configuration: configuration, transport: transport, logger: logger)
-        self.sessions = SessionManager(
+        self.sessions = await SessionManager(
             refresher: InsForgeRefresher(api: api, clock: clock), store: store, key: configuration.sessionKey,
             storageOptions: StorageOptions(accessibility: configuration.sessionAccessibility),
             configuration: configuration.session, clock: clock, logger: logger)
@@ -63,8 +64,22 @@ public final class InsForgeClient: Sendable {
         do { return try await sessions.storedSession() } catch { throw InsForgeError(error) }
     }
 
+    /// A session whose access token stays valid for at least `minTTL` (see
+    /// `SessionManager.credentials(minTTL:)`).
+    public func credentials(minTTL: Duration) async throws(InsForgeError) -> AuthSession {
+        do { return try await sessions.credentials(minTTL: minTTL) } catch { throw InsForgeError(error) }
+    }
+
+    /// Whether a usable session is stored, from memory: no network, no store call (see
+    /// `SessionManager.hasUsableSession`).
+    public var hasUsableSession: Bool { sessions.hasUsableSession }
+
     /// The current auth state.
     public var state: AuthState { sessions.state }
+
+    /// Reads the stored session again (after the user unlocked the store) and returns the new state.
+    @discardableResult
+    public func reload() async -> AuthState { await sessions.reload() }
 
     /// The auth states: the current one first, then every change.
     public func states() -> AsyncStream<AuthState> { sessions.states() }

@@ -1,8 +1,8 @@
 import CredentialVault
 import Foundation
 
-/// An OpenID Connect / OAuth 2.0 client whose session lives in the application's
-/// `TokenStorageAdapter`: sign-in with authorization code + PKCE (loopback or custom-scheme
+/// An OpenID Connect / OAuth 2.0 client whose session lives in the application's store
+/// (through its asynchronous API, `AsyncTokenStorage`, so no call blocks on it): sign-in with authorization code + PKCE (loopback or custom-scheme
 /// redirect) or the device grant, ID token verification, a session manager that keeps the
 /// tokens fresh, and sign-out with revocation.
 public final class OIDCClient: Sendable {
@@ -11,11 +11,13 @@ public final class OIDCClient: Sendable {
     /// The session manager (`getSession()`, `getAccessToken(forceRefresh:)`, `states()`).
     public let sessions: SessionManager
     let provider: OIDCProvider
-    let store: any TokenStorageAdapter
+    let store: any AsyncTokenStorage
     let logger: AuthLogger
     let clock: any CredentialClock
 
-    /// Creates a client.
+    /// Creates a client and reads the stored session (awaited, never blocking): `state` then
+    /// says whether someone is signed in, or that the store is locked or failing (never
+    /// "signed out" for a store that could not answer; `reload()` asks again).
     /// - Parameters:
     ///   - store: where the session and pending sign-ins are kept. Pending sign-ins are
     ///     ephemeral, so the store must support `.ephemeral` for the authorization-code flow.
@@ -23,17 +25,17 @@ public final class OIDCClient: Sendable {
     ///   - clock: the source of "now" (expiry decisions, ID token times).
     ///   - logger: where the client logs (redacted).
     public init(
-        configuration: OIDCConfiguration, store: any TokenStorageAdapter,
+        configuration: OIDCConfiguration, store: any AsyncTokenStorage,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
-    ) throws(AuthError) {
+    ) async throws(AuthError) {
         try configuration.validate()
         self.configuration = configuration
         self.store = store
         self.logger = logger
         self.clock = clock
         self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger)
-        self.sessions = SessionManager(
+        self.sessions = await SessionManager(
             refresher: OIDCRefresher(provider: provider), store: store, key: configuration.sessionKey,
             storageOptions: StorageOptions(accessibility: configuration.sessionAccessibility),
             configuration: configuration.session, clock: clock, logger: logger)
@@ -50,8 +52,25 @@ public final class OIDCClient: Sendable {
         try await sessions.getAccessToken(forceRefresh: forceRefresh)
     }
 
+    /// A session whose access token stays valid for at least `minTTL` (see
+    /// `SessionManager.credentials(minTTL:)`).
+    public func credentials(minTTL: Duration) async throws(AuthError) -> AuthSession {
+        try await sessions.credentials(minTTL: minTTL)
+    }
+
+    /// Whether a usable session is stored, from memory: no network, no store call (see
+    /// `SessionManager.hasUsableSession`).
+    public var hasUsableSession: Bool { sessions.hasUsableSession }
+
+    /// The current auth state.
+    public var state: AuthState { sessions.state }
+
     /// The stream of auth states.
     public func states() -> AsyncStream<AuthState> { sessions.states() }
+
+    /// Reads the stored session again (after the user unlocked the store) and returns the new state.
+    @discardableResult
+    public func reload() async -> AuthState { await sessions.reload() }
 
     /// Verifies an ID token from this provider (signature against the JWKS, refetched once on
     /// an unknown key; `iss`, `aud`, `azp`, `exp`, `iat`, and `nonce` when given).

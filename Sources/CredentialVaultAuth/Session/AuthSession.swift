@@ -1,7 +1,7 @@
 import Foundation
 
 /// A signed-in session: the tokens and who they belong to. Stored as JSON through the
-/// application's `TokenStorageAdapter`; `description` never shows a token.
+/// application's store; `description` never shows a token.
 public struct AuthSession: Sendable, Hashable, Codable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The bearer access token.
     public var accessToken: String

@@ -29,7 +29,9 @@ struct RefreshOperation: Sendable {
         } catch .storage(.busy) {
             // Another process holds the lock beyond the wait: it is probably refreshing. Use its
             // result if it has landed.
-            if let latest = try storage.load(), latest != seen, !schedule.isDue(latest, now: clock.now(), lastRefresh: lastRefresh) {
+            if let latest = try await storage.load(), latest != seen,
+                !schedule.isDue(latest, now: clock.now(), lastRefresh: lastRefresh)
+            {
                 return latest
             }
             throw .storage(.busy)
@@ -38,10 +40,7 @@ struct RefreshOperation: Sendable {
 
     private func locked() async throws(AuthError) -> AuthSession {
         guard epoch.current == startEpoch else { throw .notSignedIn }
-        guard let current = try storage.load() else {
-            broadcaster.publish(.unauthenticated)
-            throw .notSignedIn
-        }
+        guard let current = try await storage.load() else { throw .notSignedIn }
         let now = clock.now()
         if current != seen {
             // Someone refreshed (or signed in) since the caller looked: use theirs if it is good.
@@ -55,8 +54,8 @@ struct RefreshOperation: Sendable {
         guard current.refreshToken != nil else {
             if force { throw .unsupported("the session has no refresh token: sign in again for a new access token") }
             if let expiry = current.expiresAt, expiry <= now {
-                try storage.delete()
-                broadcaster.publish(.unauthenticated)
+                try await storage.delete()
+                broadcaster.publish(.unauthenticated(.expired))
                 throw .notSignedIn
             }
             return current  // still valid for a moment, and nothing can extend it
@@ -69,34 +68,50 @@ struct RefreshOperation: Sendable {
             }) { () async throws(AuthError) -> AuthSession in try await refresher.refresh(current) }
         } catch .invalidGrant(let why) {
             // Definite: the refresh token is dead. Delete the session unless it changed meanwhile.
-            if let latest = try? storage.load(), latest.refreshToken == current.refreshToken {
-                try storage.delete()
+            // A store failure here does not hide the refusal: the dead session left behind is
+            // refused again (and deleted) the next time.
+            do {
+                if let latest = try await storage.load(), latest.refreshToken == current.refreshToken {
+                    try await storage.delete()
+                }
+                logger.warning("session", "the provider rejected the refresh token; the stored session was deleted")
+            } catch {
+                logger.warning("session", "the provider rejected the refresh token; deleting the session failed: \(error)")
             }
-            logger.warning("session", "the provider rejected the refresh token; the stored session was deleted")
-            broadcaster.publish(.unauthenticated)
+            broadcaster.publish(.unauthenticated(.refreshRefused))
             throw .invalidGrant(why)
         }
         guard epoch.current == startEpoch else {
             logger.info("session", "signed out during the refresh: its result is discarded")
-            await discard(refreshed, keeping: (try? storage.load()) ?? nil)
+            await discard(refreshed, keeping: await storedIfReadable())
             throw .notSignedIn
         }
-        let latest = try storage.load()
+        let latest = try await storage.load()
         guard latest == current else {
             logger.info("session", "the stored session changed during the refresh: its result is discarded")
-            await discard(refreshed, keeping: latest)
+            await discard(refreshed, keeping: .some(latest))
             guard let latest else { throw .notSignedIn }
             return latest
         }
-        try storage.save(refreshed)  // the rotated refresh token is persisted before anyone sees the new access token
+        try await storage.save(refreshed)  // the rotated refresh token is persisted before anyone sees the new access token
         logger.info("session", "session refreshed")
         return refreshed
     }
 
+    /// What is stored (`.some(nil)`: nothing), or `nil` when the store cannot be read.
+    private func storedIfReadable() async -> AuthSession?? {
+        do { return .some(try await storage.load()) } catch { return nil }
+    }
+
     /// Revokes the tokens of a discarded refresh result, except those that are still stored:
     /// a provider that does not rotate refresh tokens hands back the stored one, and revoking
-    /// it would end the session that is kept.
-    private func discard(_ session: AuthSession, keeping stored: AuthSession?) async {
+    /// it would end the session that is kept. `stored` is `nil` when the store could not say
+    /// what it holds: then nothing is revoked, since the kept session might be this one.
+    private func discard(_ session: AuthSession, keeping stored: AuthSession??) async {
+        guard let stored else {
+            logger.debug("session", "the discarded session is not revoked: the store could not be read")
+            return
+        }
         let kept = Set([stored?.accessToken, stored?.refreshToken].compactMap { $0 })
         guard !kept.contains(session.accessToken) else { return }
         var revocable = session

@@ -5,8 +5,13 @@ import Foundation
 /// (on demand and in the background), once at a time in this process and, with an
 /// `ExclusiveAccessStore` such as the sealed file, across processes; publishes the auth state.
 ///
-/// The session is stored through the application's `TokenStorageAdapter`; the provider is
-/// reached only through a `SessionRefresher`.
+/// The session is stored through the application's store, only ever through its asynchronous
+/// API (`AsyncTokenStorage`): no call of the manager blocks its caller's thread on the store.
+/// The provider is reached only through a `SessionRefresher`.
+///
+/// The published state says why there is no session (`UnauthenticatedReason`): a locked or
+/// failing store is reported as such, never as signed out; `reload()` reads the store again
+/// (after the user unlocked the keyring, say).
 public actor SessionManager {
     /// Tuning of the session manager.
     public struct Configuration: Sendable {
@@ -37,46 +42,64 @@ public actor SessionManager {
         }
     }
 
-    private let storage: SessionStorage
-    private let refresher: any SessionRefresher
+    let storage: SessionStorage
+    let refresher: any SessionRefresher
     /// The configuration in use.
     public nonisolated let configuration: Configuration
-    private let clock: any CredentialClock
-    private let logger: AuthLogger
-    private let broadcaster: StateBroadcaster
-    private let epoch = SignOutEpoch()
-    private var inFlight: (id: Int, task: Task<AuthSession, any Error>, started: Date)?
-    private var nextID = 0
-    private var autoRefresh: Task<Void, Never>?
+    let clock: any CredentialClock
+    let logger: AuthLogger
+    let broadcaster: StateBroadcaster
+    let epoch = SignOutEpoch()
+    /// The refresh in flight, shared by every caller until it ends.
+    var inFlight: (id: Int, task: Task<AuthSession, any Error>)?
+    var nextID = 0
+    var autoRefresh: (id: Int, task: Task<Void, Never>)?
     /// When the last successful refresh of this manager started (the floor of the due rule).
-    private var lastRefresh: Date?
+    var lastRefresh: Date?
 
     /// The due rule: one for on-demand calls and the background loop.
-    private var schedule: RefreshSchedule {
+    var schedule: RefreshSchedule {
         RefreshSchedule(margin: configuration.refreshMargin, floor: configuration.minimumRefreshInterval)
     }
 
-    /// Creates a manager for the session stored under `key` in `store`.
+    /// Creates a manager for the session stored under `key` in `store`, and reads it: the
+    /// first state is `.authenticated` when a session is stored, `.unauthenticated(.neverSignedIn)`
+    /// when none is, and `.unauthenticated(.storeLocked)` (or `.storeFailure`) when the store
+    /// could not say; the store's answer is awaited, never waited for on this thread.
     /// - Parameters:
     ///   - refresher: the provider side (the OIDC client's token endpoint, ...).
     ///   - storageOptions: how the session is stored (default: persistent, device-only).
     ///   - clock: the source of "now" for expiry decisions.
     public init(
-        refresher: any SessionRefresher, store: any TokenStorageAdapter, key: CredentialKey,
+        refresher: any SessionRefresher, store: any AsyncTokenStorage, key: CredentialKey,
         storageOptions: StorageOptions = .default, configuration: Configuration = Configuration(),
         clock: any CredentialClock = SystemClock(), logger: AuthLogger = AuthLogger()
-    ) {
-        self.storage = SessionStorage(store: store, key: key, options: storageOptions)
+    ) async {
+        let storage = SessionStorage(store: store, key: key, options: storageOptions)
+        self.storage = storage
         self.refresher = refresher
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        let initial = (try? storage.load()).flatMap { $0 }.map { AuthState.authenticated($0.user) } ?? .unauthenticated
-        self.broadcaster = StateBroadcaster(initial: initial)
+        self.broadcaster = StateBroadcaster(initial: await Self.firstState(of: storage, logger: logger))
+    }
+
+    /// The state the stored session gives before anything else happened.
+    private static func firstState(of storage: SessionStorage, logger: AuthLogger) async -> AuthState {
+        let start = AuthState.unauthenticated(.neverSignedIn)
+        do {
+            return start.afterReading(try await storage.load())
+        } catch .storage(let error) {
+            logger.warning("session", "the stored session could not be read: \(error)")
+            return AuthState.afterStoreFailure(error) ?? .unauthenticated(.storeFailure(error))
+        } catch {
+            // Cancelled while reading: the store said nothing, and `reload()` asks again.
+            return .unauthenticated(.storeFailure(.cancelled))
+        }
     }
 
     deinit {
-        autoRefresh?.cancel()
+        autoRefresh?.task.cancel()
         broadcaster.finishAll()
     }
 
@@ -86,62 +109,79 @@ public actor SessionManager {
     /// A stream of auth states: the current one first, then every change, until the manager goes away.
     public nonisolated func states() -> AsyncStream<AuthState> { broadcaster.stream() }
 
-    /// The stored session as it is, without refreshing (`nil` when signed out).
-    public func storedSession() throws(AuthError) -> AuthSession? { try storage.load() }
+    /// Whether a session is stored whose access token is valid now or that can be refreshed, as
+    /// far as this manager knows: answered from memory (the last time it read or wrote the
+    /// store), with no network and no store call, so it can be asked on any thread at any time.
+    /// `false` while the store is locked or failing.
+    public nonisolated var hasUsableSession: Bool {
+        broadcaster.knownSession?.isUsable(at: clock.now()) ?? false
+    }
+
+    /// The stored session as it is, without refreshing (`nil` when signed out). The state is
+    /// updated with what the read found.
+    public func storedSession() async throws(AuthError) -> AuthSession? { try await readStored() }
+
+    /// Reads the stored session again and publishes what the store says: after the user
+    /// unlocked a locked store, after another process signed in or out. Store errors are not
+    /// thrown: they are the state (`.unauthenticated(.storeLocked)`, `.storeFailure`).
+    /// Returns the new state.
+    @discardableResult
+    public func reload() async -> AuthState {
+        do {
+            if try await readStored() != nil, configuration.proactiveRefresh { startAutoRefresh() }
+        } catch {
+            logger.debug("session", "reload: \(error)")
+        }
+        return broadcaster.current
+    }
 
     /// The stored session, refreshed first when its access token is due (see
-    /// `Configuration.refreshMargin` and `minimumRefreshInterval`). Throws `notSignedIn` when there is none, `invalidGrant` when the refresh token was refused.
+    /// `Configuration.refreshMargin` and `minimumRefreshInterval`). Throws `notSignedIn` when
+    /// there is none, `invalidGrant` when the refresh token was refused, `storage(.locked)`
+    /// when the store is locked (the state then says `.storeLocked`).
     public func getSession() async throws(AuthError) -> AuthSession {
-        guard let stored = try storage.load() else {
-            broadcaster.publish(.unauthenticated)
-            throw .notSignedIn
-        }
-        let session: AuthSession
-        if schedule.isDue(stored, now: clock.now(), lastRefresh: lastRefresh) {
-            session = try await refresh(seen: stored, force: false)
-        } else {
-            session = stored
-            if case .unauthenticated = broadcaster.current { broadcaster.publish(.authenticated(stored.user)) }
-        }
-        if configuration.proactiveRefresh { startAutoRefresh() }
-        return session
+        try await current(try await requireStored())
     }
 
     /// A valid access token; with `forceRefresh`, one newer than the currently stored one (for
     /// when a resource server rejected it). Concurrent callers share one refresh.
     public func getAccessToken(forceRefresh: Bool = false) async throws(AuthError) -> String {
         guard forceRefresh else { return try await getSession().accessToken }
-        guard let stored = try storage.load() else {
-            broadcaster.publish(.unauthenticated)
-            throw .notSignedIn
-        }
-        return try await refresh(seen: stored, force: true).accessToken
+        return try await refresh(seen: try await requireStored(), force: true).accessToken
     }
 
     /// Stores a new session (after a sign-in) and publishes `.authenticated`.
     public func establish(_ session: AuthSession) async throws(AuthError) {
         let storage = self.storage
-        try await storage.exclusively { () throws(AuthError) in try storage.save(session) }
-        broadcaster.publish(.authenticated(session.user))
+        do {
+            try await storage.exclusively { () async throws(AuthError) in try await storage.save(session) }
+        } catch {
+            publishFailure(error)
+            throw error
+        }
+        broadcaster.publish(.authenticated(SessionSummary(session)))
         if configuration.proactiveRefresh { startAutoRefresh() }
     }
 
     /// Signs out: waits for a refresh in flight (whose result is then discarded), deletes the
     /// stored session, and revokes it at the provider when `revoke` (default: the
     /// configuration's `revokeOnSignOut`). Returns the removed session (`nil` if there was
-    /// none), e.g. for an end-session URL's `id_token_hint`.
+    /// none), e.g. for an end-session URL's `id_token_hint`. A store that cannot delete
+    /// (locked) throws, and the state says so: the session is still stored.
     @discardableResult
     public func signOut(revoke: Bool? = nil) async throws(AuthError) -> AuthSession? {
         epoch.advance()
         stopAutoRefresh()
         if let running = inFlight?.task { _ = await running.result }
         let storage = self.storage
-        let removed = try await storage.exclusively { () throws(AuthError) -> AuthSession? in
-            let session = try? storage.load()
-            try storage.delete()
-            return session ?? nil
+        let removed: AuthSession?
+        do {
+            removed = try await storage.exclusively { () async throws(AuthError) -> AuthSession? in try await Self.remove(from: storage) }
+        } catch {
+            publishFailure(error)
+            throw error
         }
-        broadcaster.publish(.unauthenticated)
+        broadcaster.publish(.unauthenticated(.signedOut))
         logger.info("session", "signed out")
         if revoke ?? configuration.revokeOnSignOut, let removed {
             do { try await refresher.revoke(removed) } catch {
@@ -151,105 +191,47 @@ public actor SessionManager {
         return removed
     }
 
-    /// Starts refreshing in the background when the margin is reached (done automatically
-    /// after a sign-in or a `getSession()` when `proactiveRefresh` is set).
-    public func startAutoRefresh() {
-        guard autoRefresh == nil else { return }
-        let box = WeakSessionManager(self)
-        autoRefresh = Task { await Self.autoRefreshLoop(box) }
+    /// Deletes the stored session and returns it. An unreadable one is deleted all the same.
+    private static func remove(from storage: SessionStorage) async throws(AuthError) -> AuthSession? {
+        let session: AuthSession?
+        do { session = try await storage.load() } catch .storage(.corrupted) { session = nil }
+        try await storage.delete()
+        return session
     }
 
-    /// Stops the background refresh.
-    public func stopAutoRefresh() {
-        autoRefresh?.cancel()
-        autoRefresh = nil
-    }
+    // MARK: - Reading the store
 
-    // MARK: - Single flight
-
-    private func refresh(seen: AuthSession, force: Bool) async throws(AuthError) -> AuthSession {
-        let id: Int
-        let task: Task<AuthSession, any Error>
-        let started: Date
-        if let running = inFlight {
-            (id, task, started) = running
-        } else {
-            nextID += 1
-            id = nextID
-            started = clock.now()
-            let operation = RefreshOperation(
-                storage: storage, refresher: refresher, schedule: schedule, lastRefresh: lastRefresh,
-                retry: configuration.retryPolicy, clock: clock, logger: logger, broadcaster: broadcaster,
-                epoch: epoch, startEpoch: epoch.current, seen: seen, force: force)
-            let broadcaster = self.broadcaster
-            let storage = self.storage
-            task = Task {
-                broadcaster.publish(.refreshing)
-                do {
-                    let session = try await operation.run()
-                    broadcaster.publish(.authenticated(session.user))
-                    return session
-                } catch {
-                    // Whatever failed, the state reflects what is stored now.
-                    let stored = (try? storage.load()).flatMap { $0 }
-                    broadcaster.publish(stored.map { .authenticated($0.user) } ?? .unauthenticated)
-                    throw error
-                }
-            }
-            inFlight = (id, task, started)
+    /// Reads the stored session and publishes what the read found (unless a refresh is in
+    /// flight: its end publishes the outcome).
+    func readStored() async throws(AuthError) -> AuthSession? {
+        let session: AuthSession?
+        do { session = try await storage.load() } catch {
+            publishFailure(error)
+            throw error
         }
-        let result = await task.result
-        if inFlight?.id == id { inFlight = nil }
-        switch result {
-        case .success(let session):
-            refreshed(startedAt: started)
-            return session
-        case .failure(let error as AuthError): throw error
-        case .failure(is CancellationError): throw .cancelled
-        case .failure: throw .networkError("refresh failed")
-        }
+        if inFlight == nil { broadcaster.update { $0.afterReading(session) } }
+        return session
     }
 
-    /// Records a successful refresh for the floor of the due rule.
-    private func refreshed(startedAt started: Date) {
-        if lastRefresh.map({ $0 < started }) ?? true { lastRefresh = started }
+    /// The stored session; `notSignedIn` when there is none.
+    func requireStored() async throws(AuthError) -> AuthSession {
+        guard let stored = try await readStored() else { throw .notSignedIn }
+        return stored
     }
 
-    // MARK: - Background refresh
-
-    /// How long to wait before the next background refresh; `nil` stops the loop.
-    private func autoRefreshDelay(failures: Int) -> Duration? {
-        guard let session = try? storage.load(), session.refreshToken != nil else { return nil }
-        return schedule.delay(for: session, now: clock.now(), failures: failures)
+    /// `stored`, refreshed first when it is due; starts the background refresh when configured.
+    func current(_ stored: AuthSession) async throws(AuthError) -> AuthSession {
+        let session =
+            schedule.isDue(stored, now: clock.now(), lastRefresh: lastRefresh)
+            ? try await refresh(seen: stored, force: false) : stored
+        if configuration.proactiveRefresh { startAutoRefresh() }
+        return session
     }
 
-    private func backgroundRefresh() async throws(AuthError) {
-        guard let stored = try storage.load() else { throw .notSignedIn }
-        if schedule.isDue(stored, now: clock.now(), lastRefresh: lastRefresh) {
-            _ = try await refresh(seen: stored, force: false)
-        }
+    /// Publishes what a store failure means for the session (locked, failing).
+    func publishFailure(_ error: AuthError) {
+        guard case .storage(let failure) = error, let state = AuthState.afterStoreFailure(failure) else { return }
+        logger.warning("session", "the session store failed: \(failure)")
+        broadcaster.publish(state)
     }
-
-    private static func autoRefreshLoop(_ box: WeakSessionManager) async {
-        var failures = 0
-        while !Task.isCancelled {
-            guard let delay = await box.manager?.autoRefreshDelay(failures: failures) else { return }
-            do { try await Task.sleep(for: delay) } catch { return }
-            guard let manager = box.manager else { return }
-            do {
-                try await manager.backgroundRefresh()
-                failures = 0
-            } catch .invalidGrant, .notSignedIn, .cancelled {
-                return
-            } catch {
-                failures += 1
-            }
-        }
-    }
-}
-
-/// Lets the background loop reach the manager without keeping it alive.
-private final class WeakSessionManager: @unchecked Sendable {
-    weak var manager: SessionManager?
-    init(_ manager: SessionManager) { self.manager = manager }
 }

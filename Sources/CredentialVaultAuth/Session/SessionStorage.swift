@@ -1,15 +1,17 @@
 import CredentialVault
 import Foundation
 
-/// Where a session lives: one key in the application's `TokenStorageAdapter`, JSON encoded.
+/// Where a session lives: one key in the application's store, JSON encoded, reached through the
+/// asynchronous protocol only, so that no session read or write ever blocks the caller's thread.
+/// A cancelled store call is `AuthError.cancelled` (the one cancellation of the auth API).
 struct SessionStorage: Sendable {
-    let store: any TokenStorageAdapter
+    let store: any AsyncTokenStorage
     let key: CredentialKey
     let options: StorageOptions
 
-    func load() throws(AuthError) -> AuthSession? {
+    func load() async throws(AuthError) -> AuthSession? {
         let data: Data?
-        do { data = try store.load(key) } catch { throw .storage(error) }
+        do { data = try await store.load(key) } catch { throw Self.map(error) }
         guard let data else { return nil }
         do {
             return try JSONDecoder.session.decode(AuthSession.self, from: data)
@@ -18,15 +20,21 @@ struct SessionStorage: Sendable {
         }
     }
 
-    func save(_ session: AuthSession) throws(AuthError) {
-        let data: Data
+    func save(_ session: AuthSession) async throws(AuthError) {
+        var data: Data
         do { data = try JSONEncoder.session.encode(session) } catch { throw .invalidResponse("session not encodable") }
-        do { try store.save(data, for: key, options: options) } catch { throw .storage(error) }
+        defer { data.resetBytes(in: 0..<data.count) }
+        do { try await store.save(data, for: key, options: options) } catch { throw Self.map(error) }
     }
 
     @discardableResult
-    func delete() throws(AuthError) -> Bool {
-        do { return try store.delete(key) } catch { throw .storage(error) }
+    func delete() async throws(AuthError) -> Bool {
+        do { return try await store.delete(key) } catch { throw Self.map(error) }
+    }
+
+    /// A store error as the auth API reports it.
+    static func map(_ error: CredentialVaultError) -> AuthError {
+        error == .cancelled ? .cancelled : .storage(error)
     }
 
     /// Runs `body` under the store's cross-process lock when it has one (`ExclusiveAccessStore`);
@@ -38,7 +46,7 @@ struct SessionStorage: Sendable {
         } catch let error as AuthError {
             throw error
         } catch let error as CredentialVaultError {
-            throw .storage(error)
+            throw Self.map(error)
         } catch is CancellationError {
             throw .cancelled
         } catch {

@@ -6,20 +6,36 @@ import Synchronization
 final class StateBroadcaster: Sendable {
     private struct State {
         var current: AuthState
+        /// The session last known to be stored: kept while a refresh runs (`.refreshing`), gone
+        /// when the state says there is none.
+        var known: SessionSummary?
         var continuations: [UUID: AsyncStream<AuthState>.Continuation] = [:]
     }
 
     private let state: Mutex<State>
 
-    init(initial: AuthState) { state = Mutex(State(current: initial)) }
+    init(initial: AuthState) { state = Mutex(State(current: initial, known: initial.session)) }
 
     var current: AuthState { state.withLock { $0.current } }
 
-    func publish(_ new: AuthState) {
-        let targets: [AsyncStream<AuthState>.Continuation] = state.withLock { state in
-            guard state.current != new else { return [] }
+    /// The session last known to be stored (see `SessionManager.hasUsableSession`).
+    var knownSession: SessionSummary? { state.withLock { $0.known } }
+
+    func publish(_ new: AuthState) { update { _ in new } }
+
+    /// Publishes what `transition` makes of the current state, atomically (two racing updates
+    /// each see the other's result).
+    func update(_ transition: (AuthState) -> AuthState) {
+        let (new, targets): (AuthState, [AsyncStream<AuthState>.Continuation]) = state.withLock { state in
+            let new = transition(state.current)
+            guard state.current != new else { return (new, []) }
             state.current = new
-            return Array(state.continuations.values)
+            switch new {
+            case .authenticated(let summary): state.known = summary
+            case .unauthenticated: state.known = nil
+            case .refreshing: break
+            }
+            return (new, Array(state.continuations.values))
         }
         for continuation in targets { continuation.yield(new) }
     }

@@ -145,9 +145,10 @@ enum InsForgeCommand: Command {
         let configuration = InsForgeConfiguration(
             baseURL: url, clientType: clientType, anonKey: anonKey,
             session: SessionManager.Configuration(proactiveRefresh: false))
+        let asynchronous = try AsyncStore.of(store)
         do {
-            return try InsForgeClient(configuration: configuration, store: store, logger: AuthLogger(level: level))
-        } catch {
+            return try runBlocking { try await InsForgeClient(configuration: configuration, store: asynchronous, logger: AuthLogger(level: level)) }
+        } catch let error as InsForgeError {
             throw UsageError(error.description)
         }
     }

@@ -44,8 +44,11 @@ enum MigrateCommand: Command {
             return ExitCode.success
         }
         let json = args.flags.contains("json")
-        let report = try CredentialMigrator(from: source, to: target, overwrite: args.flags.contains("overwrite"))
-            .migrate(service: args.options["service"]) { event in
+        let migrator = try CredentialMigrator(
+            from: AsyncStore.of(source), to: AsyncStore.of(target), overwrite: args.flags.contains("overwrite"))
+        let service = args.options["service"]
+        let report = try runBlocking {
+            try await migrator.migrate(service: service) { event in
                 guard !json else { return }
                 let (word, key): (String, CredentialKey) =
                     switch event {
@@ -56,6 +59,7 @@ enum MigrateCommand: Command {
                     }
                 io.print(TerminalText.line(word, key.service, key.account))
             }
+        }
         if json {
             func names(_ keys: [CredentialKey]) -> [[String: String]] { keys.map { ["service": $0.service, "account": $0.account] } }
             let object: [String: Any] = [

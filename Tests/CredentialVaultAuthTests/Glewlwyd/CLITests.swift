@@ -149,9 +149,9 @@ extension GlewlwydTests {
             let storage = SessionStorage(
                 store: store, key: OIDCConfiguration(issuer: provider.issuer, clientID: provider.clientID).sessionKey,
                 options: .default)
-            var session = try #require(try storage.load())
+            var session = try #require(try await storage.load())
             session.expiresAt = Date().addingTimeInterval(-5)
-            try storage.save(session)
+            try await storage.save(session)
             let marker = provider.logSize()
             let processes = try (0..<4).map { _ in
                 try CLIProcess(["auth", "token", "--log-level", "debug"] + vaultArgs, environment: environment)

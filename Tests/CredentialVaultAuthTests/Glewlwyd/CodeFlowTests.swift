@@ -11,7 +11,7 @@ extension GlewlwydTests {
         func loopbackSignIn() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let pages = PageBox()
             let session = try await client.signIn(
@@ -24,7 +24,7 @@ extension GlewlwydTests {
             #expect(page.status == 200)
             #expect(page.page.contains("You can close this window"))
             #expect(try await client.sessions.storedSession() == session)
-            #expect(client.sessions.state == .authenticated(session.user))
+            #expect(client.sessions.state == .authenticated(SessionSummary(session)))
             #expect(try await GlewlwydTests.userinfoStatus(provider, token: session.accessToken) == 200)
             // The pending sign-in (verifier, state, nonce) was consumed.
             await #expect(try store.listKeys(service: client.configuration.storageService + ".pending").isEmpty)
@@ -33,7 +33,7 @@ extension GlewlwydTests {
         @Test("the authorization URL carries S256 PKCE, state and nonce, never plain")
         func authorizationURL() async throws {
             let provider = try Glewlwyd.require()
-            let client = try OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let parameters = FormEncoding.parameters(of: request.url)
             #expect(parameters["code_challenge_method"] == "S256")
@@ -48,13 +48,13 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let vault = try TemporaryVault()
             let browser = try await TestBrowser.signIn(provider)
-            let first = try OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .disabled)
+            let first = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .disabled)
             let request = try await first.beginAuthorization(redirectURI: provider.customRedirectURI)
             let second = try await first.beginAuthorization(redirectURI: provider.customRedirectURI)  // two pending at once
             let redirect = try await browser.authorize(request.url)
             #expect(redirect.scheme == "org.credentialvault.test")
             // "Restart": a fresh store object reading the file and a fresh client.
-            let restarted = try OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .disabled)
+            let restarted = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .disabled)
             let session = try await restarted.handleRedirect(url: redirect)
             #expect(session.user?.subject.isEmpty == false)
             // The other pending sign-in is still usable.
@@ -66,14 +66,14 @@ extension GlewlwydTests {
         func wrongVerifier() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             // Swap the stored verifier for another valid one.
             let key = client.configuration.pendingKey(state: request.state)
-            var pending = try #require(try PendingAuthorization.take(key, from: store))
+            var pending = try #require(try await PendingAuthorization.take(key, from: store))
             pending.verifier = PKCE.generate().verifier
-            try pending.save(under: key, in: store, ttl: .seconds(60))
+            try await pending.save(under: key, in: store, ttl: .seconds(60))
             let redirect = try await browser.authorize(request.url)
             let error = await #expect(throws: AuthError.self) { try await client.handleRedirect(url: redirect) }
             #expect(error.map(GlewlwydTests.isProviderRejection) == true, "got \(String(describing: error))")
@@ -83,7 +83,7 @@ extension GlewlwydTests {
         @Test("a redirect with a foreign state is rejected; the real one still works, once")
         func stateMismatch() async throws {
             let provider = try Glewlwyd.require()
-            let client = try OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let redirect = try await browser.authorize(request.url)
@@ -102,13 +102,13 @@ extension GlewlwydTests {
         func nonceMismatch() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let key = client.configuration.pendingKey(state: request.state)
-            var pending = try #require(try PendingAuthorization.take(key, from: store))
+            var pending = try #require(try await PendingAuthorization.take(key, from: store))
             pending.nonce = "another-nonce"
-            try pending.save(under: key, in: store, ttl: .seconds(60))
+            try await pending.save(under: key, in: store, ttl: .seconds(60))
             let redirect = try await browser.authorize(request.url)
             await #expect(throws: AuthError.nonceMismatch) { try await client.handleRedirect(url: redirect) }
             #expect(try await client.sessions.storedSession() == nil)
@@ -119,7 +119,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let clock = ManualClock()
             let store = InMemoryStore(clock: clock)
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let redirect = try await browser.authorize(request.url)
@@ -133,7 +133,7 @@ extension GlewlwydTests {
             let records = Recorder<LogRecord>()
             let logger = AuthLogger(level: .trace, destination: .custom { records.append($0) })
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: logger)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: logger)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let pending = try await #require(try store.load(client.configuration.pendingKey(state: request.state)))

@@ -11,7 +11,7 @@ extension GlewlwydTests {
         func deviceGrant() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let prompts = Recorder<DeviceAuthorization>()
             let session = try await client.signInWithDevice { authorization in
@@ -32,7 +32,7 @@ extension GlewlwydTests {
         func slowDown() async throws {
             let provider = try Glewlwyd.require()
             let transport = CountingTransport()
-            let client = try OIDCClient(
+            let client = try await OIDCClient(
                 configuration: provider.configuration(), store: InMemoryStore(), transport: transport, logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let authorization = try await client.startDeviceAuthorization()
@@ -56,7 +56,7 @@ extension GlewlwydTests {
         func expiredDeviceCode() async throws {
             let provider = try Glewlwyd.require()
             let clock = ManualClock()
-            let client = try OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), clock: clock, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), clock: clock, logger: .disabled)
             let authorization = try await client.startDeviceAuthorization()
             await #expect(throws: AuthError.authorizationExpired) {
                 _ = try await client.pollDeviceAuthorization(authorization) { _ in clock.advance(by: .seconds(601)) }

@@ -16,6 +16,15 @@ enum GlewlwydTests {
         return try await client.handleRedirect(url: redirect)
     }
 
+    /// A client of the `cli` client on an in-memory store, on a manual clock, counting its token requests.
+    static func countedClient(_ provider: Glewlwyd) async throws -> (client: OIDCClient, transport: CountingTransport, clock: ManualClock) {
+        let transport = CountingTransport()
+        let clock = ManualClock()
+        let client = try await OIDCClient(
+            configuration: provider.configuration(), store: InMemoryStore(), transport: transport, clock: clock, logger: .disabled)
+        return (client, transport, clock)
+    }
+
     /// GET userinfo with a bearer token; the status tells whether the provider accepts it.
     static func userinfoStatus(_ provider: Glewlwyd, issuer: URL? = nil, token: String) async throws -> Int {
         let response = try await URLSessionTransport().send(HTTPRequest(

@@ -9,9 +9,9 @@ extension GlewlwydTests {
     /// afterwards (the successful retry, the kept session) happens against glewlwyd.
     @Suite("retries with backoff")
     struct Retries {
-        static func client(_ provider: Glewlwyd, _ transport: CountingTransport, waits: Recorder<Duration>) throws -> OIDCClient {
+        static func client(_ provider: Glewlwyd, _ transport: CountingTransport, waits: Recorder<Duration>) async throws -> OIDCClient {
             let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(100), maxDelay: .seconds(2)) { waits.append($0) }
-            return try OIDCClient(
+            return try await OIDCClient(
                 configuration: provider.configuration(retry: retry), store: InMemoryStore(), transport: transport,
                 logger: .disabled)
         }
@@ -25,7 +25,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let transport = CountingTransport()
             let waits = Recorder<Duration>()
-            let client = try Self.client(provider, transport, waits: waits)
+            let client = try await Self.client(provider, transport, waits: waits)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             transport.inject(Self.fault(.success(HTTPResponse(status: 503)), times: 1))
             transport.inject(Self.fault(.success(HTTPResponse(status: 429, headers: ["Retry-After": "1"])), times: 1))
@@ -46,7 +46,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let transport = CountingTransport()
             let waits = Recorder<Duration>()
-            let client = try Self.client(provider, transport, waits: waits)
+            let client = try await Self.client(provider, transport, waits: waits)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             transport.inject(Self.fault(.success(HTTPResponse(status: 502)), times: 4))
             await #expect(throws: AuthError.serverUnavailable(status: 502)) {
@@ -55,7 +55,7 @@ extension GlewlwydTests {
             #expect(transport.tokenRequests("refresh_token") == 4)
             #expect(waits.count == 3)
             #expect(try await client.sessions.storedSession() == first)
-            #expect(client.sessions.state == .authenticated(first.user))
+            #expect(client.sessions.state == .authenticated(SessionSummary(first)))
             // The provider is back: the untouched refresh token still works.
             #expect(try await client.getAccessToken(forceRefresh: true) != first.accessToken)
         }
@@ -65,7 +65,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let transport = CountingTransport()
             let waits = Recorder<Duration>()
-            let client = try Self.client(provider, transport, waits: waits)
+            let client = try await Self.client(provider, transport, waits: waits)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             let body = Data(#"{"error":"invalid_request","error_description":"try again"}"#.utf8)
             transport.inject(Self.fault(.success(HTTPResponse(status: 400, body: body)), times: 1))

@@ -11,7 +11,7 @@ extension GlewlwydTests {
         func refreshAndRotation() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             let token = try await client.getAccessToken(forceRefresh: true)
             #expect(token != first.accessToken)
@@ -31,32 +31,32 @@ extension GlewlwydTests {
         func replayedRefreshToken() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let original = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             _ = try await client.getAccessToken(forceRefresh: true)  // rotates: `original`'s refresh token is now used up
 
             // A stale copy of the session (a restored backup, a copied vault) tries to refresh.
             let staleStore = InMemoryStore()
-            try SessionStorage(store: staleStore, key: client.configuration.sessionKey, options: .default).save(original)
-            let stale = try OIDCClient(configuration: provider.configuration(), store: staleStore, logger: .disabled)
+            try await SessionStorage(store: staleStore, key: client.configuration.sessionKey, options: .default).save(original)
+            let stale = try await OIDCClient(configuration: provider.configuration(), store: staleStore, logger: .disabled)
             let staleError = await #expect(throws: AuthError.self) { _ = try await stale.getAccessToken(forceRefresh: true) }
             #expect(staleError?.isInvalidGrant == true)
             await #expect(throws: AuthError.notSignedIn) { _ = try await stale.getAccessToken(forceRefresh: true) }
             await #expect(try staleStore.load(client.configuration.sessionKey) == nil)
-            #expect(stale.sessions.state == .unauthenticated)
+            #expect(stale.sessions.state == .unauthenticated(.refreshRefused))
 
             // glewlwyd revokes the whole chain on replay: the legitimate session is dead too,
             // and the client reports it as invalidGrant and deletes it.
             let error = await #expect(throws: AuthError.self) { _ = try await client.getAccessToken(forceRefresh: true) }
             #expect(error?.isInvalidGrant == true)
             #expect(try await client.sessions.storedSession() == nil)
-            #expect(client.sessions.state == .unauthenticated)
+            #expect(client.sessions.state == .unauthenticated(.refreshRefused))
         }
 
         @Test("an expired access token is refreshed by getSession() (3-second tokens)")
         func expiredAccessToken() async throws {
             let provider = try Glewlwyd.require()
-            let client = try OIDCClient(
+            let client = try await OIDCClient(
                 configuration: provider.configuration(issuer: provider.shortIssuer, margin: .seconds(1)),
                 store: InMemoryStore(), logger: .disabled)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
@@ -72,11 +72,7 @@ extension GlewlwydTests {
         @Test("100 concurrent getAccessToken calls on an expiring session make exactly one token request")
         func singleFlight() async throws {
             let provider = try Glewlwyd.require()
-            let transport = CountingTransport()
-            let clock = ManualClock()
-            let client = try OIDCClient(
-                configuration: provider.configuration(), store: InMemoryStore(), transport: transport, clock: clock,
-                logger: .disabled)
+            let (client, transport, clock) = try await GlewlwydTests.countedClient(provider)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             clock.advance(by: .seconds(3590))  // within the 60 s margin
             let marker = provider.logSize()
@@ -99,7 +95,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let transport = SlowRefreshTransport(delay: .milliseconds(600))
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
             _ = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             let refresh = Task { try await client.getAccessToken(forceRefresh: true) }
             while transport.refreshesStarted == 0 { try await Task.sleep(for: .milliseconds(10)) }
@@ -108,7 +104,7 @@ extension GlewlwydTests {
             await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
             #expect(try await client.sessions.storedSession() == nil)
             await #expect(try store.listKeys().isEmpty)
-            #expect(client.sessions.state == .unauthenticated)
+            #expect(client.sessions.state == .unauthenticated(.signedOut))
             await #expect(throws: AuthError.notSignedIn) { _ = try await client.getAccessToken() }
         }
 
@@ -117,8 +113,8 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let transport = SlowRefreshTransport(delay: .milliseconds(600))
             let store = InMemoryStore()  // no cross-process lock: the sign-out lands mid-refresh
-            let refreshing = try OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
-            let other = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let refreshing = try await OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
+            let other = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             _ = try await GlewlwydTests.signIn(refreshing, provider, browser: try await TestBrowser.signIn(provider))
             let refresh = Task { try await refreshing.getAccessToken(forceRefresh: true) }
             while transport.refreshesStarted == 0 { try await Task.sleep(for: .milliseconds(10)) }
@@ -126,14 +122,14 @@ extension GlewlwydTests {
             #expect(result.hadSession)
             await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
             await #expect(try store.listKeys().isEmpty)
-            #expect(refreshing.sessions.state == .unauthenticated)
+            #expect(refreshing.sessions.state == .unauthenticated(.signedOut), "the session it had disappeared")
         }
 
         @Test("proactive background refresh runs ahead of expiry without any caller")
         func proactiveRefresh() async throws {
             let provider = try Glewlwyd.require()
             let transport = CountingTransport()
-            let client = try OIDCClient(
+            let client = try await OIDCClient(
                 configuration: provider.configuration(issuer: provider.shortIssuer, margin: .seconds(1), proactive: true),
                 store: InMemoryStore(), transport: transport, logger: .disabled)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
@@ -148,7 +144,7 @@ extension GlewlwydTests {
         @Test("the state stream reports unauthenticated, authenticated, refreshing, authenticated, unauthenticated")
         func stateStream() async throws {
             let provider = try Glewlwyd.require()
-            let client = try OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
             let stream = client.states()
             let collector = Task {
                 var seen: [AuthState] = []
@@ -162,9 +158,12 @@ extension GlewlwydTests {
             _ = try await client.getAccessToken(forceRefresh: true)
             try await client.signOut()
             let states = await collector.value
-            #expect(states == [
-                .unauthenticated, .authenticated(session.user), .refreshing, .authenticated(session.user), .unauthenticated,
+            let subject = try #require(session.user?.subject)
+            #expect(states.map(\.shape) == [
+                "unauthenticated(never signed in)", "authenticated(\(subject))", "refreshing", "authenticated(\(subject))",
+                "unauthenticated(signed out)",
             ])
+            #expect(states[1] != states[3], "the refreshed session's expiry is published")
         }
     }
 }

@@ -11,7 +11,7 @@ extension GlewlwydTests {
         func revocation() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             let session = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             #expect(try await GlewlwydTests.userinfoStatus(provider, token: session.accessToken) == 200)
             let result = try await client.signOut(postLogoutRedirectURI: "org.credentialvault.test:/signed-out")
@@ -37,7 +37,7 @@ extension GlewlwydTests {
         @Test("a new signing key (new kid) at the provider: the JWKS is refetched once and the ID token verifies")
         func rotation() async throws {
             let provider = try Glewlwyd.require()
-            let client = try OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
             let browser = try await TestBrowser.signIn(provider)
             let admin = try await GlewlwydAdmin.signIn(provider)
             let before = try await GlewlwydTests.signIn(client, provider, browser: browser)

@@ -50,7 +50,7 @@ extension InsForgeEndToEnd {
 
             let session = try #require(try await storedSession(server))
             #expect(session.user?.email == email && session.refreshToken != nil)
-            let library = try server.client(store: try vault.open())
+            let library = try await server.client(store: try vault.open())
             #expect(try await library.getCurrentUser().email == email, "the CLI's session serves the library")
 
             let whoami = try await insforge(server, ["whoami"])

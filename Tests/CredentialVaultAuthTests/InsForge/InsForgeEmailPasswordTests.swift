@@ -14,7 +14,7 @@ extension InsForgeEndToEnd {
         func signUpWithoutVerification(mode: String) async throws {
             let server = try await Server.fresh(["mode": .string(mode)])
             let store = InMemoryStore()
-            let client = try server.client(store: store)
+            let client = try await server.client(store: store)
             let email = Server.email()
             let response = try await client.signUp(email: email, password: Server.password, name: "Ada")
             #expect(response.hasSession && !response.needsEmailVerification && !response.requireEmailVerification)
@@ -34,7 +34,7 @@ extension InsForgeEndToEnd {
         @Test("sign-up with code verification: no session until the code is verified", arguments: ["spec", "backend"])
         func signUpWithCodeVerification(mode: String) async throws {
             let server = try await Server.fresh(["mode": .string(mode), "requireEmailVerification": true])
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             let response = try await client.signUp(email: email, password: Server.password)
             #expect(response.needsEmailVerification && !response.hasSession && response.refreshToken == nil)
@@ -76,7 +76,7 @@ extension InsForgeEndToEnd {
         @Test("resending the verification e-mail replaces the code")
         func resendVerification() async throws {
             let server = try await Server.fresh(["requireEmailVerification": true])
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             let first = try await server.lastEmail(to: email)["sentAt"]
@@ -92,7 +92,7 @@ extension InsForgeEndToEnd {
         @Test("link verification is reported through needsEmailVerification; the link verifies")
         func signUpWithLinkVerification() async throws {
             let server = try await Server.fresh(["requireEmailVerification": true, "verifyEmailMethod": "link"])
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             let landing = "https://app.example.com/sign-in"
             let response = try await client.signUp(email: email, password: Server.password, redirectTo: landing)
@@ -109,7 +109,7 @@ extension InsForgeEndToEnd {
         @Test("errors: emailAlreadyExists, invalidCredentials, invalid input, sign-ups disabled")
         func signUpAndSignInErrors() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             do {
@@ -151,7 +151,7 @@ extension InsForgeEndToEnd {
         @Test("errors: rateLimited with Retry-After, forced and after repeated failures")
         func rateLimited() async throws {
             let server = try await Server.fresh(["signInFailureLimit": 2])
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             for _ in 0..<2 { await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: "nope-nope") } }
@@ -175,7 +175,7 @@ extension InsForgeEndToEnd {
         @Test("sign-up's rate-limited verification e-mail keeps the backend's nextActions")
         func deliveryFailureKeepsNextActions() async throws {
             let server = try await Server.fresh(["requireEmailVerification": true, "emailDeliveryFailure": 429])
-            let client = try server.client()
+            let client = try await server.client()
             do {
                 try await client.signUp(email: Server.email(), password: Server.password)
                 Issue.record("no error")
@@ -188,7 +188,7 @@ extension InsForgeEndToEnd {
 
         @Test("errors: networkError when the backend cannot be reached")
         func networkError() async throws {
-            let client = try InsForgeClient(
+            let client = try await InsForgeClient(
                 configuration: InsForgeConfiguration(baseURL: URL(string: "http://127.0.0.1:9")!, requestTimeout: .seconds(5)),
                 store: InMemoryStore(), logger: .disabled)
             do {
@@ -212,7 +212,7 @@ extension InsForgeEndToEnd {
         @Test("getCurrentUser and setProfile; userNotFound once the user is gone")
         func profileAndCurrentUser() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password, name: "Before")
             let profile = try await client.setProfile(["name": "After", "avatar_url": "https://example.com/a.png", "level": 7])
@@ -239,17 +239,17 @@ extension InsForgeEndToEnd {
         func signOutClearsStorage() async throws {
             let server = try await Server.fresh()
             let store = InMemoryStore()
-            let client = try server.client(store: store)
+            let client = try await server.client(store: store)
             var states = client.states().makeAsyncIterator()
-            #expect(await states.next() == .unauthenticated)
+            #expect(await states.next() == .unauthenticated(.neverSignedIn))
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
-            #expect(await states.next() == .authenticated(try #require(try await client.storedSession()?.user)))
+            #expect(await states.next() == .authenticated(SessionSummary(try #require(try await client.storedSession()))))
             await #expect(try store.load(client.configuration.sessionKey) != nil)
 
             try await server.resetStats()
             try await client.signOut()
-            #expect(await states.next() == .unauthenticated)
+            #expect(await states.next() == .unauthenticated(.signedOut))
             await #expect(try store.load(client.configuration.sessionKey) == nil)
             await #expect(try store.listKeys().isEmpty)
             #expect(try await client.storedSession() == nil)

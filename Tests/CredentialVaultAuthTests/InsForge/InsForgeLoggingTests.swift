@@ -14,7 +14,7 @@ extension InsForgeEndToEnd {
             let server = try await Server.fresh(["requireEmailVerification": true])
             let records = Mutex<[LogRecord]>([])
             let logger = AuthLogger(level: .trace, destination: .custom { record in records.withLock { $0.append(record) } })
-            let client = try server.client(logger: logger)
+            let client = try await server.client(logger: logger)
             var secrets: [String] = [Server.password]
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
@@ -57,7 +57,7 @@ extension InsForgeEndToEnd {
         @Test("descriptions and errors never show tokens")
         func descriptionsAreRedacted() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             let signUp = try await client.signUp(email: email, password: Server.password)
             let session = try #require(try await client.storedSession())

@@ -14,7 +14,7 @@ extension InsForgeEndToEnd {
         func loopbackSignIn(provider: InsForgeOAuthProvider) async throws {
             let server = try await Server.fresh()
             let store = InMemoryStore()
-            let client = try server.client(store: store)
+            let client = try await server.client(store: store)
             let response = try #require(try await client.signInWithOAuth(provider: provider, browser: FollowingBrowser(), timeout: .seconds(30)))
             #expect(response.user?.email == "oauth.user@example.com" && response.refreshToken != nil)
             #expect(try await client.storedSession()?.accessToken == response.accessToken)
@@ -33,7 +33,7 @@ extension InsForgeEndToEnd {
         @Test("custom-scheme redirect completed with handleRedirect(url:); a used state is refused")
         func customSchemeRedirect() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             let browser = FollowingBrowser(deliver: false)
             #expect(try await client.signInWithOAuth(provider: .discord, redirectTo: Self.appRedirect, browser: browser) == nil)
             let redirect = try #require(browser.landed.first)
@@ -50,7 +50,7 @@ extension InsForgeEndToEnd {
         @Test("the code of another sign-in, exchanged with this sign-in's verifier, is refused", arguments: ["spec", "backend"])
         func wrongVerifierIsRejected(mode: String) async throws {
             let server = try await Server.fresh(["mode": .string(mode)])
-            let client = try server.client()
+            let client = try await server.client()
             let browser = FollowingBrowser(deliver: false)
             let first = try await client.beginOAuth(provider: .github, redirectTo: Self.appRedirect)
             let second = try await client.beginOAuth(provider: .github, redirectTo: Self.appRedirect)
@@ -78,7 +78,7 @@ extension InsForgeEndToEnd {
         @Test("redirects without state, with an unknown state, or at another address are refused")
         func stateMismatch() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             let browser = FollowingBrowser(deliver: false)
             let request = try await client.beginOAuth(provider: .github, redirectTo: Self.appRedirect)
             let redirect = try await browser.run(request.url)
@@ -107,7 +107,7 @@ extension InsForgeEndToEnd {
         func pendingSignInExpires() async throws {
             let server = try await Server.fresh()
             let clock = ManualClock()
-            let client = try server.client(store: InMemoryStore(clock: clock))
+            let client = try await server.client(store: InMemoryStore(clock: clock))
             let request = try await client.beginOAuth(provider: .github, redirectTo: Self.appRedirect)
             #expect(abs(request.expiresAt.timeIntervalSince(clock.now()) - 600) < 1)
             let redirect = try await FollowingBrowser(deliver: false).run(request.url)
@@ -119,7 +119,7 @@ extension InsForgeEndToEnd {
         @Test("a denied consent ends as accessDenied; no session")
         func deniedConsent() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             let browser = FollowingBrowser(rewrite: { URL(string: $0.absoluteString + "&deny=1")! })
             do {
                 try await client.signInWithOAuth(provider: .github, browser: browser, timeout: .seconds(30))
@@ -132,7 +132,7 @@ extension InsForgeEndToEnd {
         @Test("providers the backend does not implement answer 501 there (README note 4)")
         func unimplementedProvider() async throws {
             let server = try await Server.fresh(["mode": "backend"])
-            let client = try server.client()
+            let client = try await server.client()
             do {
                 _ = try await client.beginOAuth(provider: .spotify, redirectTo: Self.appRedirect)
                 Issue.record("spotify worked in backend mode")

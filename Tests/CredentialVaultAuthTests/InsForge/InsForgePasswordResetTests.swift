@@ -12,7 +12,7 @@ extension InsForgeEndToEnd {
         @Test("by code: wrong code and token refused, policy enforced, new password works", arguments: ["spec", "backend"])
         func resetByCode(mode: String) async throws {
             let server = try await Server.fresh(["mode": .string(mode)])
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             try await client.signOut()
@@ -64,7 +64,7 @@ extension InsForgeEndToEnd {
         @Test("by link: the link leads to the app's page with the token, which resets")
         func resetByLink() async throws {
             let server = try await Server.fresh(["resetPasswordMethod": "link"])
-            let client = try server.client()
+            let client = try await server.client()
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             let page = "https://app.example.com/reset-password"

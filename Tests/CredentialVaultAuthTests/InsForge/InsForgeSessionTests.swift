@@ -1,5 +1,6 @@
 import CredentialVault
-import CredentialVaultAuth
+@testable import CredentialVaultAuth
+import CredentialVaultTesting
 import Foundation
 import Testing
 
@@ -11,10 +12,10 @@ extension InsForgeEndToEnd {
 
         /// A signed-in client (and its e-mail address).
         func signedIn(
-            _ server: Server, store: any TokenStorageAdapter = InMemoryStore(),
+            _ server: Server, store: any AsyncTokenStorage = InMemoryStore(),
             session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport()
         ) async throws -> (InsForgeClient, String) {
-            let client = try server.client(store: store, session: session, transport: transport)
+            let client = try await server.client(store: store, session: session, transport: transport)
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             try await server.resetStats()
@@ -25,7 +26,7 @@ extension InsForgeEndToEnd {
         func refreshIssuesNewTokens(clientType: InsForgeClientType) async throws {
             let server = try await Server.fresh()
             let store = InMemoryStore()
-            let client = try server.client(store: store, clientType: clientType)
+            let client = try await server.client(store: store, clientType: clientType)
             try await client.signIn(email: try await { () async throws -> String in
                 let email = Server.email()
                 try await client.signUp(email: email, password: Server.password)
@@ -101,7 +102,7 @@ extension InsForgeEndToEnd {
             } catch .auth(.invalidGrant) {
             } catch { Issue.record("unexpected \(error)") }
             await #expect(try store.load(client.configuration.sessionKey) == nil)
-            #expect(client.state == .unauthenticated)
+            #expect(client.state == .unauthenticated(.refreshRefused))
             #expect(try await server.stats()["refresh"] == 1, "a definite refusal is not retried")
         }
 
@@ -138,18 +139,18 @@ extension InsForgeEndToEnd {
         @Test("the state stream follows sign-in, refresh and sign-out")
         func stateStream() async throws {
             let server = try await Server.fresh()
-            let client = try server.client()
+            let client = try await server.client()
             var states = client.states().makeAsyncIterator()
-            #expect(await states.next() == .unauthenticated)
+            #expect(await states.next() == .unauthenticated(.neverSignedIn))
             let email = Server.email()
             let response = try await client.signUp(email: email, password: Server.password)
             let user = try #require(response.user?.authUser)
-            #expect(await states.next() == .authenticated(user))
+            #expect(await states.next()?.session?.user == user)
             _ = try await client.getAccessToken(forceRefresh: true)
             #expect(await states.next() == .refreshing)
-            #expect(await states.next() == .authenticated(user))
+            #expect(await states.next()?.session?.user == user)
             try await client.signOut()
-            #expect(await states.next() == .unauthenticated)
+            #expect(await states.next() == .unauthenticated(.signedOut))
         }
 
         @Test("the session persists in a sealed-file vault and a new client reloads it")
@@ -159,7 +160,7 @@ extension InsForgeEndToEnd {
             let email = Server.email()
             let signedIn: AuthSession
             do {
-                let client = try server.client(store: try vault.open())
+                let client = try await server.client(store: try vault.open())
                 try await client.signUp(email: email, password: Server.password)
                 signedIn = try #require(try await client.storedSession())
             }
@@ -167,15 +168,49 @@ extension InsForgeEndToEnd {
             #expect(raw.range(of: Data(signedIn.accessToken.utf8)) == nil, "sealed, not plaintext")
             #expect(raw.range(of: Data(try #require(signedIn.refreshToken).utf8)) == nil)
 
-            let client = try server.client(store: try vault.open())
-            #expect(client.state == .authenticated(signedIn.user))
+            let client = try await server.client(store: try vault.open())
+            #expect(client.state == .authenticated(SessionSummary(signedIn)), "the new client read the vault at init")
             #expect(try await client.storedSession() == signedIn)
             #expect(try await client.getCurrentUser().email == email)
             _ = try await client.getAccessToken(forceRefresh: true)
-            let third = try server.client(store: try vault.open())
+            let third = try await server.client(store: try vault.open())
             #expect(try await third.storedSession()?.accessToken == (try await client.storedSession()?.accessToken))
             try await third.signOut()
             await #expect(try vault.open().listKeys().isEmpty)
+        }
+    
+        @Test("credentials(minTTL:) and hasUsableSession forward; beyond the 15-minute tokens: tokenLifetimeTooShort")
+        func credentialsAndUsableSession() async throws {
+            let server = try await Server.fresh()
+            let (client, _) = try await signedIn(server)
+            #expect(client.hasUsableSession)
+            #expect(try await client.credentials(minTTL: .seconds(300)).refreshToken != nil)
+            let error = await #expect(throws: InsForgeError.self) { _ = try await client.credentials(minTTL: .seconds(3600)) }
+            guard case .auth(let auth) = error, case .tokenLifetimeTooShort(let lifetime, let minTTL) = auth else {
+                Issue.record("not tokenLifetimeTooShort: \(String(describing: error))")
+                return
+            }
+            #expect(lifetime <= .seconds(900) && minTTL == .seconds(3600))
+            let refreshes = try await server.stats()["refresh"] ?? 0
+            #expect(refreshes == 0, "the token just obtained is fresh: no refresh")
+            try await client.signOut()
+            #expect(!client.hasUsableSession)
+        }
+
+        @Test("a client on a locked store says storeLocked, never signed out; reload() after the unlock")
+        func lockedStore() async throws {
+            let server = try await Server.fresh()
+            let store = InMemoryStore()
+            let (signedIn, email) = try await self.signedIn(server, store: store)
+            let session = try #require(try await signedIn.storedSession())
+            let keyring = FaultInjectingStore(wrapping: store)
+            keyring.inject(.fail(.locked), into: .load)
+            let client = try await server.client(store: keyring)
+            #expect(client.state == .unauthenticated(.storeLocked))
+            await #expect(throws: InsForgeError.auth(.storage(.locked))) { _ = try await client.getCurrentUser() }
+            keyring.clear()
+            #expect(await client.reload() == .authenticated(SessionSummary(session)))
+            #expect(try await client.getCurrentUser().email == email)
         }
     }
 }

@@ -26,13 +26,13 @@ struct BadProviderInputTests {
     static let issuer = "http://127.0.0.1:1/issuer"
     static let redirectURI = "http://127.0.0.1:53682/callback"
 
-    static func client(_ transport: ScriptedTransport) throws -> OIDCClient {
+    static func client(_ transport: ScriptedTransport) async throws -> OIDCClient {
         let configuration = OIDCConfiguration(
             issuer: URL(string: issuer)!, clientID: "cli",
             metadata: ProviderMetadata(
                 issuer: issuer, authorizationEndpoint: URL(string: "\(issuer)/auth"), tokenEndpoint: URL(string: "\(issuer)/token")!,
                 jwksURI: URL(string: "\(issuer)/jwks")))
-        return try OIDCClient(configuration: configuration, store: InMemoryStore(), transport: transport, logger: .disabled)
+        return try await OIDCClient(configuration: configuration, store: InMemoryStore(), transport: transport, logger: .disabled)
     }
 
     static func json(_ status: Int, _ text: String) -> HTTPResponse { HTTPResponse(status: status, body: Data(text.utf8)) }
@@ -51,7 +51,7 @@ struct BadProviderInputTests {
 
     @Test("redirect URLs: no state, unknown or reused state, foreign endpoint, mix-up, provider error, no code")
     func redirects() async throws {
-        let client = try Self.client(ScriptedTransport(token: Self.json(500, "")))
+        let client = try await Self.client(ScriptedTransport(token: Self.json(500, "")))
         #expect(try await Self.redirect(client, "code=x") == .stateMismatch)
         #expect(try await Self.redirect(client, "code=x&state=") == .stateMismatch)
         #expect(try await Self.redirect(client, "code=x&state=forged") == .stateMismatch)
@@ -81,7 +81,7 @@ struct BadProviderInputTests {
     ] as [(HTTPResponse, HTTPResponse?, AuthError)])
     func tokenResponses(token: HTTPResponse, jwks: HTTPResponse?, expected: AuthError) async throws {
         let transport = jwks.map { ScriptedTransport(token: token, jwks: $0) } ?? ScriptedTransport(token: token)
-        let client = try Self.client(transport)
+        let client = try await Self.client(transport)
         let error = try await Self.redirect(client, "code=abc&state=STATE")
         #expect(error == expected)
     }
@@ -89,7 +89,7 @@ struct BadProviderInputTests {
     @Test("an ID token that is not a JWT, or signed by no key of the JWKS, is invalidIDToken")
     func badIDTokens() async throws {
         for idToken in ["a.b.c", "not-a-token", "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."] {
-            let client = try Self.client(ScriptedTransport(
+            let client = try await Self.client(ScriptedTransport(
                 token: Self.json(200, #"{"access_token":"at","token_type":"bearer","id_token":"\#(idToken)"}"#)))
             guard case .invalidIDToken? = try await Self.redirect(client, "code=abc&state=STATE") else {
                 Issue.record("\(idToken) must be refused as invalidIDToken")

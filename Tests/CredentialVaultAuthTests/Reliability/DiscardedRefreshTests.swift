@@ -19,14 +19,15 @@ struct DiscardedRefreshTests {
             case ("/token", "refresh_token"):
                 // Another process refreshed first (same refresh token: the provider does not rotate).
                 let other = AuthSession(accessToken: "at-other", refreshToken: "rt", expiresAt: Date().addingTimeInterval(3600))
-                try? SessionStorage(store: store, key: sessionKey.all[0], options: .default).save(other)
+                // The stub answers on its own thread: the store's synchronous API.
+                try? store.save(JSONEncoder.session.encode(other), for: sessionKey.all[0])
                 return StubOIDC.tokens(access: "at-2", refresh: returnedRefreshToken)
             case ("/token", _): return StubOIDC.tokens(access: "at", refresh: "rt")
             case ("/revoke", _): return .http(status: 200, headers: [:], body: Data())
             default: return .notFound
             }
         }
-        let client = try StubOIDC.client(stub, store: store)
+        let client = try await StubOIDC.client(stub, store: store)
         sessionKey.append(client.configuration.sessionKey)
         try await StubOIDC.signIn(client)
         #expect(try await client.getAccessToken(forceRefresh: true) == "at-other")

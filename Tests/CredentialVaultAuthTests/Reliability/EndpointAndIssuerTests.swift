@@ -27,7 +27,7 @@ struct EndpointAndIssuerTests {
         let stub = try StubProvider { request in
             request.path == "/.well-known/openid-configuration" ? .json(document) : .notFound
         }
-        let client = try OIDCClient(
+        let client = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: issuer)!, clientID: "cli"), store: InMemoryStore(),
             transport: RoutingTransport(stub: stub), logger: .disabled)
         do { return .success(try await client.metadata()) } catch { return .failure(error) }
@@ -50,23 +50,23 @@ struct EndpointAndIssuerTests {
     }
 
     @Test("preset metadata is held to the same rule: http endpoints only for a loopback http issuer, on loopback")
-    func presetMetadata() throws {
-        func client(issuer: String, token: String, allowsInsecureHTTP: Bool = false) throws(AuthError) {
+    func presetMetadata() async throws {
+        func client(issuer: String, token: String, allowsInsecureHTTP: Bool = false) async throws(AuthError) {
             let metadata = ProviderMetadata(
                 issuer: issuer, authorizationEndpoint: URL(string: "\(issuer)/auth"), tokenEndpoint: URL(string: token)!,
                 jwksURI: URL(string: "\(issuer)/jwks"))
-            _ = try OIDCClient(
+            _ = try await OIDCClient(
                 configuration: OIDCConfiguration(
                     issuer: URL(string: issuer)!, clientID: "cli", metadata: metadata, allowsInsecureHTTP: allowsInsecureHTTP),
                 store: InMemoryStore(), logger: .disabled)
         }
-        #expect(throws: AuthError.self) { try client(issuer: Self.issuer, token: "http://idp.example/token") }
-        #expect(throws: AuthError.self) { try client(issuer: Self.issuer, token: "http://idp.example/token", allowsInsecureHTTP: true) }
-        #expect(throws: AuthError.self) { try client(issuer: "http://127.0.0.1:9", token: "http://idp.example/token") }
-        #expect(throws: AuthError.self) { try client(issuer: Self.issuer, token: "ftp://idp.example/token") }
-        try client(issuer: Self.issuer, token: "https://other.example/token")
-        try client(issuer: "http://127.0.0.1:9", token: "http://localhost:9/token")
-        try client(issuer: "http://idp.example", token: "http://idp.example/token", allowsInsecureHTTP: true)
+        await #expect(throws: AuthError.self) { try await client(issuer: Self.issuer, token: "http://idp.example/token") }
+        await #expect(throws: AuthError.self) { try await client(issuer: Self.issuer, token: "http://idp.example/token", allowsInsecureHTTP: true) }
+        await #expect(throws: AuthError.self) { try await client(issuer: "http://127.0.0.1:9", token: "http://idp.example/token") }
+        await #expect(throws: AuthError.self) { try await client(issuer: Self.issuer, token: "ftp://idp.example/token") }
+        try await client(issuer: Self.issuer, token: "https://other.example/token")
+        try await client(issuer: "http://127.0.0.1:9", token: "http://localhost:9/token")
+        try await client(issuer: "http://idp.example", token: "http://idp.example/token", allowsInsecureHTTP: true)
     }
 
     @Test("InsForge: an http authUrl from an https backend is refused")
@@ -74,7 +74,7 @@ struct EndpointAndIssuerTests {
         let stub = try StubProvider { request in
             request.path == "/api/auth/oauth/google" ? .json(#"{"authUrl":"http://accounts.example/o/oauth2/auth?x=1"}"#) : .notFound
         }
-        let client = try InsForgeClient(
+        let client = try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: URL(string: "https://app.insforge.example")!), store: InMemoryStore(),
             transport: RoutingTransport(stub: stub), logger: .disabled)
         let error = await #expect(throws: InsForgeError.self) {
@@ -94,14 +94,14 @@ struct EndpointAndIssuerTests {
     }
 
     /// A provider advertising RFC 9207 whose token endpoint hands out tokens.
-    static func rfc9207Client(_ stub: StubProvider) throws -> OIDCClient {
-        try StubOIDC.client(stub) { $0.authorizationResponseIssParameterSupported = true }
+    static func rfc9207Client(_ stub: StubProvider) async throws -> OIDCClient {
+        try await StubOIDC.client(stub) { $0.authorizationResponseIssParameterSupported = true }
     }
 
     @Test("iss is required when the provider advertises authorization_response_iss_parameter_supported")
     func issRequired() async throws {
         let stub = try StubProvider { request in request.path == "/token" ? StubOIDC.tokens() : .notFound }
-        let client = try Self.rfc9207Client(stub)
+        let client = try await Self.rfc9207Client(stub)
         await #expect(throws: AuthError.invalidResponse("the redirect carries no iss although the provider advertises it (RFC 9207)")) {
             try await StubOIDC.signIn(client)
         }
@@ -116,7 +116,7 @@ struct EndpointAndIssuerTests {
     @Test("a redirect to a foreign endpoint is refused without consuming the pending sign-in")
     func foreignRedirectKeepsPending() async throws {
         let stub = try StubProvider { request in request.path == "/token" ? StubOIDC.tokens() : .notFound }
-        let client = try StubOIDC.client(stub)
+        let client = try await StubOIDC.client(stub)
         let request = try await client.beginAuthorization(redirectURI: StubOIDC.redirectURI)
         await #expect(throws: AuthError.stateMismatch) {
             try await client.handleRedirect(url: URL(string: "http://127.0.0.1:1/callback?code=evil&state=\(request.state)")!)

@@ -9,7 +9,7 @@ import Testing
 @Suite("JWKS cache")
 struct KeySetCacheTests {
     /// A provider serving the ES256 test key as `k1`, with `cacheControl`, and a client on a manual clock.
-    static func fixture(cacheControl: String? = nil) throws -> (StubProvider, OIDCClient, ManualClock) {
+    static func fixture(cacheControl: String? = nil) async throws -> (StubProvider, OIDCClient, ManualClock) {
         let jwks = try TokenFactory.json(.object(["keys": .array([.object(try TestKeys.key(for: .es256).jwk(kid: "k1"))])]))
         var headers = ["Content-Type": "application/json"]
         if let cacheControl { headers["Cache-Control"] = cacheControl }
@@ -18,7 +18,7 @@ struct KeySetCacheTests {
             request.path == "/jwks" ? .http(status: 200, headers: served, body: jwks) : .notFound
         }
         let clock = ManualClock(start: TokenFactory.now)
-        return (stub, try StubOIDC.client(stub, clock: clock), clock)
+        return (stub, try await StubOIDC.client(stub, clock: clock), clock)
     }
 
     static func token(_ stub: StubProvider, kid: String = "k1") throws -> String {
@@ -30,7 +30,7 @@ struct KeySetCacheTests {
 
     @Test("20 tokens with unknown kids cause one refetch per cooldown, not one each")
     func unknownKidCooldown() async throws {
-        let (stub, client, clock) = try Self.fixture()
+        let (stub, client, clock) = try await Self.fixture()
         #expect(try await client.verifyIDToken(try Self.token(stub), nonce: TokenFactory.nonce).subject == "alice")
         for n in 0..<20 {
             await #expect(throws: AuthError.invalidIDToken(IDTokenError.unknownKeyID.reason)) {
@@ -47,7 +47,7 @@ struct KeySetCacheTests {
           arguments: [(nil, 3_600.0), ("max-age=300", 300), ("public, max-age=5", 60), ("max-age=99999999999", 86_400), ("max-age=000000000000300", 300), ("no-store", 60)]
               as [(String?, TimeInterval)])
     func lifetime(cacheControl: String?, seconds: TimeInterval) async throws {
-        let (stub, client, clock) = try Self.fixture(cacheControl: cacheControl)
+        let (stub, client, clock) = try await Self.fixture(cacheControl: cacheControl)
         let token = try Self.token(stub)
         _ = try await client.verifyIDToken(token, nonce: nil)
         clock.advance(by: .seconds(seconds - 1))

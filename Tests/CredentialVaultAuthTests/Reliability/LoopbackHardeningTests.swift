@@ -37,14 +37,14 @@ struct LoopbackHardeningTests {
         }
     }
 
-    static func client() throws -> (OIDCClient, StubProvider) {
+    static func client() async throws -> (OIDCClient, StubProvider) {
         let stub = try StubProvider { request in request.path == "/token" ? StubOIDC.tokens() : .notFound }
-        return (try StubOIDC.client(stub), stub)
+        return (try await StubOIDC.client(stub), stub)
     }
 
     @Test("forged redirects (bogus state, error without state, error with a bogus state) get an error page; the sign-in goes on")
     func forgedRedirects() async throws {
-        let (client, stub) = try Self.client()
+        let (client, stub) = try await Self.client()
         let seen = Observations()
         let session = try await client.signIn(browser: Self.browser(seen) { port in
             for query in ["state=bogus&code=evil", "error=access_denied", "error=access_denied&state=bogus"] {
@@ -58,7 +58,7 @@ struct LoopbackHardeningTests {
 
     @Test("a client dripping a byte at a time does not hold up the redirect")
     func slowClientDoesNotBlock() async throws {
-        let (client, stub) = try Self.client()
+        let (client, stub) = try await Self.client()
         defer { withExtendedLifetime(stub) {} }
         let seen = Observations()
         let started = ContinuousClock.now
@@ -72,7 +72,7 @@ struct LoopbackHardeningTests {
 
     @Test("the browser gets a one-time loopback start URL that carries nothing of the sign-in")
     func oneTimeStartURL() async throws {
-        let (client, stub) = try Self.client()
+        let (client, stub) = try await Self.client()
         defer { withExtendedLifetime(stub) {} }
         let seen = Observations()
         try await client.signIn(browser: Self.browser(seen) { _ in }, timeout: .seconds(10))

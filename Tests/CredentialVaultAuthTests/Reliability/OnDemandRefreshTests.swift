@@ -14,7 +14,7 @@ struct OnDemandRefreshTests {
     @Test("50 sequential getAccessToken() with expires_in 30 or 0: at most 2 refreshes", arguments: ["30", "0"])
     func sequentialCalls(lifetime: String) async throws {
         let stub = try RefreshStormTests.provider(lifetime: lifetime)
-        let client = try StubOIDC.client(stub, session: .init(proactiveRefresh: false))
+        let client = try await StubOIDC.client(stub, session: .init(proactiveRefresh: false))
         try await StubOIDC.signIn(client)
         for _ in 0..<50 { _ = try await client.sessions.getAccessToken() }
         let count = RefreshStormTests.refreshes(stub)
@@ -25,7 +25,7 @@ struct OnDemandRefreshTests {
     func halfLifetimeOnDemand() async throws {
         let clock = ManualClock()
         let stub = try RefreshStormTests.provider(lifetime: "30")
-        let client = try StubOIDC.client(stub, session: .init(proactiveRefresh: false), clock: clock)
+        let client = try await StubOIDC.client(stub, session: .init(proactiveRefresh: false), clock: clock)
         try await StubOIDC.signIn(client)
         clock.advance(by: .seconds(14))
         _ = try await client.sessions.getAccessToken()
@@ -38,7 +38,7 @@ struct OnDemandRefreshTests {
     @Test("a refresher whose tokens have already expired (InsForge exp in the past): one refresh per floor")
     func alreadyExpired() async throws {
         let refresher = ExpiredRefresher()
-        let manager = SessionManager(
+        let manager = await SessionManager(
             refresher: refresher, store: InMemoryStore(), key: CredentialKey(service: "test", account: "expired"),
             configuration: .init(proactiveRefresh: false, minimumRefreshInterval: .milliseconds(300)), logger: .disabled)
         try await manager.establish(AuthSession(accessToken: "a-0", refreshToken: "r", expiresAt: Date(timeIntervalSinceNow: -30)))

@@ -14,7 +14,7 @@ struct ProviderNumberTests {
         let stub = try StubProvider { request in
             request.path == "/token" ? StubOIDC.tokens(expiresIn: expiresIn) : .notFound
         }
-        let client = try StubOIDC.client(stub, session: .init(proactiveRefresh: proactive))
+        let client = try await StubOIDC.client(stub, session: .init(proactiveRefresh: proactive))
         do {
             let session = try await StubOIDC.signIn(client)
             // The background refresh computes its first delay from the stored expiry.
@@ -58,7 +58,7 @@ struct ProviderNumberTests {
 
     static func startDevice(_ body: String) async throws -> Result<DeviceAuthorization, AuthError> {
         let stub = try StubProvider { request in request.path == "/device" ? .json(body) : .notFound }
-        let client = try StubOIDC.client(stub)
+        let client = try await StubOIDC.client(stub)
         do { return .success(try await client.startDeviceAuthorization()) } catch { return .failure(error) }
     }
 
@@ -96,7 +96,7 @@ struct ProviderNumberTests {
     ] as [(String, Int?)])
     func retryAfter(header: String, expected: Int?) async throws {
         let stub = try StubProvider { _ in .http(status: 429, headers: ["Retry-After": header], body: Data()) }
-        let client = try StubOIDC.client(stub)
+        let client = try await StubOIDC.client(stub)
         let request = try await client.beginAuthorization(redirectURI: StubOIDC.redirectURI)
         let error = await #expect(throws: AuthError.self) {
             try await client.handleRedirect(url: URL(string: "\(StubOIDC.redirectURI)?code=c&state=\(request.state)")!)

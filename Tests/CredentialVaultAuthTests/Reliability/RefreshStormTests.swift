@@ -26,7 +26,8 @@ struct RefreshStormTests {
     @Test("tokens shorter than the margin, or expiring at once: at most one refresh per 2 s floor")
     func floor() async throws {
         let stubs = try ["1", "0", "0.001"].map { try Self.provider(lifetime: $0) }
-        let clients = try stubs.map { try StubOIDC.client($0, session: .init(proactiveRefresh: true)) }
+        var clients: [OIDCClient] = []
+        for stub in stubs { clients.append(try await StubOIDC.client(stub, session: .init(proactiveRefresh: true))) }
         for client in clients { try await StubOIDC.signIn(client) }
         try await Task.sleep(for: .milliseconds(2500))
         for client in clients { await client.sessions.stopAutoRefresh() }
@@ -36,7 +37,7 @@ struct RefreshStormTests {
     @Test("1-second tokens with a 0.5 s floor: refreshed at half their lifetime, a handful of times in 2 s")
     func halfLifetime() async throws {
         let stub = try Self.provider(lifetime: "1")
-        let client = try StubOIDC.client(stub, session: .init(proactiveRefresh: true, minimumRefreshInterval: .milliseconds(500)))
+        let client = try await StubOIDC.client(stub, session: .init(proactiveRefresh: true, minimumRefreshInterval: .milliseconds(500)))
         try await StubOIDC.signIn(client)
         try await Task.sleep(for: .seconds(2))
         await client.sessions.stopAutoRefresh()

@@ -20,7 +20,7 @@ struct SmallDefectTests {
         init(
             algorithms: [String]? = nil, scopes: [String] = ["openid"], access: String = "at",
             edit: @escaping @Sendable (inout [String: JSONValue], _ code: String) -> Void = { _, _ in }
-        ) throws {
+        ) async throws {
             let nonces = self.nonces
             let jwks = try TokenFactory.json(.object(["keys": .array([.object(try TestKeys.key(for: .es256).jwk(kid: "k1"))])]))
             stub = try StubProvider { request in
@@ -37,7 +37,7 @@ struct SmallDefectTests {
                 default: return .notFound
                 }
             }
-            client = try StubOIDC.client(stub, scopes: scopes, clock: ManualClock(start: TokenFactory.now)) {
+            client = try await StubOIDC.client(stub, scopes: scopes, clock: ManualClock(start: TokenFactory.now)) {
                 $0.idTokenSigningAlgValuesSupported = algorithms
             }
         }
@@ -53,12 +53,12 @@ struct SmallDefectTests {
     @Test("an ID token is required when this sign-in asked for openid, not when the configuration did")
     func perCallScopes() async throws {
         let noIDToken = try StubProvider { request in request.path == "/token" ? StubOIDC.tokens() : .notFound }
-        let profileClient = try StubOIDC.client(noIDToken, scopes: ["profile"])
+        let profileClient = try await StubOIDC.client(noIDToken, scopes: ["profile"])
         let request = try await profileClient.beginAuthorization(redirectURI: StubOIDC.redirectURI, scopes: ["openid"])
         await #expect(throws: AuthError.invalidResponse("the provider returned no ID token for an openid request")) {
             try await profileClient.handleRedirect(url: URL(string: "\(StubOIDC.redirectURI)?code=c&state=\(request.state)")!)
         }
-        let openIDClient = try StubOIDC.client(noIDToken, scopes: ["openid"])
+        let openIDClient = try await StubOIDC.client(noIDToken, scopes: ["openid"])
         let other = try await openIDClient.beginAuthorization(redirectURI: StubOIDC.redirectURI, scopes: ["profile"])
         let session = try await openIDClient.handleRedirect(url: URL(string: "\(StubOIDC.redirectURI)?code=c&state=\(other.state)")!)
         #expect(session.accessToken == "at")
@@ -73,7 +73,7 @@ struct SmallDefectTests {
             default: return .notFound
             }
         }
-        let client = try StubOIDC.client(stub)
+        let client = try await StubOIDC.client(stub)
         try await StubOIDC.signIn(client)
         let result = try await client.signOut()
         #expect(stub.requests(to: "/revoke").map { $0.form["token"] } == ["rt", "at"])
@@ -82,7 +82,7 @@ struct SmallDefectTests {
 
     @Test("a provider that lists only algorithms this client does not verify is a clear error", arguments: [["HS256"], ["none", "PS256"], []])
     func onlyUnsupportedAlgorithms(algorithms: [String]) async throws {
-        let fixture = try Fixture(algorithms: algorithms)
+        let fixture = try await Fixture(algorithms: algorithms)
         let error = await #expect(throws: AuthError.self) { try await fixture.signIn() }
         guard case .unsupported(let why)? = error else {
             Issue.record("expected unsupported, got \(String(describing: error))")
@@ -94,22 +94,22 @@ struct SmallDefectTests {
 
     @Test("at_hash and c_hash are checked when present")
     func tokenHashes() async throws {
-        let good = try Fixture { claims, code in
+        let good = try await Fixture { claims, code in
             claims["at_hash"] = .string(TokenHash.claim(for: "at", algorithm: .es256))
             claims["c_hash"] = .string(TokenHash.claim(for: code, algorithm: .es256))
         }
         #expect(try await good.signIn().user?.subject == "alice")
-        let badAccess = try Fixture { claims, _ in claims["at_hash"] = .string(TokenHash.claim(for: "other", algorithm: .es256)) }
+        let badAccess = try await Fixture { claims, _ in claims["at_hash"] = .string(TokenHash.claim(for: "other", algorithm: .es256)) }
         await #expect(throws: AuthError.invalidIDToken("at_hash does not match the access token")) { try await badAccess.signIn() }
-        let badCode = try Fixture { claims, _ in claims["c_hash"] = .string(TokenHash.claim(for: "other", algorithm: .es256)) }
+        let badCode = try await Fixture { claims, _ in claims["c_hash"] = .string(TokenHash.claim(for: "other", algorithm: .es256)) }
         await #expect(throws: AuthError.invalidIDToken("c_hash does not match the authorization code")) { try await badCode.signIn() }
-        let notString = try Fixture { claims, _ in claims["at_hash"] = .number(1) }
+        let notString = try await Fixture { claims, _ in claims["at_hash"] = .number(1) }
         await #expect(throws: AuthError.invalidIDToken("at_hash does not match the access token")) { try await notString.signIn() }
     }
 
     @Test("a refreshed ID token must name the same subject byte for byte (not merely canonically equal)")
     func refreshedSubjectExact() async throws {
-        let fixture = try Fixture { claims, code in claims["sub"] = .string(code.isEmpty ? "cafe\u{301}" : "caf\u{E9}") }
+        let fixture = try await Fixture { claims, code in claims["sub"] = .string(code.isEmpty ? "cafe\u{301}" : "caf\u{E9}") }
         #expect(try await fixture.signIn().user?.subject == "caf\u{E9}")
         await #expect(throws: AuthError.invalidIDToken("the refreshed ID token names another subject")) {
             _ = try await fixture.client.getAccessToken(forceRefresh: true)
@@ -120,7 +120,7 @@ struct SmallDefectTests {
     /// refreshed ID token (a provider repeating the sign-in's claims) is not checked.
     @Test("c_hash is skipped when no code was exchanged (refresh)")
     func cHashWithoutCode() async throws {
-        let fixture = try Fixture { claims, _ in claims["c_hash"] = .string(TokenHash.claim(for: "c", algorithm: .es256)) }
+        let fixture = try await Fixture { claims, _ in claims["c_hash"] = .string(TokenHash.claim(for: "c", algorithm: .es256)) }
         #expect(try await fixture.signIn().user?.subject == "alice")
         #expect(try await fixture.client.getAccessToken(forceRefresh: true) == "at")
         #expect(fixture.stub.requests(to: "/token").map { $0.form["grant_type"] } == ["authorization_code", "refresh_token"])

@@ -30,10 +30,10 @@ enum StubOIDC {
 
     static func client(
         _ stub: StubProvider, scopes: [String] = ["profile"], session: SessionManager.Configuration = .init(proactiveRefresh: false),
-        store: any TokenStorageAdapter = InMemoryStore(), clock: any CredentialClock = SystemClock(),
+        store: any AsyncTokenStorage = InMemoryStore(), clock: any CredentialClock = SystemClock(),
         edit: (inout ProviderMetadata) -> Void = { _ in }
-    ) throws -> OIDCClient {
-        try OIDCClient(
+    ) async throws -> OIDCClient {
+        try await OIDCClient(
             configuration: configuration(stub, scopes: scopes, session: session, edit: edit), store: store, clock: clock,
             logger: .disabled)
     }

@@ -31,18 +31,35 @@ final class ScriptedRefresher: SessionRefresher {
 struct SessionManagerTests {
     static let key = CredentialKey(service: "test.auth", account: "session")
 
-    static func manager(_ refresher: ScriptedRefresher, store: InMemoryStore, expiresIn: TimeInterval = -10,
-                        refreshToken: String? = "refresh-0") throws -> SessionManager {
-        // An hour-long token with `expiresIn` left.
+    /// Stores alice's session: an hour-long token with `expiresIn` left.
+    @discardableResult
+    static func seed(
+        _ store: any AsyncTokenStorage, key: CredentialKey = key, expiresIn: TimeInterval = -10, refreshToken: String? = "refresh-0"
+    ) async throws -> AuthSession {
         let expiry = Date().addingTimeInterval(expiresIn)
         let session = AuthSession(
             accessToken: "access-0", refreshToken: refreshToken, expiresAt: expiry,
             user: AuthUser(subject: "alice"), obtainedAt: expiry.addingTimeInterval(-3600))
-        try SessionStorage(store: store, key: key, options: .default).save(session)
+        try await SessionStorage(store: store, key: key, options: .default).save(session)
+        return session
+    }
+
+    /// A manager without background refresh and with instant retries; `floor` is its
+    /// `minimumRefreshInterval`.
+    static func manager(
+        _ refresher: any SessionRefresher, on store: any AsyncTokenStorage, floor: Duration = .seconds(2)
+    ) async -> SessionManager {
         let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(1)) { _ in }
-        return SessionManager(
+        return await SessionManager(
             refresher: refresher, store: store, key: key,
-            configuration: .init(retryPolicy: retry, proactiveRefresh: false), logger: .disabled)
+            configuration: .init(retryPolicy: retry, proactiveRefresh: false, minimumRefreshInterval: floor), logger: .disabled)
+    }
+
+    /// A manager over alice's session (see `seed`).
+    static func manager(_ refresher: any SessionRefresher, store: any AsyncTokenStorage, expiresIn: TimeInterval = -10,
+                        refreshToken: String? = "refresh-0") async throws -> SessionManager {
+        try await seed(store, expiresIn: expiresIn, refreshToken: refreshToken)
+        return await manager(refresher, on: store)
     }
 
     @Test("only network errors, timeouts, 5xx and 429 are retried, at most 3 times", arguments: [
@@ -53,7 +70,7 @@ struct SessionManagerTests {
     func retryClassification(error: AuthError, attempts: Int) async throws {
         let refresher = ScriptedRefresher(Array(repeating: .failure(error), count: 4))
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store)
+        let manager = try await Self.manager(refresher, store: store)
         await #expect(throws: error) { _ = try await manager.getSession() }
         #expect(refresher.refreshCount == attempts)
         await #expect(try store.load(Self.key) != nil, "the session is kept")
@@ -63,7 +80,7 @@ struct SessionManagerTests {
     func recovers() async throws {
         let refresher = ScriptedRefresher([.failure(.serverUnavailable(status: 503)), .failure(.timedOut)])
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store)
+        let manager = try await Self.manager(refresher, store: store)
         let session = try await manager.getSession()
         #expect(session.accessToken == "access-3")
         #expect(try await manager.storedSession()?.refreshToken == "refresh-3")
@@ -73,10 +90,10 @@ struct SessionManagerTests {
     func invalidGrantDeletes() async throws {
         let refresher = ScriptedRefresher([.failure(.invalidGrant(nil))])
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store)
+        let manager = try await Self.manager(refresher, store: store)
         await #expect(throws: AuthError.invalidGrant(nil)) { _ = try await manager.getSession() }
         await #expect(try store.load(Self.key) == nil)
-        #expect(manager.state == .unauthenticated)
+        #expect(manager.state == .unauthenticated(.refreshRefused))
         #expect(refresher.refreshCount == 1)
     }
 
@@ -84,17 +101,17 @@ struct SessionManagerTests {
     func margin() async throws {
         let refresher = ScriptedRefresher([])
         let store = InMemoryStore()
-        let fresh = try Self.manager(refresher, store: store, expiresIn: 120)
+        let fresh = try await Self.manager(refresher, store: store, expiresIn: 120)
         #expect(try await fresh.getSession().accessToken == "access-0")
         #expect(refresher.refreshCount == 0)
-        let near = try Self.manager(refresher, store: store, expiresIn: 30)
+        let near = try await Self.manager(refresher, store: store, expiresIn: 30)
         #expect(try await near.getSession().accessToken == "access-1")
     }
 
     @Test("an expired session without a refresh token is removed: notSignedIn")
     func noRefreshToken() async throws {
         let store = InMemoryStore()
-        let manager = try Self.manager(ScriptedRefresher([]), store: store, refreshToken: nil)
+        let manager = try await Self.manager(ScriptedRefresher([]), store: store, refreshToken: nil)
         await #expect(throws: AuthError.notSignedIn) { _ = try await manager.getSession() }
         await #expect(try store.load(Self.key) == nil)
     }
@@ -103,7 +120,7 @@ struct SessionManagerTests {
     func signOut() async throws {
         let refresher = ScriptedRefresher([])
         let store = InMemoryStore()
-        let manager = try Self.manager(refresher, store: store, expiresIn: 3600)
+        let manager = try await Self.manager(refresher, store: store, expiresIn: 3600)
         let removed = try await manager.signOut()
         #expect(removed?.accessToken == "access-0")
         #expect(refresher.revokeCount == 1)

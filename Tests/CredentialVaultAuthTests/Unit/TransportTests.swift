@@ -67,7 +67,7 @@ struct TransportTests {
     @Test("discovery refuses a document that names another issuer")
     func discoveryIssuerMismatch() async throws {
         let transport = StaticTransport(body: #"{"issuer":"https://evil.example","token_endpoint":"https://evil.example/token"}"#)
-        let client = try OIDCClient(
+        let client = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: "https://good.example")!, clientID: "c"),
             store: InMemoryStore(), transport: transport, logger: .disabled)
         let error = await #expect(throws: AuthError.self) { _ = try await client.metadata() }
@@ -89,16 +89,16 @@ struct StaticTransport: HTTPTransport {
 @Suite("configuration")
 struct ConfigurationTests {
     @Test("plain http is refused for a remote issuer, accepted on loopback or when allowed")
-    func insecureHTTP() throws {
-        #expect(throws: AuthError.self) {
-            _ = try OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://idp.example")!, clientID: "c"), store: InMemoryStore())
+    func insecureHTTP() async throws {
+        await #expect(throws: AuthError.self) {
+            _ = try await OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://idp.example")!, clientID: "c"), store: InMemoryStore())
         }
-        _ = try OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://127.0.0.1:1")!, clientID: "c"), store: InMemoryStore())
-        _ = try OIDCClient(
+        _ = try await OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://127.0.0.1:1")!, clientID: "c"), store: InMemoryStore())
+        _ = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: "http://idp.example")!, clientID: "c", allowsInsecureHTTP: true),
             store: InMemoryStore())
-        #expect(throws: AuthError.self) {
-            _ = try OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "https://idp.example")!, clientID: ""), store: InMemoryStore())
+        await #expect(throws: AuthError.self) {
+            _ = try await OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "https://idp.example")!, clientID: ""), store: InMemoryStore())
         }
         #expect(throws: AuthError.invalidConfiguration("the client credentials grant needs a client secret")) {
             _ = try ClientCredentialsClient(

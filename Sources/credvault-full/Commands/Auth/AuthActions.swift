@@ -11,7 +11,7 @@ enum AuthToken {
         guard let store = try context.openStore(create: false), let profile = try context.profile(in: store) else {
             throw AuthError.notSignedIn
         }
-        let client = try context.client(profile, store: store)
+        let client = try await context.client(profile, store: store)
         let token = try await client.getAccessToken(forceRefresh: args.flags.contains("force-refresh"))
         context.say(token)
         return ExitCode.success
@@ -25,7 +25,7 @@ enum AuthToken {
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
         let client = try ClientCredentialsClient(
             configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: .clientSecretBasic(secret: secret)),
-            scopes: context.scopes ?? [], store: store, logger: context.logger)
+            scopes: context.scopes ?? [], store: AsyncStore.of(store), logger: context.logger)
         context.say(try await client.accessToken(forceRefresh: context.args.value.flags.contains("force-refresh")))
         return ExitCode.success
     }

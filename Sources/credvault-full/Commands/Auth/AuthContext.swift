@@ -56,12 +56,12 @@ struct AuthContext: Sendable {
         option("scope").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    func client(_ profile: Profile, store: any TokenStorageAdapter) throws -> OIDCClient {
+    func client(_ profile: Profile, store: any TokenStorageAdapter) async throws -> OIDCClient {
         guard let issuer = URL(string: profile.issuer), issuer.scheme != nil else { throw UsageError("--issuer is not a URL") }
         let configuration = OIDCConfiguration(
             issuer: issuer, clientID: profile.clientID, scopes: profile.scopes,
             session: SessionManager.Configuration(proactiveRefresh: false))
-        return try OIDCClient(configuration: configuration, store: store, logger: logger)
+        return try await OIDCClient(configuration: configuration, store: AsyncStore.of(store), logger: logger)
     }
 
     /// Writes one line to stdout.

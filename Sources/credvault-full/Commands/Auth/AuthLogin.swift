@@ -21,7 +21,7 @@ enum AuthLogin {
         }
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
         let profile = AuthContext.Profile(issuer: issuer, clientID: clientID, scopes: context.scopes ?? ["openid"])
-        let client = try context.client(profile, store: store)
+        let client = try await context.client(profile, store: store)
         let io = context.io
         let session: AuthSession
         if let redirectURI = context.option("redirect-uri") {

@@ -88,11 +88,11 @@ struct InsForgeTestServer: Sendable {
 
     /// A client of this server. Background refresh is off so that refresh counts are exact.
     func client(
-        store: any TokenStorageAdapter = InMemoryStore(), clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
+        store: any AsyncTokenStorage = InMemoryStore(), clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
         session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport(),
         logger: AuthLogger = .disabled
-    ) throws -> InsForgeClient {
-        try InsForgeClient(
+    ) async throws -> InsForgeClient {
+        try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: base, clientType: clientType, anonKey: anonKey, session: session),
             store: store, transport: transport, logger: logger)
     }

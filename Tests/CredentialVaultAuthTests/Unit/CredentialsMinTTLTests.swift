@@ -1,0 +1,72 @@
+import CredentialVault
+import Foundation
+import Testing
+
+@testable import CredentialVaultAuth
+
+/// `credentials(minTTL:)`: a token valid for at least that long, refreshed when less is left;
+/// a typed error when even a fresh token lives less.
+@Suite("credentials(minTTL:) (scripted provider)")
+struct CredentialsMinTTLTests {
+    typealias Rules = SessionManagerTests
+
+    @Test("enough time left: the stored session, no refresh")
+    func enoughLeft() async throws {
+        let refresher = ScriptedRefresher([])
+        let manager = try await Rules.manager(refresher, store: InMemoryStore(), expiresIn: 600)
+        #expect(try await manager.credentials(minTTL: .seconds(300)).accessToken == "access-0")
+        #expect(refresher.refreshCount == 0)
+    }
+
+    @Test("less left than minTTL (though not due by the margin): refreshed, and the new token lasts")
+    func refreshesWhenShort() async throws {
+        let refresher = ScriptedRefresher([])
+        let manager = try await Rules.manager(refresher, store: InMemoryStore(), expiresIn: 600)
+        let session = try await manager.credentials(minTTL: .seconds(900))
+        #expect(session.accessToken == "access-1")
+        #expect(try #require(session.expiresAt).timeIntervalSinceNow >= 900)
+        #expect(refresher.refreshCount == 1)
+        #expect(try await manager.credentials(minTTL: .seconds(900)).accessToken == "access-1", "now it lasts: no refresh")
+        #expect(refresher.refreshCount == 1)
+    }
+
+    @Test("minTTL beyond the provider's token lifetime: tokenLifetimeTooShort after one refresh, then without one")
+    func lifetimeTooShort() async throws {
+        let refresher = ScriptedRefresher([])
+        let manager = try await Rules.manager(refresher, store: InMemoryStore(), expiresIn: 600)
+        do {
+            _ = try await manager.credentials(minTTL: .seconds(7200))
+            Issue.record("a token living an hour was handed out for two")
+        } catch .tokenLifetimeTooShort(let lifetime, let minTTL) {
+            #expect(minTTL == .seconds(7200))
+            #expect(lifetime > .seconds(3590) && lifetime <= .seconds(3600))
+        }
+        #expect(refresher.refreshCount == 1)
+        // The token just obtained is fresh: a refresh would give the same lifetime.
+        await #expect(throws: AuthError.self) { _ = try await manager.credentials(minTTL: .seconds(7200)) }
+        #expect(refresher.refreshCount == 1)
+        #expect(try await manager.credentials(minTTL: .seconds(1800)).accessToken == "access-1")
+    }
+
+    @Test("no refresh token and less left than minTTL: unsupported; expired: notSignedIn")
+    func noRefreshToken() async throws {
+        let store = InMemoryStore()
+        let manager = try await Rules.manager(ScriptedRefresher([]), store: store, expiresIn: 600, refreshToken: nil)
+        await #expect(throws: AuthError.unsupported("the access token expires within minTTL and the session has no refresh token: sign in again")) {
+            _ = try await manager.credentials(minTTL: .seconds(900))
+        }
+        #expect(try await manager.credentials(minTTL: .seconds(60)).accessToken == "access-0")
+        let expired = try await Rules.manager(ScriptedRefresher([]), store: store, expiresIn: -10, refreshToken: nil)
+        await #expect(throws: AuthError.notSignedIn) { _ = try await expired.credentials(minTTL: .seconds(60)) }
+    }
+
+    @Test("a token of unknown expiry counts as lasting")
+    func unknownExpiry() async throws {
+        let store = InMemoryStore()
+        let refresher = ScriptedRefresher([])
+        let manager = await Rules.manager(refresher, on: store)
+        try await manager.establish(AuthSession(accessToken: "opaque", refreshToken: "r"))
+        #expect(try await manager.credentials(minTTL: .seconds(86400)).accessToken == "opaque")
+        #expect(refresher.refreshCount == 0)
+    }
+}
