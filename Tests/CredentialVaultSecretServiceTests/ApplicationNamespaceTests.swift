@@ -92,7 +92,7 @@ import Testing
 
     /// The documented upgrade: credentials stored unscoped (before identifiers) copied into the
     /// application's namespace with `CredentialMigrator`, the source's delete sparing the copy.
-    @Test(.privateKeyring) func anUnscopedStoreMigratesIntoAnApplication() throws {
+    @Test(.privateKeyring) func anUnscopedStoreMigratesIntoAnApplication() async throws {
         let app = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Upgrade")))
         let unscoped = SecretServiceStore()
         let service = "cvtest-upgrade-\(UUID().uuidString.prefix(8))"
@@ -101,13 +101,13 @@ import Testing
             _ = try? unscoped.deleteAll(service: service)
         }
         for account in ["access_token", "refresh_token"] {
-            try unscoped.save(Data(account.utf8), for: CredentialKey(service: service, account: account))
+            try await unscoped.save(Data(account.utf8), for: CredentialKey(service: service, account: account))
         }
-        let report = try CredentialMigrator(from: unscoped, to: app).migrate(service: service)
+        let report = try await CredentialMigrator(from: unscoped, to: app).migrate(service: service)
         #expect(report.migrated.count == 2, "\(report)")
-        #expect(try unscoped.listKeys(service: service).isEmpty)
+        #expect(try await unscoped.listKeys(service: service).isEmpty)
         for account in ["access_token", "refresh_token"] {
-            #expect(try app.load(CredentialKey(service: service, account: account)) == Data(account.utf8))
+            #expect(try await app.load(CredentialKey(service: service, account: account)) == Data(account.utf8))
         }
     }
 
