@@ -69,13 +69,13 @@ public enum VaultOptions {
 
     /// Opens the chosen store. With `create`, a missing vault is created; without, `nil` is
     /// returned for a missing vault (read commands then see an empty store).
-    public static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any TokenStorageAdapter)? {
+    public static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
         try openStore(named: backendName(args), args, create: create)
     }
 
     /// Opens the backend called `name` (`file`, `secret-service`, `memory` or `auto`).
     /// Throws `LockedKeyringError` when `auto` found the keyring locked.
-    public static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any TokenStorageAdapter)? {
+    public static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
         let resolution = try resolve(name, args)
         if resolution.isLocked { throw LockedKeyringError(message: resolution.reason) }
         switch resolution.kind {
@@ -188,7 +188,7 @@ public protocol ExtendedBackends: Sendable {
     /// unavailable (a locked keyring gives a resolution with `isLocked`).
     func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution
     /// The Secret Service store.
-    func openSecretService() -> any TokenStorageAdapter
+    func openSecretService() -> any CredentialStore
     /// Adds the Secret Service's state, collection and capabilities to `info` (`credvault
     /// info`); returns the exit code. Never prompts.
     func describeSecretService(into info: inout [(String, String)]) -> Int32

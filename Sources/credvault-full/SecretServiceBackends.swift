@@ -32,7 +32,7 @@ struct SecretServiceBackends: ExtendedBackends {
         return BackendResolution(kind: kind, reason: decision.reason)
     }
 
-    func openSecretService() -> any TokenStorageAdapter {
+    func openSecretService() -> any CredentialStore {
         SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault))
     }
 

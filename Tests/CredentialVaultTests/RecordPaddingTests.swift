@@ -68,3 +68,21 @@ import Testing
         #expect(throws: CredentialVaultError.self) { try RecordCodec.openEntry(sealed([0, 0, 1]), vaultID: vaultID, keys: keys) }
     }
 }
+
+/// The record plaintext is built in one buffer that never grows (`RecordCodec.seal` asserts
+/// it): a reallocation, as padding to 64 bytes used to cause for some sizes, left an unwiped
+/// copy of the value in freed memory (found by the async save's memory scan).
+@Suite struct RecordPlaintextBufferTests {
+    @Test func everyValueSizeAndNameLengthSealsInOneBuffer() throws {
+        let dir = TempDirectory()
+        let store = try TestVault.create(dir)
+        for size in 0..<160 {
+            for (service, account) in [("s", "a"), ("service.example", "account-with-a-longer-name"), (String(repeating: "x", count: 61), "b")] {
+                let key = CredentialKey(service: service, account: account)
+                let value = Data(repeating: UInt8(truncatingIfNeeded: size), count: size)
+                try store.save(value, for: key, options: size % 2 == 0 ? .portable : .default)
+                #expect(try store.load(key) == value)
+            }
+        }
+    }
+}

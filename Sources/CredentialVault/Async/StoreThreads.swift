@@ -12,15 +12,28 @@ import Synchronization
 /// work polls or turns into an interrupt (its own deadline still holds either way).
 package final class StoreThreads: Sendable {
     private final class Job: Sendable {
+        /// Runs the work and returns what resumes the waiting task. Taken (once) to run it, so
+        /// that the closure, and what it holds (a value being saved), is released before the
+        /// task resumes: a caller that wipes its copy of a secret then wipes the only copy.
+        typealias Work = @Sendable (CancellationFlag) -> @Sendable () -> Void
         let flag = CancellationFlag()
         let abandonable: Bool
-        let work: @Sendable (CancellationFlag) -> Void
+        private let work: Mutex<Work?>
         /// Resumes the waiting task with "cancelled" (a job dropped before it started, or abandoned).
         let drop: @Sendable () -> Void
-        init(abandonable: Bool, work: @escaping @Sendable (CancellationFlag) -> Void, drop: @escaping @Sendable () -> Void) {
+        init(abandonable: Bool, work: @escaping Work, drop: @escaping @Sendable () -> Void) {
             self.abandonable = abandonable
-            self.work = work
+            self.work = Mutex(work)
             self.drop = drop
+        }
+
+        /// Runs the work (once), releases it, then resumes the waiting task.
+        func perform() {
+            let resumption: (@Sendable () -> Void)? = {
+                guard let work = self.work.withLock({ $0.take() }) else { return nil }
+                return work(flag)
+            }()
+            resumption?()
         }
     }
 
@@ -73,10 +86,10 @@ package final class StoreThreads: Sendable {
             abandonable: abandonable,
             work: { flag in
                 // Cancelled between its submission and now: it never starts.
-                if flag.isCancelled { return resume(.failure(.cancelled)) }
+                if flag.isCancelled { return { resume(.failure(.cancelled)) } }
                 let result: Result<T, CredentialVaultError>
                 do throws(CredentialVaultError) { result = .success(try body(flag)) } catch { result = .failure(error) }
-                resume(result)
+                return { resume(result) }
             },
             drop: { resume(.failure(.cancelled)) })
         let result = await withTaskCancellationHandler {
@@ -156,7 +169,7 @@ package final class StoreThreads: Sendable {
         while true {
             if let job = next() {
                 Self.currentFlag = job.flag
-                job.work(job.flag)
+                job.perform()
                 Self.currentFlag = nil
                 continue
             }

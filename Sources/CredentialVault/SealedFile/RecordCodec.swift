@@ -87,7 +87,13 @@ enum RecordCodec {
         vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?, padded: Bool, times: RecordTimes? = nil
     ) -> RecordEntry {
         let id = Crypto.randomBytes(SealedRecord.idSize)
-        var plain = ByteWriter(capacity: value.count + 64 + key.service.utf8.count + key.account.utf8.count)
+        // Room for everything, padding included, from the start: a buffer that grew would be
+        // reallocated, leaving a copy of the plaintext in freed memory that `wipe` never sees.
+        // Fixed fields (flags, expiry, times, four lengths) 35 bytes, the device seal's nonce and
+        // tag 40, padding at most 63.
+        let names = key.service.utf8.count + key.account.utf8.count + (key.label?.utf8.count ?? 0)
+        var plain = ByteWriter(capacity: value.count + names + 35 + 40 + paddingBlock)
+        let reserved = plain.bytes.capacity
         var flags: UInt8 = 0
         if accessibility == .deviceOnly { flags |= flagDeviceOnly }
         if expiresAtMillis != 0 { flags |= flagEphemeral }
@@ -113,6 +119,7 @@ enum RecordCodec {
         }
         defer { wipe(&plain.bytes) }
         if padded { pad(&plain.bytes) }
+        assert(plain.bytes.capacity == reserved, "the record plaintext was reallocated")
         let box = Crypto.seal(plain.bytes, key: keys.recordKey, associatedData: outerAD(vaultID: vaultID, recordID: id))
         return RecordEntry(
             key: key, accessibility: accessibility, expiresAtMillis: expiresAtMillis, sealed: SealedRecord(id: id, box: box),

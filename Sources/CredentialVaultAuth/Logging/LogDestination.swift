@@ -6,7 +6,7 @@ import Glibc
 
 /// Where log messages go.
 public enum LogDestination: Sendable {
-    /// Standard error, one line per message.
+    /// Standard error, one line per message (what `credvault` uses; not the library's default).
     case stderr
     /// The system log (`syslog(3)`, read with `journalctl`), under the given identifier.
     case syslog(identifier: String)
@@ -14,6 +14,8 @@ public enum LogDestination: Sendable {
     case none
     /// A handler of the application's (it receives redacted records only).
     case custom(@Sendable (LogRecord) -> Void)
+    /// An `AuthLogHandler` of the application's (a bridge to swift-log, ...).
+    case handler(any AuthLogHandler)
 
     func write(_ record: LogRecord) {
         switch self {
@@ -26,6 +28,10 @@ public enum LogDestination: Sendable {
             SyslogWriter.write(record, identifier: identifier)
         case .custom(let handler):
             handler(record)
+        case .handler(let handler):
+            handler.log(
+                level: record.level, message: record.message, metadata: ["category": record.category], source: "CredentialVaultAuth",
+                file: record.file, function: record.function, line: record.line)
         }
     }
 }

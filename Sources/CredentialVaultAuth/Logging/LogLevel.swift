@@ -43,11 +43,20 @@ public struct LogRecord: Sendable, Hashable {
     public var message: String
     /// Where it comes from (`"session"`, `"oidc"`, ...).
     public var category: String
+    /// The source file (`#fileID`), function and line of the call that logged it.
+    public var file: String
+    /// See `file`.
+    public var function: String
+    /// See `file`.
+    public var line: UInt
 
     /// Creates a record.
-    public init(level: LogLevel, message: String, category: String) {
+    public init(level: LogLevel, message: String, category: String, file: String = "", function: String = "", line: UInt = 0) {
         self.level = level
         self.message = message
         self.category = category
+        self.file = file
+        self.function = function
+        self.line = line
     }
 }

@@ -53,12 +53,27 @@ public struct SystemBrowserOpener: BrowserOpener {
 }
 
 /// A `BrowserOpener` backed by a closure (an application's own browser UI, or a test).
+///
+/// The closure is an ordinary throwing one: it may throw any error, no annotation needed.
+/// An `AuthError` it throws passes through; a `CancellationError` becomes `.cancelled`; any
+/// other error becomes `.unsupported` naming only its type (its description could repeat
+/// the URL, whose query a log must not show).
 public struct ClosureBrowserOpener: BrowserOpener {
-    private let handler: @Sendable (URL) async throws(AuthError) -> Void
+    private let handler: @Sendable (URL) async throws -> Void
 
     /// Wraps `handler`.
-    public init(_ handler: @escaping @Sendable (URL) async throws(AuthError) -> Void) { self.handler = handler }
+    public init(_ handler: @escaping @Sendable (URL) async throws -> Void) { self.handler = handler }
 
     /// Calls the closure.
-    public func open(_ url: URL) async throws(AuthError) { try await handler(url) }
+    public func open(_ url: URL) async throws(AuthError) {
+        do {
+            try await handler(url)
+        } catch let error as AuthError {
+            throw error
+        } catch is CancellationError {
+            throw .cancelled
+        } catch {
+            throw .unsupported("the application's browser opener failed (\(type(of: error))): open the URL by hand")
+        }
+    }
 }

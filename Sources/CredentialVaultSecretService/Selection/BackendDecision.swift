@@ -30,14 +30,11 @@ public struct BackendDecision: Sendable, Hashable, CustomStringConvertible {
 public struct BackendSelection: Sendable {
     /// Which backend, and why.
     public var decision: BackendDecision
-    /// The opened store.
-    public var store: any TokenStorageAdapter
-    /// The same store through the async protocol (every store `BackendResolver.open` returns
-    /// conforms to both, so this is `nil` only for a selection made with another store).
-    public var asyncStore: (any AsyncTokenStorage)? { store as? any AsyncTokenStorage }
+    /// The opened store, through both protocols (`try await store.load(key)` from async code).
+    public var store: any CredentialStore
 
     /// Creates a selection.
-    public init(decision: BackendDecision, store: any TokenStorageAdapter) {
+    public init(decision: BackendDecision, store: any CredentialStore) {
         self.decision = decision
         self.store = store
     }

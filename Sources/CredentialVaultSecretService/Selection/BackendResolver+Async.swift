@@ -24,7 +24,7 @@ extension BackendResolver {
     public func open(_ choice: BackendChoice = .automatic) async throws(CredentialVaultError) -> BackendSelection {
         let decision = try await decide(choice)
         if decision.isKeyringLocked { throw .locked }
-        let store: any TokenStorageAdapter
+        let store: any CredentialStore
         switch decision.kind {
         case .secretService: store = SecretServiceStore(configuration: secretService)
         case .file: store = try await SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFile)

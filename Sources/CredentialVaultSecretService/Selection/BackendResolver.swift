@@ -87,7 +87,7 @@ public struct BackendResolver: Sendable {
     public func open(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendSelection {
         let decision = try decide(choice)
         if decision.isKeyringLocked { throw .locked }
-        let store: any TokenStorageAdapter
+        let store: any CredentialStore
         switch decision.kind {
         case .secretService: store = SecretServiceStore(configuration: secretService)
         case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFile)

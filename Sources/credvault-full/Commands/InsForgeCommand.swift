@@ -51,7 +51,7 @@ enum InsForgeCommand: Command {
         guard let text = args.options["url"], let url = URL(string: text) else { throw UsageError("--url URL is required") }
         let input = SecretInput(io: io)
         let writes = ["signup", "signin", "verify"].contains(action)
-        let store: any TokenStorageAdapter
+        let store: any CredentialStore
         switch action {
         case "signup", "signin", "verify", "whoami", "signout":
             guard let opened = try VaultOptions.openStore(args, create: writes) else {
@@ -134,7 +134,7 @@ enum InsForgeCommand: Command {
         return ExitCode.success
     }
 
-    private static func makeClient(_ args: ParsedArguments, url: URL, store: any TokenStorageAdapter) throws -> InsForgeClient {
+    private static func makeClient(_ args: ParsedArguments, url: URL, store: any CredentialStore) throws -> InsForgeClient {
         guard let clientType = InsForgeClientType(rawValue: args.options["client-type"] ?? "desktop") else {
             throw UsageError("--client-type is desktop or server")
         }
@@ -145,9 +145,9 @@ enum InsForgeCommand: Command {
         let configuration = InsForgeConfiguration(
             baseURL: url, clientType: clientType, anonKey: anonKey,
             session: SessionManager.Configuration(proactiveRefresh: false))
-        let asynchronous = try AsyncStore.of(store)
+        let asynchronous = store
         do {
-            return try runBlocking { try await InsForgeClient(configuration: configuration, store: asynchronous, logger: AuthLogger(level: level)) }
+            return try runBlocking { try await InsForgeClient(configuration: configuration, store: asynchronous, logger: AuthLogger(level: level, destination: .stderr)) }
         } catch let error as InsForgeError {
             throw UsageError(error.description)
         }

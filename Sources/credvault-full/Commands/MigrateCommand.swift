@@ -44,8 +44,8 @@ enum MigrateCommand: Command {
             return ExitCode.success
         }
         let json = args.flags.contains("json")
-        let migrator = try CredentialMigrator(
-            from: AsyncStore.of(source), to: AsyncStore.of(target), overwrite: args.flags.contains("overwrite"))
+        let migrator = CredentialMigrator(
+            from: source, to: target, overwrite: args.flags.contains("overwrite"))
         let service = args.options["service"]
         let report = try runBlocking {
             try await migrator.migrate(service: service) { event in

@@ -223,7 +223,7 @@ import Testing
     /// many in-process async writers contend for the vault lock by polling: do they all land
     /// within the lock timeout?
     @Test func threeHundredInProcessAsyncSavesAllLand() async throws {
-        let store = try TestVault.create(dir, lockTimeout: .seconds(3))
+        let store = try TestVault.create(dir, lockTimeout: .seconds(30))  // 300 durable writes in turn: seconds on a slow disk
         let started = ContinuousClock.now
         let outcomes = await withTaskGroup(of: String.self) { group in
             for i in 0..<300 {
