@@ -60,23 +60,4 @@ struct AsyncRoundTripTests {
             try await store.save(Data("x".utf8), for: CredentialKey(service: "tab\there", account: "a"))
         }
     }
-
-    @Test func concurrentAsyncOperationsOnOneStore() async throws {
-        let fixture = IsolatedSecretServiceStore()
-        let store = fixture.store
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for task in 0..<16 {
-                group.addTask {
-                    let key = CredentialKey(service: "concurrent", account: "task-\(task)")
-                    for round in 0..<4 {
-                        let value = Data("task \(task) round \(round)".utf8)
-                        try await store.save(value, for: key)
-                        #expect(try await store.load(key) == value)
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        #expect(try await store.listKeys(service: "concurrent").count == 16)
-    }
 }
