@@ -49,7 +49,7 @@ extension SecretServiceStore {
             done.signal()
         }
         // A little grace after the deadline for the cancelled call to come back on its own.
-        let (seconds, attoseconds) = timeout.components
+        let (seconds, attoseconds) = deadline.duration.components  // bounded: no overflow in the sum below
         let grace = Double(seconds) + Double(attoseconds) / 1e18 + 1
         guard done.wait(timeout: .now() + grace) == .success, let result = outcome.withLock({ $0 }) else {
             throw deadline.wasCancelled ? .cancelled : .timedOut

@@ -438,8 +438,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
         pendingExpiry.withLock { $0 = min($0 ?? expiry, expiry) }
     }
 
-    /// Deletes the expired ephemeral items of the session collection (those of every store:
-    /// they are dead anyway), when it is worth a look: an ephemeral item this store wrote has
+    /// Deletes the expired ephemeral items of the session collection that belong to this store
+    /// (its application and prefix), when it is worth a look: an ephemeral item this store wrote has
     /// expired by its clock, or this process has not looked for a minute (`sweepInterval`;
     /// the first write of a process always looks). Expired items nobody purged are also
     /// purged by the `load`, `take` or `metadata` that finds them, and are never listed.
@@ -447,12 +447,16 @@ public final class SecretServiceStore: TokenStorageAdapter {
         let mineExpired = pendingExpiry.withLock { $0.map { $0 <= now } ?? false }
         let sweepDue = Self.lastSweep.withLock { last in last.map { $0.duration(to: .now) >= Self.sweepInterval } ?? true }
         guard mineExpired || sweepDue else { return }
-        guard let session = try call.collectionPath(.session),
-            let paths = try call.search(in: session, [ItemAttribute.accessibility: ItemAttribute.deviceOnly])
-        else { return }
+        // Only this store's own items (its namespace and service-name prefix): another
+        // application's are its own to judge, by its own clock.
+        var scope = naming.scope(service: nil)
+        scope[ItemAttribute.accessibility] = ItemAttribute.deviceOnly
+        guard let session = try call.collectionPath(.session), let paths = try call.search(in: session, scope) else { return }
         var next: Date?
         for item in try call.infos(paths) {
-            guard let expiry = ExpiryStamp.decode(item.attributes[ItemAttribute.expires]) else { continue }
+            guard naming.owns(item.attributes), StoredCredential(item, naming: naming, inSession: true) != nil,
+                let expiry = ExpiryStamp.decode(item.attributes[ItemAttribute.expires])
+            else { continue }
             if expiry <= now {
                 _ = try call.delete(item.objectPath)
             } else {

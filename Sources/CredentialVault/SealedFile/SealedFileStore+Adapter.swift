@@ -77,7 +77,7 @@ extension SealedFileStore {
         guard value.count <= 64 << 20 else { throw .invalidArgument("a credential is limited to 64 MiB") }
         let expiry: UInt64 =
             if case .ephemeral(let ttl) = options.lifetime {
-                UInt64(((configuration.clock.now().timeIntervalSince1970 + ttl.timeInterval) * 1000).rounded(.up))
+                Self.expiryMillis(now: configuration.clock.now(), ttl: ttl)
             } else { 0 }
         return VaultChange { (s) throws(CredentialVaultError) in
             let deviceKey = options.accessibility == .deviceOnly ? try self.deviceKey(&s) : nil
@@ -89,6 +89,14 @@ extension SealedFileStore {
                 key: key, value: value, accessibility: options.accessibility, expiresAtMillis: expiry,
                 vaultID: header.vaultID, keys: s.keys, deviceKey: deviceKey, padded: RecordCodec.pads(header), times: times)
         }
+    }
+
+    /// The Unix time in milliseconds `ttl` after `now`, for a record's expiry: at least 1 (0
+    /// means persistent) and never a trap, whatever a clock says (before 1970, far ahead).
+    static func expiryMillis(now: Date, ttl: Duration) -> UInt64 {
+        let millis = ((now.timeIntervalSince1970 + ttl.timeInterval) * 1000).rounded(.up)
+        guard millis.isFinite, millis >= 1 else { return 1 }
+        return millis < 0x1p63 ? UInt64(millis) : UInt64(1) << 63
     }
 
     /// Removes an expired record found by a read, unless it was replaced in the meantime.

@@ -19,6 +19,9 @@ public enum Lifetime: Sendable, Hashable {
 
     /// The default time to live of an ephemeral credential: 10 minutes.
     public static let defaultEphemeralTTL: Duration = .seconds(600)
+    /// The longest time to live of an ephemeral credential: a year (366 days). Longer is
+    /// `invalidArgument` (and would overflow expiry stamps).
+    public static let longestEphemeralTTL: Duration = .seconds(366 * 86_400)
 
     /// `true` for `.ephemeral`.
     public var isEphemeral: Bool {
@@ -59,6 +62,9 @@ public struct StorageOptions: Sendable, Hashable {
             }
             if ttl <= .zero {
                 throw .invalidArgument("an ephemeral credential needs a positive time to live")
+            }
+            if ttl > Lifetime.longestEphemeralTTL {
+                throw .invalidArgument("an ephemeral credential lives at most a year; store a persistent one instead")
             }
         }
     }

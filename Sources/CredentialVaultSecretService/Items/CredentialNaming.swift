@@ -102,7 +102,10 @@ struct CredentialNaming {
 enum ExpiryStamp {
     /// Encodes `date`.
     static func encode(_ date: Date) -> String {
-        String(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+        // Clamped, never a trap, whatever date a clock gives (TTLs are at most a year).
+        let millis = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard millis.isFinite else { return "0" }
+        return String(millis >= 0x1p62 ? Int64(1) << 62 : millis <= -0x1p62 ? -(Int64(1) << 62) : Int64(millis))
     }
 
     /// Decodes a stamp; `nil` when it is not one.

@@ -27,7 +27,12 @@ final class Deadline: @unchecked Sendable {
     private let timer: DispatchWorkItem
 
     /// Starts the clock: `cancellable` is cancelled `duration` from now.
+    /// The longest deadline kept: longer ones ("no timeout", `.seconds(Int64.max)`) are cut to
+    /// this, which no clock or timer arithmetic overflows.
+    static let longest = Duration.seconds(366 * 86_400)
+
     init(_ duration: Duration) {
+        let duration = min(max(duration, .zero), Self.longest)
         self.duration = duration
         end = .now + duration
         let cancellable = g_cancellable_new()!
@@ -36,7 +41,7 @@ final class Deadline: @unchecked Sendable {
         self.trigger = trigger
         timer = DispatchWorkItem { trigger.fire(.expired) }
         let (seconds, attoseconds) = duration.components
-        let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000  // at most ~3.2e16: no overflow
         DispatchQueue.global(qos: .userInitiated).asyncAfter(
             deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: timer)
     }

@@ -9,13 +9,12 @@ extension BackendResolver {
     public func decide(_ choice: BackendChoice = .automatic) async throws(CredentialVaultError) -> BackendDecision {
         if let decided = try decideWithoutAsking(choice) { return decided }
         let store = SecretServiceStore(configuration: secretService)
+        let wait = waitPolicy()
         var probe = try await KeyringProbe.asking(store)
-        if case .locked = probe, case .waitForUnlock(let timeout) = lockedKeyring {
-            probe = try await UnlockWait(timeout: timeout, interval: unlockPollInterval).run(after: probe) {
-                () async throws(CredentialVaultError) in try await KeyringProbe.asking(store)
-            }
+        if let wait, probe.isLocked {
+            probe = try await wait.run(after: probe) { () async throws(CredentialVaultError) in try await KeyringProbe.asking(store) }
         }
-        return automatic(probe)
+        return try automatic(probe)
     }
 
     /// `open(_:)` without blocking the caller: decides as the async `decide` does, and opens
@@ -26,8 +25,8 @@ extension BackendResolver {
         if decision.isKeyringLocked { throw .locked }
         let store: any CredentialStore
         switch decision.kind {
-        case .secretService: store = SecretServiceStore(configuration: secretService)
-        case .file: store = try await SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFile)
+        case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
+        case .file: store = try await SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFileConfiguration)
         case .memory: store = memoryStore()
         }
         return BackendSelection(decision: decision, store: store)

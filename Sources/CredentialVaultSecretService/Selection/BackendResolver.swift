@@ -73,11 +73,10 @@ public struct BackendResolver: Sendable {
     /// `decide` where that matters.
     public func decide(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendDecision {
         if let decided = try decideWithoutAsking(choice) { return decided }
+        let wait = waitPolicy()
         var probe = probeStatus()
-        if case .locked = probe, case .waitForUnlock(let timeout) = lockedKeyring {
-            probe = UnlockWait(timeout: timeout, interval: unlockPollInterval).run(after: probe, probe: probeStatus)
-        }
-        return automatic(probe)
+        if let wait, probe.isLocked { probe = wait.run(after: probe, probe: probeStatus) }
+        return try automatic(probe)
     }
 
     /// Decides (see `decide`) and opens the store: the Secret Service store, the sealed file
@@ -89,8 +88,8 @@ public struct BackendResolver: Sendable {
         if decision.isKeyringLocked { throw .locked }
         let store: any CredentialStore
         switch decision.kind {
-        case .secretService: store = SecretServiceStore(configuration: secretService)
-        case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFile)
+        case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
+        case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFileConfiguration)
         case .memory: store = memoryStore()
         }
         return BackendSelection(decision: decision, store: store)
@@ -108,7 +107,8 @@ public struct BackendResolver: Sendable {
     /// `locked` when `timeout` passes first, and what `SecretServiceStore.status()` throws when
     /// the service is or becomes unavailable. Blocks the calling thread: see the async one.
     public func waitForUnlock(timeout: Duration) throws(CredentialVaultError) -> SecretServiceStatus {
-        try UnlockWait(timeout: timeout, interval: unlockPollInterval).run(after: probeStatus(), probe: probeStatus).unlockedStatus()
+        let wait = UnlockWait(timeout: timeout, interval: unlockPollInterval)
+        return try wait.run(after: probeStatus(), probe: probeStatus).unlockedStatus()
     }
 
     // MARK: - Shared by the sync and async paths
@@ -138,8 +138,17 @@ public struct BackendResolver: Sendable {
         KeyringProbe { () throws(CredentialVaultError) in try SecretServiceStore(configuration: secretService).status() }
     }
 
-    /// The automatic decision for what the Secret Service answered.
-    func automatic(_ probe: KeyringProbe) -> BackendDecision {
+    /// The wait of `.waitForUnlock`, started now (before the first question); `nil` otherwise.
+    func waitPolicy() -> UnlockWait? {
+        guard case .waitForUnlock(let timeout) = lockedKeyring else { return nil }
+        return UnlockWait(timeout: timeout, interval: unlockPollInterval)
+    }
+
+    /// The automatic decision for what the Secret Service answered. A keyring that is there but
+    /// gave no answer (`unresponsive`: timed out, ...) throws that error unless the caller asked
+    /// for the sealed file whenever the keyring cannot be used now (`.useSealedFile`): like a
+    /// locked one, it may hold the credentials.
+    func automatic(_ probe: KeyringProbe) throws(CredentialVaultError) -> BackendDecision {
         let fallback = "using the sealed file \(sealedFileURL.path) with the device key"
         switch probe {
         case .unlocked(let status):
@@ -157,12 +166,39 @@ public struct BackendResolver: Sendable {
                 reason: "the Secret Service's \(status.collectionLabel) collection is locked: unlock it, or choose the sealed file explicitly",
                 secretServiceStatus: status)
         case .unavailable(let error):
-            return BackendDecision(kind: .file, reason: "the Secret Service is not usable (\(error)): \(fallback)")
+            return BackendDecision(kind: .file, reason: "the Secret Service is not available (\(error)): \(fallback)")
+        case .unresponsive(let error) where lockedKeyring == .useSealedFile:
+            return BackendDecision(kind: .file, reason: "the Secret Service did not answer (\(error)): \(fallback) (as asked)")
+        case .unresponsive(let error):
+            throw error
         }
     }
 
-    /// A new in-memory store with the application's default service.
+    /// The service of the string conveniences on every backend this resolver opens: one that
+    /// either configuration sets explicitly (the Secret Service's first), else the
+    /// application's. One value for all three, so that `save(key:)` lands under the same
+    /// service whichever backend is chosen.
+    public var defaultService: String {
+        if secretService.defaultService != application.defaultService { return secretService.defaultService }
+        return sealedFile.defaultService
+    }
+
+    /// `secretService` with the resolver's `defaultService`.
+    var secretServiceConfiguration: SecretServiceConfiguration {
+        var configuration = secretService
+        configuration.defaultService = defaultService
+        return configuration
+    }
+
+    /// `sealedFile` with the resolver's `defaultService`.
+    var sealedFileConfiguration: SealedFileConfiguration {
+        var configuration = sealedFile
+        configuration.defaultService = defaultService
+        return configuration
+    }
+
+    /// A new in-memory store with the resolver's default service.
     func memoryStore() -> InMemoryStore {
-        InMemoryStore(application: application, defaultService: secretService.defaultService, clock: secretService.clock)
+        InMemoryStore(application: application, defaultService: defaultService, clock: secretService.clock)
     }
 }

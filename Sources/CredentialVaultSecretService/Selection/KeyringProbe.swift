@@ -7,8 +7,13 @@ enum KeyringProbe: Sendable {
     case unlocked(SecretServiceStatus)
     /// Reachable, default collection locked.
     case locked(SecretServiceStatus)
-    /// No bus, no provider, no default collection, no answer in time (or another failure).
+    /// Not there: no bus, no provider, no default collection (`notAvailable`). Only this
+    /// means the sealed file.
     case unavailable(CredentialVaultError)
+    /// There, but it did not say whether it is locked: no answer in time (a daemon stopped or
+    /// busy at login), its key lock held, a refused or failed call. Never taken for "not
+    /// there": the keyring may hold the credentials, and using the file would split them.
+    case unresponsive(CredentialVaultError)
 
     /// Classifies what `status` returns or throws.
     init(_ status: () throws(CredentialVaultError) -> SecretServiceStatus) {
@@ -16,8 +21,13 @@ enum KeyringProbe: Sendable {
             let found = try status()
             self = found.isLocked ? .locked(found) : .unlocked(found)
         } catch {
-            self = .unavailable(error)
+            self = Self.failed(error)
         }
+    }
+
+    private static func failed(_ error: CredentialVaultError) -> KeyringProbe {
+        if case .notAvailable = error { return .unavailable(error) }
+        return .unresponsive(error)
     }
 
     /// Asks `store` without blocking the caller (its async `status()`). A cancelled task throws
@@ -29,7 +39,9 @@ enum KeyringProbe: Sendable {
         } catch .cancelled {
             throw .cancelled
         } catch {
-            return .unavailable(error)
+            // A task cancelled while its deadline fired gets `timedOut`: still no fallback.
+            if Task.isCancelled { throw .cancelled }
+            return failed(error)
         }
     }
 
@@ -44,22 +56,33 @@ enum KeyringProbe: Sendable {
         switch self {
         case .unlocked(let status): return status
         case .locked: throw .locked
-        case .unavailable(let error): throw error
+        case .unavailable(let error), .unresponsive(let error): throw error
         }
     }
 }
 
-/// A bounded wait for a locked keyring to be unlocked: asks again every `interval` (the last
-/// pause shortened to end at `timeout`) while the answer is "locked".
+/// A bounded wait for a locked keyring to be unlocked: asks again every `interval` (at least
+/// 10 ms; the last pause shortened to end at `timeout`) while the answer is "locked" or none
+/// came (a daemon that did not answer in time may answer the next question).
 struct UnlockWait: Sendable {
     let timeout: Duration
     let interval: Duration
-    let start = ContinuousClock.now
+    let start: ContinuousClock.Instant
 
-    /// The pause before asking again, or `nil` when the wait is over (the answer is not
-    /// "locked", or the timeout has passed).
+    /// The wait starts now: make it before the first question, so that the questions count.
+    init(timeout: Duration, interval: Duration) {
+        self.timeout = timeout
+        self.interval = max(interval, .milliseconds(10))
+        start = .now
+    }
+
+    /// The pause before asking again, or `nil` when the wait is over (the answer is neither
+    /// "locked" nor "no answer", or the timeout has passed).
     func pause(after probe: KeyringProbe) -> Duration? {
-        guard probe.isLocked else { return nil }
+        switch probe {
+        case .locked, .unresponsive: break
+        case .unlocked, .unavailable: return nil
+        }
         let remaining = timeout - start.duration(to: .now)
         return remaining > .zero ? min(interval, remaining) : nil
     }
