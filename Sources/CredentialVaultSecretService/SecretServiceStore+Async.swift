@@ -15,8 +15,11 @@ import Foundation
 /// them in turn, but the round trips overlap) and one waiting for a held key lock does not
 /// hold up the others; few, because the daemon serialises its work anyway and a stopped daemon
 /// ties up every thread in flight until its deadline. Jobs beyond four wait in order, without
-/// a thread; when four operations all wait for held key locks, the next ones wait behind them
-/// (for the deadline at most).
+/// a thread, and an operation's deadline starts when it starts: when four operations all wait
+/// for held key locks (saves and takes of keys another process is saving), the next ones, a
+/// `load` of another key included, wait behind them for up to a deadline per four waiters
+/// before their own deadline begins. Cancelling the waiting task still ends any of them at
+/// once. (Keeping lock waits off these threads, as the sealed file does, is left to do.)
 ///
 /// **Cancellation.** Cancelling the waiting task returns `cancelled` promptly (within a few
 /// milliseconds):

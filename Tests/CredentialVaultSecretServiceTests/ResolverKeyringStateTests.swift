@@ -21,6 +21,19 @@ struct ResolverKeyringStateTests {
         }
     }
 
+    /// A keyring that does not answer in time (a stopped or busy daemon) is not an unavailable
+    /// one: the automatic choice throws `timedOut` and never falls back to the sealed file (the
+    /// first version did, splitting an app's tokens between two stores).
+    @Test func aKeyringThatDoesNotAnswerIsNeverReplacedByTheSealedFile() throws {
+        let steps = try runProbe(
+            busMode: "--locked", timeoutMilliseconds: 500,
+            ["resolve:report", "sigstop", "resolve:report", "resolve-async:report", "open-async:report", "resolve-async:wait1500", "sigcont",
+             "resolve:report"])
+        #expect(steps.map(\.outcome) == [
+            "secret-service-locked", "ok", "error:timedOut", "error:timedOut", "error:timedOut", "error:timedOut", "ok", "secret-service-locked",
+        ], "\(steps)")
+    }
+
     @Test func anUnlockedKeyringIsChosenAtOnceWhateverThePolicy() throws {
         let steps = try runProbe(
             busMode: "--unlocked", ["resolve:report", "resolve-async:wait5000", "open:file", "open-async:report"])

@@ -7,7 +7,9 @@ import Foundation
 /// - the default service of the string conveniences (`save(key:value:)`): the identifier itself;
 /// - the Secret Service items: each carries the attribute `credential-vault:application` with
 ///   the identifier, and the store's searches include it, so two applications using the same
-///   `CredentialKey` never see, overwrite or delete each other's items;
+///   `CredentialKey` never see, overwrite or delete each other's items (tools that know no
+///   namespaces, `secret-tool store`/`clear` and Python `keyring`, match an application's item
+///   by `service` and `username` and can replace or delete it, as any process of the user can);
 /// - the default sealed-file vault: `$XDG_DATA_HOME/<identifier>/credentials.cvault`.
 ///
 /// `ApplicationIdentifier.credvault` is the namespace of the `credvault` command line and of
