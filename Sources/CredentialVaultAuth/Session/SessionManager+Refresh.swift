@@ -46,10 +46,14 @@ extension SessionManager {
             if lastRefresh.map({ $0 < started }) ?? true { lastRefresh = started }
             if inFlight?.id == id { inFlight = nil }
             broadcaster.publish(.authenticated(SessionSummary(session)))
-        case .failure:
+        case .failure(let error):
             if inFlight?.id == id { inFlight = nil }
-            guard epoch.current == startEpoch else { return }
+            // Refused: the refusal is published (`refreshRefused`), even when deleting the dead
+            // session failed; reading it back would call it authenticated again.
+            if case .invalidGrant = error { return settleRefreshing() }
+            guard epoch.current == startEpoch else { return settleRefreshing() }
             _ = try? await readStored()  // its failure is published as the state
+            settleRefreshing()
         }
     }
 }

@@ -56,6 +56,9 @@ public actor SessionManager {
     var autoRefresh: (id: Int, task: Task<Void, Never>)?
     /// When the last successful refresh of this manager started (the floor of the due rule).
     var lastRefresh: Date?
+    /// The lifetime of the last token a refresh for `credentials(minTTL:)` obtained: the
+    /// provider's, which no refresh will exceed (so a larger minTTL needs no new request).
+    var refreshedLifetime: Duration?
 
     /// The due rule: one for on-demand calls and the background loop.
     var schedule: RefreshSchedule {
@@ -159,6 +162,8 @@ public actor SessionManager {
             publishFailure(error)
             throw error
         }
+        lastRefresh = nil  // a new session: the floor of the previous one's refreshes does not apply
+        refreshedLifetime = nil
         broadcaster.publish(.authenticated(SessionSummary(session)))
         if configuration.proactiveRefresh { startAutoRefresh() }
     }
@@ -230,8 +235,16 @@ public actor SessionManager {
 
     /// Publishes what a store failure means for the session (locked, failing).
     func publishFailure(_ error: AuthError) {
-        guard case .storage(let failure) = error, let state = AuthState.afterStoreFailure(failure) else { return }
+        guard case .storage(let failure) = error, let state = AuthState.afterStoreFailure(failure) else { return settleRefreshing() }
         logger.warning("session", "the session store failed: \(failure)")
         broadcaster.publish(state)
+    }
+
+    /// Never leaves `.refreshing` published once no refresh is in flight (a refresh that ended
+    /// after a sign-out that then failed, a store that was busy when its end was read): the
+    /// session last seen, or "never signed in" when none was.
+    func settleRefreshing() {
+        guard inFlight == nil, case .refreshing = broadcaster.current else { return }
+        broadcaster.publish(broadcaster.knownSession.map { .authenticated($0) } ?? .unauthenticated(.neverSignedIn))
     }
 }

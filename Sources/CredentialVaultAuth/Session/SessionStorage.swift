@@ -8,6 +8,9 @@ struct SessionStorage: Sendable {
     let store: any AsyncTokenStorage
     let key: CredentialKey
     let options: StorageOptions
+    /// The in-process lock of `exclusively` for a store without one of its own; shared by every
+    /// copy of this storage (the manager's and its refresh operations').
+    let exclusion = AsyncExclusion()
 
     func load() async throws(AuthError) -> AuthSession? {
         let data: Data?
@@ -40,9 +43,14 @@ struct SessionStorage: Sendable {
     /// Runs `body` under the store's cross-process lock when it has one (`ExclusiveAccessStore`);
     /// otherwise just runs it (in-process single flight is the session manager's job).
     func exclusively<T: Sendable>(_ body: @escaping @Sendable () async throws(AuthError) -> T) async throws(AuthError) -> T {
-        guard let exclusive = store as? any ExclusiveAccessStore else { return try await body() }
         do {
-            return try await exclusive.withExclusiveAccess { () async throws -> T in try await body() }
+            if let exclusive = store as? any ExclusiveAccessStore {
+                return try await exclusive.withExclusiveAccess { () async throws -> T in try await body() }
+            }
+            // No lock of the store's own (the Secret Service, memory): this process's sign-ins,
+            // sign-outs and refreshes of the session still run one at a time, so that a
+            // refresh's read-then-save never overwrites a sign-in or brings back a sign-out.
+            return try await exclusion.run { () async throws -> T in try await body() }
         } catch let error as AuthError {
             throw error
         } catch let error as CredentialVaultError {

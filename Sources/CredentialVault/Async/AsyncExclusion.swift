@@ -1,12 +1,12 @@
-import CredentialVault
 import Synchronization
 
-/// A lock for async code in one process: callers wait their turn by suspending (first come,
+/// A lock for async code in one process (the session storage of a store without a lock of its
+/// own, the fault-injecting store's exclusive access): callers wait their turn by suspending (first come,
 /// first served), never by blocking a thread; a cancelled waiter leaves the queue at once with
 /// `CredentialVaultError.cancelled`, and one that waits longer than `timeout` gets `busy`, as
 /// the stores' exclusive access does. Re-entrant for the task that holds it (and its child
 /// tasks); a `Task {}` started inside the body that runs on after it takes the lock anew.
-final class AsyncExclusion: Sendable {
+package final class AsyncExclusion: Sendable {
     private struct Waiter {
         let id: Int
         let continuation: CheckedContinuation<Bool, Never>
@@ -27,9 +27,11 @@ final class AsyncExclusion: Sendable {
     private let timeout: Duration
     @TaskLocal private static var holdings: [ObjectIdentifier: Holding] = [:]
 
-    init(timeout: Duration = .seconds(10)) { self.timeout = timeout }
+    package init(timeout: Duration = .seconds(10)) { self.timeout = timeout }
 
-    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+    /// Runs `body` holding the lock; throws `CredentialVaultError.busy` past the wait,
+    /// `.cancelled` when cancelled while waiting, and what `body` throws.
+    package func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         let me = ObjectIdentifier(self)
         if let holding = Self.holdings[me], holding.active.load(ordering: .acquiring) { return try await body() }
         try await acquire()
