@@ -96,7 +96,7 @@ final class SecretServiceCLITests {
         #expect(lockedLookup.status == 10, "locked, never 'not found': \(lockedLookup.stderr)")
 
         let absent = try inBus("--no-provider", ["info", "--backend", "auto"])
-        #expect(absent.stdoutText.hasPrefix("backend: file\nchosen because: the Secret Service is not usable"), "\(absent.stdoutText)")
+        #expect(absent.stdoutText.hasPrefix("backend: file\nchosen because: the Secret Service is not available"), "\(absent.stdoutText)")
         let absentExplicit = try inBus("--no-provider", ["info", "--backend", "secret-service"])
         #expect(absentExplicit.status == 8)
         #expect(absentExplicit.stdoutText.contains("state: not available"))
