@@ -44,14 +44,21 @@ struct SessionReviewTests {
         #expect(refresher.count <= 1)
     }
 
-    @Test("2: a sign-in (establish) during a refresh on a store without a cross-process lock is overwritten")
+    @Test("2: a sign-in during a refresh is kept (a store with in-process exclusive access)")
     func establishDuringRefreshLost() async throws {
         let store = FaultInjectingStore()
+        try await Self.expectSignInKept(on: store) {
+            // The refresh's save (the first save from now on) stalls; a sign-in lands meanwhile.
+            store.inject(.stall(.milliseconds(300)), into: .save, times: 1)
+        }
+    }
+
+    /// Alice's session is due; her refresh's save stalls (`stall`); Bob signs in meanwhile.
+    /// Bob's session must be the one stored afterwards.
+    static func expectSignInKept(on store: some AsyncTokenStorage, stall: () -> Void) async throws {
         try await Rules.seed(store, expiresIn: -10)
-        let refresher = ExactLifetimeRefresher(lifetime: 3600)
-        let manager = await Rules.manager(refresher, on: store)
-        // The refresh's save (the first save from now on) stalls; a sign-in lands meanwhile.
-        store.inject(.stall(.milliseconds(300)), into: .save, times: 1)
+        let manager = await Rules.manager(ExactLifetimeRefresher(lifetime: 3600), on: store)
+        stall()
         let refreshing = Task { try await manager.getSession() }
         try await Task.sleep(for: .milliseconds(100))
         let bob = AuthSession(accessToken: "bob-at", refreshToken: "bob-rt", expiresAt: Date().addingTimeInterval(3600),
@@ -133,23 +140,13 @@ final class StallingPlainStore: AsyncTokenStorage {
 struct SessionReviewTestsB {
     typealias Rules = SessionManagerTests
 
-    @Test("2b: establish(bob) during alice's refresh on a store without exclusive access is overwritten")
+    @Test("2b: a sign-in during a refresh is kept (a store without exclusive access)")
     func establishLost() async throws {
         let store = StallingPlainStore()
-        try await Rules.seed(store, expiresIn: -10)
-        let manager = await Rules.manager(ExactLifetimeRefresher(lifetime: 3600), on: store)
-        store.stallSaves.withLock { $0 = 1 }
-        let refreshing = Task { try await manager.getSession() }
-        try await Task.sleep(for: .milliseconds(100))
-        let bob = AuthSession(accessToken: "bob-at", refreshToken: "bob-rt", expiresAt: Date().addingTimeInterval(3600),
-                              user: AuthUser(subject: "bob"))
-        try await manager.establish(bob)
-        _ = try? await refreshing.value
-        let stored = try await SessionStorage(store: store, key: Rules.key, options: .default).load()
-        #expect(stored?.user?.subject == "bob", "bob's sign-in was overwritten by alice's refresh")
+        try await SessionReviewTests.expectSignInKept(on: store) { store.stallSaves.withLock { $0 = 1 } }
     }
 
-    @Test("2c: a getSession() during signOut() on a store without exclusive access resurrects the session")
+    @Test("2c: a getSession() during signOut() on a store without exclusive access does not bring the session back")
     func signOutResurrected() async throws {
         let store = StallingPlainStore()
         try await Rules.seed(store, expiresIn: -10)
