@@ -53,6 +53,19 @@ struct SessionReviewTests {
         }
     }
 
+    /// A refresh is under way; a sign-out then fails (its exclusive access `busy`, as when the
+    /// refresh holds it). Once the refresh ends, the state must not still say refreshing.
+    static func expectNotLeftRefreshing(_ manager: SessionManager, _ store: FaultInjectingStore) async throws {
+        let refreshing = Task { try await manager.getSession() }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(manager.state == .refreshing)
+        store.inject(.fail(.busy), into: .exclusiveAccess, times: 1)
+        await #expect(throws: AuthError.self) { _ = try await manager.signOut() }
+        _ = try? await refreshing.value
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(manager.state != .refreshing, "nothing is in flight, yet the state says refreshing")
+    }
+
     /// Alice's session is due; her refresh's save stalls (`stall`); Bob signs in meanwhile.
     /// Bob's session must be the one stored afterwards.
     static func expectSignInKept(on store: some AsyncTokenStorage, stall: () -> Void) async throws {
@@ -95,21 +108,13 @@ struct SessionReviewTests {
         #expect(manager.state == .unauthenticated(.refreshRefused))
     }
 
-    @Test("5: signOut that fails with busy while a refresh was in flight leaves the state 'refreshing'")
+    @Test("5: a sign-out that fails busy during a refresh does not leave the state refreshing")
     func signOutBusyStuckRefreshing() async throws {
         let store = FaultInjectingStore()
         try await Rules.seed(store, expiresIn: -10)
         let manager = await Rules.manager(ExactLifetimeRefresher(lifetime: 3600), on: store)
         store.inject(.stall(.milliseconds(300)), into: .save, times: 1)
-        let refreshing = Task { try await manager.getSession() }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(manager.state == .refreshing)
-        store.inject(.fail(.busy), into: .exclusiveAccess, times: 1)
-        // The refresh already holds exclusive access; the sign-out's exclusive access fails busy.
-        await #expect(throws: AuthError.self) { _ = try await manager.signOut() }
-        _ = try? await refreshing.value
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(manager.state != .refreshing, "nothing is in flight, yet the state says refreshing")
+        try await Self.expectNotLeftRefreshing(manager, store)
     }
 }
 
@@ -162,22 +167,15 @@ struct SessionReviewTestsB {
         #expect(stored == nil, "signOut returned, yet a refreshed session is stored")
     }
 
-    @Test("5b: sign-out during a refresh whose own delete fails busy leaves the state 'refreshing'")
+    @Test("5b: a failed sign-out during a slow refresh does not leave the state refreshing")
     func stuckRefreshing() async throws {
         let store = FaultInjectingStore()
         try await Rules.seed(store, expiresIn: -10)
         let manager = await Rules.manager(HookRefresher { try? await Task.sleep(for: .milliseconds(300)) }, on: store)
-        let refreshing = Task { try await manager.getSession() }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(manager.state == .refreshing)
-        store.inject(.fail(.busy), into: .exclusiveAccess, times: 1)
-        await #expect(throws: AuthError.self) { _ = try await manager.signOut() }
-        _ = try? await refreshing.value
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(manager.state != .refreshing, "nothing is in flight, yet the state says refreshing")
+        try await SessionReviewTests.expectNotLeftRefreshing(manager, store)
     }
 
-    @Test("6: cancelled signOut during a refresh leaves the state 'refreshing'")
+    @Test("6: a cancelled sign-out during a refresh does not leave the state refreshing")
     func cancelledSignOut() async throws {
         let store = FaultInjectingStore()
         try await Rules.seed(store, expiresIn: -10)
