@@ -48,7 +48,7 @@ public enum CommandLineTool {
                 io.print(command.help)
                 return ExitCode.success
             }
-            let backend = VaultOptions.backendName(parsed)
+            let backend = VaultOptions.backendName(parsed, default: command.defaultBackend)
             if let handOver, VaultOptions.needsFullExecutable(backend) { return handOver("the \(backend) backend") }
             return try command.run(parsed, io)
         } catch is OutputError {

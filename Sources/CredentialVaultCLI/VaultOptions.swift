@@ -64,7 +64,13 @@ public enum VaultOptions {
 
     /// The backend name from `--backend` or `$CREDVAULT_BACKEND` (default `file`).
     public static func backendName(_ args: ParsedArguments) -> String {
-        args.options["backend"] ?? ProcessInfo.processInfo.environment["CREDVAULT_BACKEND"] ?? "file"
+        backendName(args, default: VaultBackend.file.rawValue)
+    }
+
+    /// The backend name from `--backend` or `$CREDVAULT_BACKEND`, else `fallback` (the
+    /// credential helpers' is `auto`, the choice for desktop users).
+    public static func backendName(_ args: ParsedArguments, default fallback: String) -> String {
+        args.options["backend"] ?? ProcessInfo.processInfo.environment["CREDVAULT_BACKEND"] ?? fallback
     }
 
     /// Opens the chosen store. With `create`, a missing vault is created; without, `nil` is

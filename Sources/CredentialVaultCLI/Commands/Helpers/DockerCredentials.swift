@@ -1,0 +1,27 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The JSON object of the docker credential-helper protocol (`store`'s input, `get`'s answer),
+/// with its field names as docker spells them.
+struct DockerCredentials: Codable {
+    /// The registry, exactly as docker names it (`https://index.docker.io/v1/`, `ghcr.io`).
+    var ServerURL: String
+    /// The user name (`<token>` for an identity token).
+    var Username: String
+    /// The password or identity token.
+    var Secret: String
+
+    /// The messages docker's client recognises on the helper's stdout (with exit code 1).
+    enum Message {
+        static let notFound = "credentials not found in native keychain"
+        static let missingServerURL = "no credentials server URL"
+        static let missingUsername = "no credentials username"
+    }
+
+    /// The service a registry's credential is kept under: `docker:SERVERURL`.
+    static func service(_ serverURL: String) -> String { prefix + serverURL }
+    static let prefix = "docker:"
+}
