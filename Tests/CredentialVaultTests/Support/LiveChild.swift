@@ -78,6 +78,11 @@ final class LiveChild {
         if stdinWriter >= 0 { close(stdinWriter) }
     }
 
+    /// Writes `data` to the child's stdin pipe (small: it fits the pipe's buffer).
+    func write(_ data: Data) {
+        data.withUnsafeBytes { _ = Glibc.write(stdinWriter, $0.baseAddress, $0.count) }
+    }
+
     /// Closes the write end of the child's stdin pipe.
     func closeStdin() {
         if stdinWriter >= 0 { close(stdinWriter) }
