@@ -56,8 +56,15 @@ public enum ExecCommand: Command {
             throw UsageError("the variable \(reference.variable) is given twice")
         }
 
-        var values = try load(environment + files, args, io)
+        // Every value read is wiped when the command could not be run (a later read failed,
+        // or `execve` did); after a successful `execve` this memory no longer exists.
+        var values: [(reference: CredentialReference, value: Data?)] = []
         defer { for index in values.indices { values[index].value?.wipe() } }
+        if !(environment + files).isEmpty {
+            // One store, opened once; a vault that does not exist holds none of them.
+            let store = try VaultOptions.openStore(args, create: false)
+            for reference in environment + files { values.append((reference, try store?.load(reference.key))) }
+        }
         let missing = values.filter { $0.value == nil }.map(\.reference)
         if !missing.isEmpty && !args.flags.contains("optional") {
             for reference in missing { io.error("no credential \(reference.key.service) / \(reference.key.account) (for \(reference.variable)); nothing was run") }
@@ -96,15 +103,5 @@ public enum ExecCommand: Command {
         }
         io.error("cannot run \(command[0]): \(String(cString: strerror(failure.code)))")
         return failure.found ? ExitCode.commandNotExecutable : ExitCode.commandNotFound
-    }
-
-    /// The values of `references`, in order (`nil` for a missing one), from one store opened
-    /// once; a vault that does not exist holds none.
-    private static func load(
-        _ references: [CredentialReference], _ args: ParsedArguments, _ io: TerminalIO
-    ) throws -> [(reference: CredentialReference, value: Data?)] {
-        guard !references.isEmpty else { return [] }
-        let store = try VaultOptions.openStore(args, create: false)
-        return try references.map { ($0, try store?.load($0.key)) }
     }
 }
