@@ -72,6 +72,21 @@ import Glibc
         #expect(String(decoding: answer.stdout, as: UTF8.self) == "username=ci\npassword=tok\n")
     }
 
+    @Test func anUnchangedCredentialIsNotWrittenAgain() throws {
+        // git stores after every authenticated request, also what the helper just answered.
+        let request = "protocol=https\nhost=h\nusername=alice\npassword=\(password)\n"
+        func modified() throws -> String? {
+            let listed = try CLIChild.run(["list", "--json"], environment: environment)
+            return (try JSONSerialization.jsonObject(with: listed.stdout) as? [[String: String]])?.first?["modified"]
+        }
+        #expect(try git("store", request).status == 0)
+        let first = try #require(try modified())
+        #expect(try git("store", request).status == 0)
+        #expect(try modified() == first, "not rewritten")
+        #expect(try git("store", "protocol=https\nhost=h\nusername=alice\npassword=new-\(password)\n").status == 0)
+        #expect(try lookup("git:https://h", "alice").stdout == Data("new-\(password)".utf8))
+    }
+
     @Test func withoutAUsernameTheFirstAccountAnswersAndAUsernameSelects() throws {
         for name in ["zed", "amy"] {
             #expect(try git("store", "protocol=https\nhost=h\nusername=\(name)\npassword=\(name)-pw\n").status == 0)

@@ -87,6 +87,12 @@ public enum GitCredentialCommand: Command {
             record.wipe()
         }
         guard let store = try VaultOptions.openStore(named: backend, args, create: true) else { return ExitCode.failure }
+        // git stores after every authenticated request, also what this helper just answered:
+        // an unchanged credential is not written again (no journal entry, no new timestamp).
+        if var current = try store.load(key) {
+            defer { current.wipe() }
+            if constantTimeEquals(current, value) { return ExitCode.success }
+        }
         try store.save(value, for: key, options: StorageOptions(accessibility: .deviceOnly))
         return ExitCode.success
     }
