@@ -71,6 +71,8 @@ import Glibc
         #expect(try docker("store", try credentials("", "alice", secret)).out == "no credentials server URL")
         let noUser = try docker("store", try credentials("r.example.com", "", secret))
         #expect(noUser.status == 1 && noUser.out == "no credentials username")
+        #expect(try docker("store", "{\"ServerURL\": \"r.example.com\", \"Secret\": \"\(secret)\"}").out == "no credentials username")
+        #expect(try docker("store", "{\"Username\": \"u\", \"Secret\": \"\(secret)\"}").out == "no credentials server URL")
         // An empty store lists an empty map.
         #expect(try docker("list", "unused").out == "{}")
     }

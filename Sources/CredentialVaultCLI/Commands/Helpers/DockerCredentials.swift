@@ -14,6 +14,22 @@ struct DockerCredentials: Codable {
     /// The password or identity token.
     var Secret: String
 
+    init(ServerURL: String, Username: String, Secret: String) {
+        self.ServerURL = ServerURL
+        self.Username = Username
+        self.Secret = Secret
+    }
+
+    /// A missing field reads as empty, as Go's decoder leaves it in docker's own helpers, so
+    /// that it is reported with the protocol's message ("no credentials username"); a field of
+    /// another type is an error.
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        ServerURL = try fields.decodeIfPresent(String.self, forKey: .ServerURL) ?? ""
+        Username = try fields.decodeIfPresent(String.self, forKey: .Username) ?? ""
+        Secret = try fields.decodeIfPresent(String.self, forKey: .Secret) ?? ""
+    }
+
     /// The messages docker's client recognises on the helper's stdout (with exit code 1).
     enum Message {
         static let notFound = "credentials not found in native keychain"
