@@ -19,7 +19,11 @@ enum ProtocolInput {
     /// line (git's protocol ends a request with one, and a client may keep stdin open after
     /// it); at most `limit` bytes. Throws `UsageError` (naming `what`, never quoting the bytes)
     /// when there is more, when stdin cannot be read, or when nothing arrives for a minute.
-    static func read(limit: Int, untilBlankLine: Bool, what: String) throws(UsageError) -> Data {
+    ///
+    /// `fd` and `idleMillis` are the tests' to choose (stdin and a minute otherwise).
+    static func read(
+        from fd: Int32 = 0, limit: Int, untilBlankLine: Bool, what: String, idleMillis: Int32 = idleDeadlineMillis
+    ) throws(UsageError) -> Data {
         // One buffer of the largest size, never grown: no copy of a secret is left behind.
         var buffer = Data(count: limit + 1)
         var length = 0
@@ -29,14 +33,14 @@ enum ProtocolInput {
         }
         while length <= limit {
             if untilBlankLine && endsRequest(buffer, length) { break }
-            var ready = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, idleDeadlineMillis)
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, idleMillis)
             if polled < 0 && errno == EINTR { continue }
-            if polled == 0 { throw fail("no \(what) on stdin for \(idleDeadlineMillis / 1000) seconds") }
+            if polled == 0 { throw fail("no \(what) on stdin for \(Double(idleMillis) / 1000) seconds") }
             // A chunk at a time; with `untilBlankLine` one byte at a time, so that nothing after
             // the request is consumed (it is not ours).
             let room = untilBlankLine ? 1 : limit + 1 - length
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress! + length, room) }
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + length, room) }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw fail("cannot read the \(what) from stdin: \(String(cString: strerror(errno)))")
