@@ -72,6 +72,13 @@ import Glibc
         #expect(String(decoding: answer.stdout, as: UTF8.self) == "username=ci\npassword=tok\n")
     }
 
+    @Test func anExpiredPasswordIsNotAnswered() throws {
+        #expect(try git("store", "protocol=https\nhost=h\nusername=amy\npassword=old\npassword_expiry_utc=1000\n").status == 0)
+        #expect(try git("get", "protocol=https\nhost=h\n").stdout.isEmpty)
+        #expect(try git("store", "protocol=https\nhost=h\nusername=bob\npassword=valid\n").status == 0)
+        #expect(String(decoding: try git("get", "protocol=https\nhost=h\n").stdout, as: UTF8.self) == "username=bob\npassword=valid\n")
+    }
+
     @Test func anUnchangedCredentialIsNotWrittenAgain() throws {
         // git stores after every authenticated request, also what the helper just answered.
         let request = "protocol=https\nhost=h\nusername=alice\npassword=\(password)\n"

@@ -5,6 +5,10 @@ import Foundation
 #endif
 import CredentialVault
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `credvault git-credential get|store|erase`, also run as `git-credential-credvault`: git's
 /// credential helper protocol (gitcredentials(7)) over any backend.
 public enum GitCredentialCommand: Command {
@@ -23,7 +27,7 @@ public enum GitCredentialCommand: Command {
         the password, so credvault lookup and exec read it too. password_expiry_utc and
         oauth_refresh_token are kept with it when git sends them.
           get     answers username and password (the first account in name order when git
-                  names none); answers nothing when there is none
+                  names none); answers nothing when there is none or it has expired
           store   stores git's username and password (ignored when one of protocol, host,
                   username, password is missing, as git's own helpers do)
           erase   deletes the matching credential; when git sends the rejected password, only
@@ -65,6 +69,9 @@ public enum GitCredentialCommand: Command {
                 return ExitCode.damaged
             }
             defer { record.wipe() }
+            // Expired: not answered (git 2.41+ drops it itself; an older git would send it,
+            // be refused and erase it), so the next account, or the prompt, answers instead.
+            if let expiry = record.passwordExpiry.flatMap({ Int64($0) }), expiry <= Int64(time(nil)) { continue }
             guard var answer = record.answer(username: account) else {
                 io.error("\(service) / \(account) holds a NUL, CR or LF byte, which git's protocol cannot carry")
                 return ExitCode.failure
