@@ -45,6 +45,7 @@ public enum Registry {
         0 success, 1 not found, 2 usage error, 3 other failure (stdout not writable too), 4 wrong
         passphrase or key, 5 corrupted or tampered vault, 6 device mismatch, 7 busy or timed out,
         8 not available, 9 permission denied, 10 locked, 11 the OpenID provider refused (auth),
-        12 the provider could not be reached (auth).
+        12 the provider could not be reached (auth), 13 the vault was rolled back to an older copy
+        (accept-restore).
         """
 }
