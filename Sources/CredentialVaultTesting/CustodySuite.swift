@@ -26,6 +26,26 @@ public enum CustodySuite {
         }
 
         var vaultURL: URL { directory.appendingPathComponent("custody.cvault") }
+
+        /// A setup in a new private directory under `$TMPDIR`, with its own host secret (a
+        /// machine of its own) and `custody` made by `custodians`, vault key a passphrase with
+        /// the cheapest KDF. `remove()` it afterwards.
+        public static func scratch(custody: DeviceCustody, custodians: [any DeviceCustodian]) throws -> Setup {
+            let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            var template = Array("\(base)/cv-custody-XXXXXX".utf8CString)
+            guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+                throw CredentialVaultError.io("cannot make a scratch directory in \(base)")
+            }
+            let directory = URL(fileURLWithPath: String(cString: made))
+            var configuration = SealedFileConfiguration(
+                device: DeviceIdentity(hostSecretURL: directory.appendingPathComponent("state/host-secret"), machineID: "custody-suite"))
+            configuration.custody = custody
+            configuration.custodians = custodians
+            return Setup(configuration: configuration, directory: directory, key: .passphrase("custody suite"))
+        }
+
+        /// Removes the scratch directory.
+        public func remove() { try? FileManager.default.removeItem(at: directory) }
     }
 
     static let portable = CredentialKey(service: "custody", account: "portable")
@@ -98,7 +118,8 @@ public enum CustodySuite {
         fileConfiguration.custodians = []
         let asFile = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: fileConfiguration)
         #expect(try asFile.load(deviceOnly) == Data("device".utf8))
-        try asFile.changeCustody(to: setup.configuration.custody, key: setup.key)
+        let mover = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration)
+        try mover.changeCustody(to: setup.configuration.custody, key: setup.key)
         let back = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration)
         #expect(back.custody == setup.configuration.custody)
         #expect(try back.load(deviceOnly) == Data("device".utf8))

@@ -85,7 +85,7 @@ public struct HostFileCustodian: DeviceCustodian {
     }
 
     /// The counter's file name: the vault id in hex.
-    static func name(_ vaultID: [UInt8]) -> String {
+    package static func name(_ vaultID: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: vaultID.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
