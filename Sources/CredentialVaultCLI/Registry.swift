@@ -8,7 +8,8 @@ public enum Registry {
     /// The vault commands (this library).
     public static let vaultCommands: [any Command.Type] = [
         StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
-        InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self,
+        InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, CustodyCommand.self,
+        AcceptRestoreCommand.self,
     ]
 
     /// The commands `credvault-full` adds, by name and summary (the full executable's command
@@ -34,8 +35,11 @@ public enum Registry {
             commands:
 
             """
-        for (name, summary) in vaultCommands.map({ ($0.name, $0.summary) }) + fullOnly {
-            text += "  " + name.padding(toLength: 10, withPad: " ", startingAt: 0) + summary + "\n"
+        let commands = vaultCommands.map({ ($0.name, $0.summary) }) + fullOnly
+        // One column for the names, as wide as the longest (never cut off) plus two spaces.
+        let width = commands.map(\.0.count).max() ?? 0
+        for (name, summary) in commands {
+            text += "  " + name + String(repeating: " ", count: width + 2 - name.count) + summary + "\n"
         }
         text += "\n" + VaultOptions.help + "\nExit codes: " + exitCodeHelp
         return text

@@ -69,3 +69,32 @@ import Testing
         #expect(all.allSatisfy { $0.constantTimeEquals(all[0]) })
     }
 }
+
+/// Keyring custody through the real CLI in a throw-away bus whose gnome-keyring-daemon is
+/// restarted (unlocked, then locked, then unlocked): the counter and the device secret survive
+/// restarts, an older copy is refused (exit 13), a locked keyring is `locked` (exit 10), and
+/// `accept-restore` takes a deliberate restore (Tests/Scripts/keyring-custody-restarts.sh).
+@Suite(.throwAwayBuses) struct KeyringCustodyRestartTests {
+    @Test func survivesDaemonRestartsAndRefusesAnOlderCopy() throws {
+        let scratch = try CustodySuite.Setup.scratch(custody: .keyring, custodians: [])
+        defer { scratch.remove() }
+        let script = TestEnvironment.packageRoot.appendingPathComponent("Tests/Scripts/keyring-custody-restarts.sh").path
+        let credvault = TestEnvironment.probe.deletingLastPathComponent().appendingPathComponent("credvault").path
+        let result = try ChildProcess.run(
+            TestEnvironment.withKeyringScript.path, ["--unlocked", "--", script, credvault, scratch.directory.path])
+        let steps = Dictionary(
+            result.stdoutText.split(separator: "\n").compactMap { line -> (String, Int)? in
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, let status = Int(parts[1]) else { return nil }
+                return (String(parts[0]), status)
+            }, uniquingKeysWith: { a, _ in a })
+        let expected: [(String, Int)] = [
+            ("init", 0), ("info-custody", 0), ("info-counter", 0), ("store-device", 0), ("store-token", 0), ("store-newer", 0),
+            ("lookup-after-restart", 0), ("lookup-device-after-restart", 0), ("lookup-older-copy", 13), ("lookup-locked", 10),
+            ("accept-restore", 0), ("lookup-restored", 0),
+        ]
+        for (step, status) in expected {
+            #expect(steps[step] == status, "\(step): \(steps[step].map(String.init) ?? "missing"); output:\n\(result.stdoutText)\n\(result.stderr)")
+        }
+    }
+}
