@@ -40,6 +40,8 @@ public enum ExitCode {
     public static let authFailed: Int32 = 11
     /// `credvault auth`: the provider could not be reached or did not answer in time.
     public static let unreachable: Int32 = 12
+    /// The vault is older than its rollback counter (`credvault accept-restore` accepts it).
+    public static let rolledBack: Int32 = 13
     /// `credvault exec`: the command was found but cannot be run (not executable, a bad format).
     public static let commandNotExecutable: Int32 = 126
     /// `credvault exec`: the command was not found (as a shell reports it).
@@ -54,6 +56,7 @@ public enum ExitCode {
         case .notAvailable: notAvailable
         case .permissionDenied: permission
         case .locked: locked
+        case .rolledBack: rolledBack
         case .invalidArgument: usage
         case .expired, .unsupported, .io, .cancelled: failure
         }

@@ -12,7 +12,7 @@ enum KeyWrapping {
     /// `hostSecretNeed` says what depends on the host secret if it is missing (by default: this
     /// device-key vault, so a missing one is an error, not a new secret).
     static func keyEncryptionKey(
-        _ key: VaultKey, header: VaultHeader, device: () throws(CredentialVaultError) -> DeviceIdentity,
+        _ key: VaultKey, header: VaultHeader, configuration: SealedFileConfiguration,
         hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> SecureBytes {
         switch (key, header.keySource) {
@@ -33,7 +33,7 @@ enum KeyWrapping {
                 header.salt.withUnsafeBytes { s in contents.withUnsafeBytes { c in Crypto.keyedHashKey(key: nil, [l, s, c]) } }
             }
         case (.device, .device):
-            let master = try device().masterKey(need: hostSecretNeed)
+            let master = try configuration.masterKey(custody: header.custody, need: hostSecretNeed)
             let base = Crypto.subkey(of: master, id: 1, context: "CVDEVKEK")
             return header.salt.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
         default:
@@ -79,9 +79,9 @@ struct VaultKeys: Sendable {
 
     /// The device-only record key of one vault on this machine (`need`: see `DeviceIdentity.masterKey`).
     static func deviceRecordKey(
-        device: DeviceIdentity, vaultID: [UInt8], need: () -> HostSecret.Need
+        configuration: SealedFileConfiguration, custody: DeviceCustody, vaultID: [UInt8], need: () -> HostSecret.Need
     ) throws(CredentialVaultError) -> SecureBytes {
-        let master = try device.masterKey(need: need)
+        let master = try configuration.masterKey(custody: custody, need: need)
         let base = Crypto.subkey(of: master, id: 2, context: "CVDEVREC")
         return vaultID.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
     }

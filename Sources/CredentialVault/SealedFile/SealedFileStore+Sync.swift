@@ -34,12 +34,17 @@ extension SealedFileStore {
             throw .io(
                 "\(location.path) was replaced by another file (a different vault) since it was opened; it was not overwritten and nothing was changed: open it again")
         }
-        do {
+        do throws(CredentialVaultError) {
             // Under the lock (`verify`) the file is stable; without it, a verdict is re-read first.
             let (contents, read) =
                 verify
                 ? (try VaultContents.decode(bytes: bytes, header: header, keys: state.keys), fingerprint)
                 : try VaultContents.decodeUnlocked(bytes: bytes, fingerprint: fingerprint, header: header, keys: state.keys, location: location)
+            // A file replaced or rewritten by someone: an older copy put back is refused here.
+            if contents.header.hasRollbackCounter {
+                guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
+                if let journal = contents.journal { try rollback.verify(journal.counter) }
+            }
             state.contents = contents
             state.fingerprint = settled(read, journal: contents.journal)
         } catch .tampered where header.wrappedKey != state.contents.header.wrappedKey {
@@ -165,7 +170,7 @@ extension SealedFileStore {
     func deviceKey(_ s: inout State) throws(CredentialVaultError) -> SecureBytes {
         if let key = s.deviceKey { return key }
         let key = try VaultKeys.deviceRecordKey(
-            device: configuration.resolvedDevice(), vaultID: s.contents.header.vaultID, need: { Self.hostSecretNeed(s.contents) })
+            configuration: configuration, custody: s.contents.header.custody, vaultID: s.contents.header.vaultID, need: { Self.hostSecretNeed(s.contents) })
         s.deviceKey = key
         return key
     }

@@ -32,7 +32,7 @@ public enum ExecCommand: Command {
         service may hold / as it is (git:https://example.com/alice); a / in the account is
         written %2F and a % in either name %25. COMMAND is looked up on PATH.
         Exit codes: 1 a credential is missing (nothing was run), 126 COMMAND cannot be run, 127
-        it was not found, the vault's own codes (2-10) before it starts; once it runs, its own
+        it was not found, the vault's own codes (2-10, 13) before it starts; once it runs, its own
         (a shell shows a death by signal N as 128+N). COMMAND inherits credvault's core-dump
         limit of 0.
 
