@@ -49,10 +49,10 @@ public enum ExecCommand: Command {
         guard separator == 0 else { throw UsageError("unexpected '\(args.positionals[0])' before --") }
         let command = args.positionals
         guard !command.isEmpty, !command[0].isEmpty else { throw UsageError("give the command after --") }
-        let environment = try (args.optionValues["env"] ?? []).map { text throws(UsageError) in try CredentialReference(parsing: text, option: "env") }
-        let files = try (args.optionValues["fd"] ?? []).map { text throws(UsageError) in try CredentialReference(parsing: text, option: "fd") }
+        let inEnvironment = try (args.optionValues["env"] ?? []).map { text throws(UsageError) in try CredentialReference(parsing: text, option: "env") }
+        let inFiles = try (args.optionValues["fd"] ?? []).map { text throws(UsageError) in try CredentialReference(parsing: text, option: "fd") }
         var seen = Set<String>()
-        for reference in environment + files where !seen.insert(reference.variable).inserted {
+        for reference in inEnvironment + inFiles where !seen.insert(reference.variable).inserted {
             throw UsageError("the variable \(reference.variable) is given twice")
         }
 
@@ -60,10 +60,10 @@ public enum ExecCommand: Command {
         // or `execve` did); after a successful `execve` this memory no longer exists.
         var values: [(reference: CredentialReference, value: Data?)] = []
         defer { for index in values.indices { values[index].value?.wipe() } }
-        if !(environment + files).isEmpty {
+        if !(inEnvironment + inFiles).isEmpty {
             // One store, opened once; a vault that does not exist holds none of them.
             let store = try VaultOptions.openStore(args, create: false)
-            for reference in environment + files { values.append((reference, try store?.load(reference.key))) }
+            for reference in inEnvironment + inFiles { values.append((reference, try store?.load(reference.key))) }
         }
         let missing = values.filter { $0.value == nil }.map(\.reference)
         if !missing.isEmpty && !args.flags.contains("optional") {
@@ -76,7 +76,7 @@ public enum ExecCommand: Command {
         defer { descriptors.forEach { close($0) } }  // only reached when the command did not run
         for (reference, value) in values {
             guard let value else { continue }
-            if environment.contains(reference) {
+            if inEnvironment.contains(reference) {
                 guard !value.contains(0) else {
                     throw UsageError("\(reference.key.service) / \(reference.key.account) holds a NUL byte, which no environment variable can; use --fd \(reference.variable)=...")
                 }
@@ -92,8 +92,8 @@ public enum ExecCommand: Command {
                 variables.append((reference.variable, Data("/dev/fd/\(fd)".utf8)))
             }
         }
-        // Handed on to the command: close-on-exec only now, when nothing else will run before
-        // the `execve` (this process starts no other program).
+        // Handed on to the command: close-on-exec is cleared only now, right before the `execve`
+        // (this process starts no other program that could inherit them meanwhile).
         for fd in descriptors { _ = fcntl(fd, F_SETFD, 0) }
         let failure = ProcessImage.replace(with: command, variables: variables)
         for fd in descriptors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
