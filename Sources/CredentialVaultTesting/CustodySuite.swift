@@ -132,6 +132,22 @@ public enum CustodySuite {
         }
     }
 
+    /// `changeKey` (`credvault passwd`) and `rotateDataKey` keep the custody and the counter: the
+    /// vault reopens under its custodian with every value, and an older copy is still refused.
+    public static func keyChangesAndRotationKeepCustody(_ setup: Setup) throws {
+        let store = try createsAndReopens(setup)
+        let older = try Data(contentsOf: setup.vaultURL)
+        let newKey = VaultKey.passphrase("custody suite, changed")
+        try store.changeKey(from: setup.key, to: newKey, kdf: .insecureTestingOnly)
+        try store.rotateDataKey(key: newKey)
+        let reopened = try SealedFileStore.open(at: setup.vaultURL, key: newKey, configuration: setup.configuration)
+        #expect(reopened.custody == setup.configuration.custody && reopened.hasRollbackCounter)
+        #expect(try reopened.load(deviceOnly) == Data("device".utf8))
+        #expect(try reopened.load(portable) == Data("portable".utf8))
+        try writeInPlace(older, to: setup.vaultURL)
+        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration) }
+    }
+
     static func expectRolledBack(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
         do {
             try body()

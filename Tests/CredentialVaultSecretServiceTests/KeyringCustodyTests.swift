@@ -19,6 +19,7 @@ import Testing
     @Test func refusesAnOlderCopy() throws { try run(CustodySuite.refusesAnOlderCopy) }
     @Test func everySaveAdvancesTheCounter() throws { try run(CustodySuite.everySaveAdvancesTheCounter) }
     @Test func movesBetweenCustodians() throws { try run(CustodySuite.movesBetweenCustodians) }
+    @Test func keyChangesAndRotationKeepCustody() throws { try run(CustodySuite.keyChangesAndRotationKeepCustody) }
 
     /// Without the keyring's secret (a `$HOME` backup on a machine whose keyring lacks it, or the
     /// item removed), device-only values do not open: never a fallback to the host secret alone.

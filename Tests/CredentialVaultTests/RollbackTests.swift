@@ -20,6 +20,7 @@ import Testing
     @Test func refusesAnOlderCopy() throws { try CustodySuite.refusesAnOlderCopy(setup()) }
     @Test func everySaveAdvancesTheCounter() throws { try CustodySuite.everySaveAdvancesTheCounter(setup()) }
     @Test func movesBetweenCustodians() throws { try CustodySuite.movesBetweenCustodians(setup()) }
+    @Test func keyChangesAndRotationKeepCustody() throws { try CustodySuite.keyChangesAndRotationKeepCustody(setup()) }
 
     /// Without asking, a file-custody vault stays 5.0 with no counter (readable by older
     /// releases, portable); asking makes it 6.0.
@@ -69,5 +70,34 @@ import Testing
         let old = before.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
         #expect(value == old + 2)
         #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).load(CredentialKey(service: "s", account: "b")) != nil)
+    }
+
+    /// The custody and flags bytes are authenticated (the data-key wrap's associated data): an
+    /// edit naming a weaker custodian or dropping the counter does not open; unknown values are
+    /// refused before any key is derived.
+    @Test func theCustodyBytesCannotBeEditedOrInvented() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let bytes = try Data(contentsOf: store.url)
+        func opening(_ edit: (inout Data) -> Void) -> CredentialVaultError? {
+            var edited = bytes
+            edit(&edited)
+            do {
+                try CustodySuite.writeInPlaceForTests(edited, to: store.url)
+                _ = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+                return nil
+            } catch let error as CredentialVaultError {
+                return error
+            } catch {
+                return .io("\(error)")
+            }
+        }
+        #expect(opening { $0[31] = 0 } == .wrongPassphrase, "dropping the counter flag breaks the key wrap")
+        #expect(opening { $0[30] = 1 } == .wrongPassphrase, "naming another custodian breaks the key wrap")
+        if case .unsupported = opening({ $0[30] = 7 }) {} else { Issue.record("an unknown custodian is unsupported") }
+        if case .corrupted = opening({ $0[31] = 3 }) {} else { Issue.record("unknown flags are corrupted") }
+        if case .corrupted = opening({ $0[8] = 5 }) {} else { Issue.record("custody bytes in a 5.0 header are corrupted") }
+        try CustodySuite.writeInPlaceForTests(bytes, to: store.url)
+        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
     }
 }

@@ -34,8 +34,10 @@ struct RollbackGuard: Sendable {
 
     /// Before a write: checks the file's `stamp`, completes an increment a crash interrupted,
     /// and returns the stamp the new state carries.
-    func next(after stamp: RollbackStamp) throws(CredentialVaultError) -> RollbackStamp {
-        let value = try verify(stamp)
+    /// `known` is the custodian's value when the caller read it under the same lock already.
+    func next(after stamp: RollbackStamp, known: UInt64? = nil) throws(CredentialVaultError) -> RollbackStamp {
+        let value: UInt64
+        if let known { value = known } else { value = try verify(stamp) }
         guard stamp.value < UInt64.max - 1 else { throw .invalidArgument("the vault's rollback counter is at its maximum") }
         if stamp.value == value + 1 {
             try custodian.incrementCounter(vaultID: vaultID, reference: stamp.reference, binding: binding)

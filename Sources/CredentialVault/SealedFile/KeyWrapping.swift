@@ -33,12 +33,16 @@ enum KeyWrapping {
                 header.salt.withUnsafeBytes { s in contents.withUnsafeBytes { c in Crypto.keyedHashKey(key: nil, [l, s, c]) } }
             }
         case (.device, .device):
-            let master = try configuration.masterKey(custody: header.custody, need: hostSecretNeed)
-            let base = Crypto.subkey(of: master, id: 1, context: "CVDEVKEK")
-            return header.salt.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
+            return deviceKEK(master: try configuration.masterKey(custody: header.custody, need: hostSecretNeed), header: header)
         default:
             throw .invalidArgument("this vault is unlocked with its \(header.keySource), not a \(key)")
         }
+    }
+
+    /// The KEK of a device-key vault from the device master key.
+    static func deviceKEK(master: SecureBytes, header: VaultHeader) -> SecureBytes {
+        let base = Crypto.subkey(of: master, id: 1, context: "CVDEVKEK")
+        return header.salt.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
     }
 
     /// Wraps the data key, bound to the header's first 64 bytes (version, id, key parameters).
@@ -81,7 +85,11 @@ struct VaultKeys: Sendable {
     static func deviceRecordKey(
         configuration: SealedFileConfiguration, custody: DeviceCustody, vaultID: [UInt8], need: () -> HostSecret.Need
     ) throws(CredentialVaultError) -> SecureBytes {
-        let master = try configuration.masterKey(custody: custody, need: need)
+        deviceRecordKey(master: try configuration.masterKey(custody: custody, need: need), vaultID: vaultID)
+    }
+
+    /// The device-only record key of one vault from the device master key.
+    static func deviceRecordKey(master: SecureBytes, vaultID: [UInt8]) -> SecureBytes {
         let base = Crypto.subkey(of: master, id: 2, context: "CVDEVREC")
         return vaultID.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
     }

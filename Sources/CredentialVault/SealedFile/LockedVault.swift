@@ -61,12 +61,22 @@ public struct LockedVault: Sendable {
     func unlock(
         with key: VaultKey, configuration: SealedFileConfiguration, acceptingRollback: Bool
     ) throws(CredentialVaultError) -> SealedFileStore {
-        let kek = try KeyWrapping.keyEncryptionKey(key, header: header, configuration: configuration)
+        let kek: SecureBytes
+        var deviceKey: SecureBytes?
+        if case .device = key, header.keySource == .device {
+            // One device master key (one custodian secret: one TPM unseal) for the unlock and the
+            // device-only records both.
+            let master = try configuration.masterKey(custody: header.custody, need: { .deviceKeyVault })
+            kek = KeyWrapping.deviceKEK(master: master, header: header)
+            deviceKey = VaultKeys.deviceRecordKey(master: master, vaultID: header.vaultID)
+        } else {
+            kek = try KeyWrapping.keyEncryptionKey(key, header: header, configuration: configuration)
+        }
         let keys = VaultKeys(dataKey: try KeyWrapping.unwrap(header: header, kek: kek))
         let (contents, fingerprint) = try VaultContents.decodeUnlocked(
             bytes: bytes, fingerprint: fingerprint, header: header, keys: keys, location: location)
         return try SealedFileStore(
             url: url, location: location, keys: keys, contents: contents, fingerprint: fingerprint, configuration: configuration,
-            acceptingRollback: acceptingRollback)
+            deviceKey: deviceKey, acceptingRollback: acceptingRollback)
     }
 }

@@ -57,6 +57,7 @@ extension SealedFileStore {
             s.deviceKey = newDeviceKey
             s.rollback = newGuard
             s.contents.journal?.counter = newStamp
+            s.checkedCounter = nil  // that was the old custodian's
             s.rewriteRequested = true
         }
         do {
@@ -92,6 +93,7 @@ extension SealedFileStore {
                 }
                 journal.counter = stamp
                 s.contents.journal = journal
+                s.checkedCounter = nil
                 s.rewriteRequested = true
             })
         return store

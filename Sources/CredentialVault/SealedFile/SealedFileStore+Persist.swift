@@ -23,7 +23,8 @@ extension SealedFileStore {
         }
         // The counter value the new state carries (checked against the custodian first).
         let known = contents.journal?.counter ?? RollbackStamp()
-        let stamp = try draft.rollback?.next(after: known) ?? known
+        let stamp = try draft.rollback?.next(after: known, known: draft.checkedCounter) ?? known
+        draft.checkedCounter = nil
         if try persist(&draft, previousHeader: previousHeader, lock: lock, stamp: stamp) { draft.rollback?.committed(stamp) }
     }
 

@@ -21,6 +21,9 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         var rollback: RollbackGuard?
         /// The next write rewrites the whole file even without a change (`acceptRestore`).
         var rewriteRequested = false
+        /// The custodian's counter value, when a read under the vault lock checked it against
+        /// the file just now (so that the write that follows does not read it again).
+        var checkedCounter: UInt64?
     }
 
     /// The vault file.
@@ -59,7 +62,8 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
 
     init(
         url: URL, location: FileLocation, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,
-        configuration: SealedFileConfiguration, rollback: RollbackGuard? = nil, acceptingRollback: Bool = false
+        configuration: SealedFileConfiguration, rollback: RollbackGuard? = nil, deviceKey: SecureBytes? = nil,
+        acceptingRollback: Bool = false
     ) throws(CredentialVaultError) {
         var rollback = rollback
         if contents.header.hasRollbackCounter {
@@ -77,7 +81,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         headerSummary = Mutex(Self.summary(of: contents.header))
         state = Mutex(
             State(
-                keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: nil,
+                keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: deviceKey,
                 rollback: rollback, rewriteRequested: acceptingRollback))
         // Expired ephemeral records are purged on open. Best effort, and without waiting for
         // the lock (opening is a read): if the vault is locked, busy or read-only they stay on
