@@ -1,0 +1,108 @@
+import CredentialVault
+import Foundation
+import Synchronization
+
+/// Runs one TPM operation (connect, commands, close) on a thread of its own and waits for it
+/// at most the configured deadline, so that a TPM that does not answer never hangs the caller.
+///
+/// swtpm serves one connection at a time: a client that connects while another holds the TPM
+/// is accepted by the kernel and then waits, unanswered, until that one closes. A blocking
+/// socket read cannot be given a deadline through the TCTI, so the wait happens on the worker
+/// thread; the caller gets `timedOut` at the deadline. The worker then finishes (or fails) on
+/// its own when the TPM answers, and because it sees that it was abandoned it skips the
+/// remaining steps that change anything (`Abandonment.check`) and drops its result (a secret
+/// in `SecureBytes` is wiped when released). While abandoned workers are still waiting,
+/// further operations fail at once with `timedOut` instead of piling up threads.
+enum TPMWorker {
+    /// How many workers that timed out are still waiting for the TPM.
+    private static let stuck = Mutex(0)
+    /// At most this many: beyond, calls fail fast.
+    private static let stuckLimit = 2
+
+    /// `body`'s result, or `timedOut` when it takes longer than `deadline`.
+    static func run<T: Sendable>(
+        deadline: Duration, _ body: @escaping @Sendable (Abandonment) throws(CredentialVaultError) -> T
+    ) throws(CredentialVaultError) -> T {
+        guard stuck.withLock({ $0 }) < stuckLimit else { throw .timedOut }
+        let outcome = Outcome<T>()
+        let thread = Thread {
+            let result: Result<T, CredentialVaultError>
+            do throws(CredentialVaultError) {
+                result = .success(try body(outcome.abandonment))
+            } catch {
+                result = .failure(error)
+            }
+            outcome.finish(result)
+        }
+        thread.name = "credvault-tpm"
+        thread.start()
+        if let result = outcome.wait(deadline: deadline) { return try result.get() }
+        throw .timedOut
+    }
+
+    /// Where the worker leaves its result and the caller waits for it.
+    private final class Outcome<T: Sendable>: Sendable {
+        let abandonment = Abandonment()
+        private let done = DispatchSemaphore(value: 0)
+        private let result = Mutex<Result<T, CredentialVaultError>?>(nil)
+
+        func finish(_ value: Result<T, CredentialVaultError>) {
+            let keep = abandonment.finish()
+            if keep { result.withLock { $0 = value } }
+            // An abandoned worker's result (a secret) is released here and wiped by SecureBytes.
+            if !keep { TPMWorker.stuck.withLock { $0 -= 1 } }
+            done.signal()
+        }
+
+        func wait(deadline: Duration) -> Result<T, CredentialVaultError>? {
+            let (seconds, attoseconds) = deadline.components
+            let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
+            if done.wait(timeout: .now() + .nanoseconds(max(0, nanoseconds))) == .success {
+                return result.withLock { value in
+                    defer { value = nil }
+                    return value
+                }
+            }
+            // Too late: abandon it, unless it finished in this very moment.
+            if abandonment.abandon() {
+                TPMWorker.stuck.withLock { $0 += 1 }
+                return nil
+            }
+            done.wait()
+            return result.withLock { value in
+                defer { value = nil }
+                return value
+            }
+        }
+    }
+}
+
+/// Tells a worker that its caller gave up waiting: it then stops before any step that changes
+/// something (sealing a new secret, writing its file, incrementing a counter).
+final class Abandonment: Sendable {
+    private enum State { case running, abandoned, finished }
+    private let state = Mutex(State.running)
+
+    /// Throws `timedOut` when the caller gave up.
+    func check() throws(CredentialVaultError) {
+        if state.withLock({ $0 }) == .abandoned { throw .timedOut }
+    }
+
+    /// The worker is done: `true` when its caller is still waiting for the result.
+    fileprivate func finish() -> Bool {
+        state.withLock { value in
+            guard value == .running else { return false }
+            value = .finished
+            return true
+        }
+    }
+
+    /// The caller gives up: `true` when the worker had not finished yet.
+    fileprivate func abandon() -> Bool {
+        state.withLock { value in
+            guard value == .running else { return false }
+            value = .abandoned
+            return true
+        }
+    }
+}
