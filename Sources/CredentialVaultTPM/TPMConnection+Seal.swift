@@ -140,19 +140,4 @@ extension TPMConnection {
         guard let out else { throw TPMResponseCode("Esys_Unseal", TPMResponseCode.objectMemory) }
         return TPM2B.secureBytes(out)
     }
-
-    /// Extends PCR `index` (SHA-256 bank) with `digest` (tests: PCR 16 is the resettable one).
-    func extendPCR(_ index: Int, sha256 digest: [UInt8]) throws(TPMResponseCode) {
-        var values = TPML_DIGEST_VALUES()
-        values.count = 1
-        values.digests.0.hashAlg = TPM2_ALG_SHA256
-        withUnsafeMutableBytes(of: &values.digests.0.digest.sha256) { $0.copyBytes(from: digest.prefix(32)) }
-        try check("Esys_PCR_Extend", Esys_PCR_Extend(
-            context, ESYS_TR(ESYS_TR_PCR0 + UInt32(index)), ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &values))
-    }
-
-    /// Resets PCR `index` (only the debug PCR 16 and the locality PCRs allow it).
-    func resetPCR(_ index: Int) throws(TPMResponseCode) {
-        try check("Esys_PCR_Reset", Esys_PCR_Reset(context, ESYS_TR(ESYS_TR_PCR0 + UInt32(index)), ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE))
-    }
 }

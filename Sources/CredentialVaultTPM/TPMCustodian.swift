@@ -169,7 +169,7 @@ public struct TPMCustodian: DeviceCustodian {
         _ body: @escaping @Sendable (TPMConnection, Abandonment) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
         let tcti = configuration.tcti
-        return try TPMWorker.run(deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) in
+        return try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) in
             let connection: TPMConnection
             do throws(TPMResponseCode) {
                 connection = try TPMConnection(tcti: tcti)

@@ -13,7 +13,25 @@ import Synchronization
 /// remaining steps that change anything (`Abandonment.check`) and drops its result (a secret
 /// in `SecureBytes` is wiped when released). While abandoned workers are still waiting,
 /// further operations fail at once with `timedOut` instead of piling up threads.
+///
+/// Operations of this process on one TPM (one TCTI string) run one at a time: without a resource manager
+/// (swtpm, /dev/tpm0) the TPM's three object slots are shared by every connection, and
+/// tcti-swtpm connects anew for each command, so two operations would interleave their
+/// commands and run out of slots (measured: TPM2_RC_OBJECT_MEMORY). Other processes can
+/// still interleave with ours there; /dev/tpmrm0 (the kernel's resource manager) isolates them.
 enum TPMWorker {
+    /// One lock per TCTI string, held by a worker for its whole operation on that TPM.
+    private static let locks = Mutex<[String: TurnLock]>([:])
+
+    /// The lock of the TPM `tcti`.
+    private static func lock(for tcti: String) -> TurnLock {
+        locks.withLock { table in
+            if let lock = table[tcti] { return lock }
+            let lock = TurnLock()
+            table[tcti] = lock
+            return lock
+        }
+    }
     /// How many workers that timed out are still waiting for the TPM.
     private static let stuck = Mutex(0)
     /// At most this many: beyond, calls fail fast.
@@ -21,14 +39,20 @@ enum TPMWorker {
 
     /// `body`'s result, or `timedOut` when it takes longer than `deadline`.
     static func run<T: Sendable>(
-        deadline: Duration, _ body: @escaping @Sendable (Abandonment) throws(CredentialVaultError) -> T
+        tcti: String, deadline: Duration, _ body: @escaping @Sendable (Abandonment) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
         guard stuck.withLock({ $0 }) < stuckLimit else { throw .timedOut }
         let outcome = Outcome<T>()
+        let turn = lock(for: tcti)
         let thread = Thread {
             let result: Result<T, CredentialVaultError>
             do throws(CredentialVaultError) {
-                result = .success(try body(outcome.abandonment))
+                result = .success(
+                    try turn.exclusive.withLock { (_) throws(CredentialVaultError) -> T in
+                        // A caller that gave up while this waited for its turn wants nothing done.
+                        try outcome.abandonment.check()
+                        return try body(outcome.abandonment)
+                    })
             } catch {
                 result = .failure(error)
             }
@@ -75,6 +99,11 @@ enum TPMWorker {
             }
         }
     }
+}
+
+/// Serializes the operations on one TPM (a class: the table hands out the same one).
+private final class TurnLock: Sendable {
+    let exclusive = Mutex(())
 }
 
 /// Tells a worker that its caller gave up waiting: it then stops before any step that changes
