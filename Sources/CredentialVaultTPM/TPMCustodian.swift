@@ -114,30 +114,20 @@ public struct TPMCustodian: DeviceCustodian {
     /// An index there that is not this vault's counter (its authValue does not open it) is
     /// `permissionDenied`: someone replaced it.
     public func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
-        _ = try configuration.validated()
-        try Self.checkVaultID(vaultID)
-        try Self.checkReference(reference)
+        let auth = try counterAuth(vaultID: vaultID, reference: reference, binding: binding)
         let configuration = configuration
-        let auth = TPMBinding.counterAuth(binding, vaultID: vaultID)
         return try operate { (tpm, _) throws(CredentialVaultError) in
-            guard let nv = try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.openIndex(reference) }) else { return nil }
-            try Self.checkOwnCounter(tpm, nv, reference: reference, configuration: configuration)
+            guard let nv = try Self.openCounter(tpm, reference, configuration) else { return nil }
             return try tpm.run(configuration, counter: reference) { () throws(TPMResponseCode) in try tpm.read(nv, auth: auth) }
         }
     }
 
     /// Adds one to the counter. `notAvailable` when it does not exist on this TPM.
     public func incrementCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
-        _ = try configuration.validated()
-        try Self.checkVaultID(vaultID)
-        try Self.checkReference(reference)
+        let auth = try counterAuth(vaultID: vaultID, reference: reference, binding: binding)
         let configuration = configuration
-        let auth = TPMBinding.counterAuth(binding, vaultID: vaultID)
         try operate { (tpm, abandonment) throws(CredentialVaultError) in
-            guard let nv = try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.openIndex(reference) }) else {
-                throw Self.missingCounter(reference)
-            }
-            try Self.checkOwnCounter(tpm, nv, reference: reference, configuration: configuration)
+            guard let nv = try Self.openCounter(tpm, reference, configuration) else { throw Self.missingCounter(reference) }
             try abandonment.check()
             try tpm.run(configuration, counter: reference) { () throws(TPMResponseCode) in try tpm.increment(nv, auth: auth) }
         }
@@ -146,14 +136,10 @@ public struct TPMCustodian: DeviceCustodian {
     /// Removes the counter (NV_UndefineSpace), after checking that it is this vault's (its
     /// authValue opens it): another's index at that place is never removed. No error when absent.
     public func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
-        _ = try configuration.validated()
-        try Self.checkVaultID(vaultID)
-        try Self.checkReference(reference)
+        let auth = try counterAuth(vaultID: vaultID, reference: reference, binding: binding)
         let configuration = configuration
-        let auth = TPMBinding.counterAuth(binding, vaultID: vaultID)
         try operate { (tpm, abandonment) throws(CredentialVaultError) in
-            guard let nv = try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.openIndex(reference) }) else { return }
-            try Self.checkOwnCounter(tpm, nv, reference: reference, configuration: configuration)
+            guard let nv = try Self.openCounter(tpm, reference, configuration) else { return }
             let ours = try tpm.run(configuration) { () throws(TPMResponseCode) in try tpm.adoptCounter(nv, auth: auth, incrementing: false) }
             guard ours != nil else { throw Self.foreignCounter(reference) }
             try abandonment.check()
@@ -192,13 +178,22 @@ public struct TPMCustodian: DeviceCustodian {
         }
     }
 
-    /// Refuses an index that is not a counter with this custodian's attributes.
-    private static func checkOwnCounter(
-        _ tpm: TPMConnection, _ nv: ESYSHandle, reference: UInt32, configuration: TPMConfiguration
-    ) throws(CredentialVaultError) {
-        guard try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.isCounter(nv) }) else {
-            throw foreignCounter(reference)
-        }
+    /// The counter's authValue, after checking the configuration, the vault id and `reference`.
+    private func counterAuth(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> SecureBytes {
+        _ = try configuration.validated()
+        try Self.checkVaultID(vaultID)
+        try Self.checkReference(reference)
+        return TPMBinding.counterAuth(binding, vaultID: vaultID)
+    }
+
+    /// The NV index `reference`; `nil` when none is defined; refused when it is not a counter
+    /// with this custodian's attributes.
+    private static func openCounter(
+        _ tpm: TPMConnection, _ reference: UInt32, _ configuration: TPMConfiguration
+    ) throws(CredentialVaultError) -> ESYSHandle? {
+        guard let nv = try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.openIndex(reference) }) else { return nil }
+        guard try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.isCounter(nv) }) else { throw foreignCounter(reference) }
+        return nv
     }
 
     private static func foreignCounter(_ reference: UInt32) -> CredentialVaultError {
