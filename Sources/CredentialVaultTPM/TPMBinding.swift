@@ -5,6 +5,14 @@ import CredentialVault
 /// read this user's host secret can neither unseal the device secret nor touch the counters.
 /// Keyed BLAKE2b with fixed labels: one binding gives unrelated values for each purpose.
 enum TPMBinding {
+    /// Refuses a binding that cannot key BLAKE2b (16 to 64 bytes): a hash keyed with it would
+    /// fail, and an authValue that does not depend on the binding would protect nothing.
+    static func check(_ binding: SecureBytes) throws(CredentialVaultError) {
+        guard (16...64).contains(binding.count) else {
+            throw .invalidArgument("a custodian binding has 16 to 64 bytes, not \(binding.count)")
+        }
+    }
+
     /// The sealed device secret's authValue (32 bytes).
     static func objectAuth(_ binding: SecureBytes) -> SecureBytes {
         let label = Array("CredentialVault TPM device secret auth v1".utf8)

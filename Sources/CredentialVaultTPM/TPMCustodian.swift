@@ -45,6 +45,7 @@ public struct TPMCustodian: DeviceCustodian {
     /// configuration; the blob sealed with other PCRs than configured), `corrupted`, `io`.
     public func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes {
         let pcrs = try configuration.validated()
+        try TPMBinding.check(binding)
         let configuration = configuration
         let auth = TPMBinding.objectAuth(binding)
         return try operate { (tpm, abandonment) throws(CredentialVaultError) in
@@ -82,6 +83,7 @@ public struct TPMCustodian: DeviceCustodian {
     /// this vault left defined by an interrupted call (its authValue opens it) is reused.
     public func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter {
         _ = try configuration.validated()
+        try TPMBinding.check(binding)
         try Self.checkVaultID(vaultID)
         let configuration = configuration
         let auth = TPMBinding.counterAuth(binding, vaultID: vaultID)
@@ -181,6 +183,7 @@ public struct TPMCustodian: DeviceCustodian {
     /// The counter's authValue, after checking the configuration, the vault id and `reference`.
     private func counterAuth(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> SecureBytes {
         _ = try configuration.validated()
+        try TPMBinding.check(binding)
         try Self.checkVaultID(vaultID)
         try Self.checkReference(reference)
         return TPMBinding.counterAuth(binding, vaultID: vaultID)

@@ -20,8 +20,13 @@ extension TPMResponseCode {
     ///   it was sealed with: another user's blob, or a host secret other than the one the blob
     ///   was made with. `permissionDenied` saying so: the TPM is this one (not
     ///   `deviceMismatch`), and the remedy is the matching host secret.
+    /// - a tss2-mu error: the blob file does not unmarshal (`corrupted`).
     /// - a TCTI-layer error during a command: the TPM went away (`io`).
     func commandError(tcti: String, path: String) -> CredentialVaultError {
+        if layer == 9 {
+            // tss2-mu: the blob does not unmarshal (cut short, trailing bytes, bad sizes).
+            return .corrupted("the TPM-sealed device secret \(path) is damaged (\(summary)); restore it from a backup of this machine")
+        }
         if layer == 10 {
             return .io("the TPM at \(tcti) stopped answering (\(summary)); retry once it runs again")
         }

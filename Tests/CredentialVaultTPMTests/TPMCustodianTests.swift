@@ -134,6 +134,26 @@ final class TPMCustodianTests {
         #expect(throws: Never.self) { try self.custodian().deviceSecret(binding: self.binding, create: false) }
     }
 
+    @Test func aDamagedBlobIsCorruptedAndAShortBindingRefused() throws {
+        let custodian = custodian()
+        _ = try custodian.deviceSecret(binding: binding, create: true)
+        let path = custodian.configuration.path
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        for damaged in [whole.prefix(whole.count - 7), whole + Data([0]), whole.prefix(6)] {
+            try Data(damaged).write(to: URL(fileURLWithPath: path))
+            #expect {
+                try custodian.deviceSecret(binding: self.binding, create: true)
+            } throws: { error in
+                guard case .corrupted(let message) = error as? CredentialVaultError else { return false }
+                return message.contains(path)
+            }
+        }
+        for short in [SecureBytes(count: 0), SecureBytes.random(count: 8), SecureBytes.random(count: 65)] {
+            #expect(throws: CredentialVaultError.self) { try custodian.deviceSecret(binding: short, create: true) }
+            #expect(throws: CredentialVaultError.self) { try custodian.createCounter(vaultID: [1], binding: short) }
+        }
+    }
+
     @Test func badConfigurationIsRefusedBeforeTouchingTheTPM() {
         for configuration in [
             TPMConfiguration(tcti: "", directory: "/tmp/x"), TPMConfiguration(tcti: tpm.tcti, directory: "relative"),
