@@ -33,6 +33,19 @@ final class TPMMemoryScanTests {
         #expect(afterUse.scanned > 1 << 20, "the scan read the process's memory")
         #expect(afterUse.hits.isEmpty, "copies of the unsealed secret left after use: \(afterUse.hits)")
 
+        // The same after sealing a new secret (the create path: seal, check, write the blob).
+        let fresh = TPMConfiguration(tcti: tpm.tcti, directory: scratch.sub("fresh"))
+        let creator = try HelperRun.start(["create-and-wait", tpm.tcti, fresh.directory])
+        creator.write(HelperRun.hex(binding) + "\n")
+        let created = creator.readLine()
+        let made = try TPMCustodian(configuration: fresh).deviceSecret(binding: binding, create: false)
+        #expect(created == "done \(HelperRun.fingerprint(made))", "the helper sealed the secret this process unseals")
+        let afterCreate = try scan(pid: creator.pid, for: made)
+        creator.closeInput()
+        creator.wait()
+        #expect(afterCreate.scanned > 1 << 20)
+        #expect(afterCreate.hits.isEmpty, "copies of the new secret left after sealing it: \(afterCreate.hits)")
+
         // The control: the scan finds the secret where it is (this process's guarded memory).
         let control = try scan(pid: getpid(), for: secret)
         #expect(!control.hits.isEmpty, "the scanner finds a live copy")

@@ -7,6 +7,8 @@
 //   unseal-and-wait TCTI DIR
 //       the same, then drops the secret, prints "done FINGERPRINT" and waits for stdin to close:
 //       the process a memory scan reads.
+//   create-and-wait TCTI DIR
+//       the same with create: true (a new secret sealed and its blob written), then as above.
 //   keyring-load DESCRIPTION
 //       KernelKeyCache(prefix: "").load(name: DESCRIPTION): prints "found FINGERPRINT", "absent" or "error DESCRIPTION".
 //   keyring-read-id ID
@@ -47,10 +49,10 @@ func readBinding() -> SecureBytes {
     return SecureBytes(copying: bytes)
 }
 
-func unseal(tcti: String, directory: String) -> String {
+func unseal(tcti: String, directory: String, create: Bool = false) -> String {
     let custodian = TPMCustodian(configuration: TPMConfiguration(tcti: tcti, directory: directory))
     do {
-        let secret = try custodian.deviceSecret(binding: readBinding(), create: false)
+        let secret = try custodian.deviceSecret(binding: readBinding(), create: create)
         return fingerprint(secret)
     } catch {
         return "error \(error)"
@@ -63,6 +65,10 @@ case ("unseal", 3):
     say(result.hasPrefix("error ") ? result : "unsealed \(result)")
 case ("unseal-and-wait", 3):
     let result = unseal(tcti: args[1], directory: args[2])
+    say(result.hasPrefix("error ") ? result : "done \(result)")
+    while readLine() != nil {}
+case ("create-and-wait", 3):
+    let result = unseal(tcti: args[1], directory: args[2], create: true)
     say(result.hasPrefix("error ") ? result : "done \(result)")
     while readLine() != nil {}
 case ("keyring-load", 2):
