@@ -11,8 +11,9 @@ import Synchronization
 /// thread; the caller gets `timedOut` at the deadline. The worker then finishes (or fails) on
 /// its own when the TPM answers, and because it sees that it was abandoned it skips the
 /// remaining steps that change anything (`Abandonment.check`) and drops its result (a secret
-/// in `SecureBytes` is wiped when released). While abandoned workers are still waiting,
-/// further operations fail at once with `timedOut` instead of piling up threads.
+/// in `SecureBytes` is wiped when released). While `stuckLimit` abandoned workers are still
+/// waiting, a further operation starts no thread: it waits (within its own deadline) for one
+/// of them to finish, and gives `timedOut` if none does, so threads never pile up.
 ///
 /// Operations of this process on one TPM (one TCTI string) run one at a time: without a resource manager
 /// (swtpm, /dev/tpm0) the TPM's three object slots are shared by every connection, and
@@ -34,14 +35,19 @@ enum TPMWorker {
     }
     /// How many workers that timed out are still waiting for the TPM.
     private static let stuck = Mutex(0)
-    /// At most this many: beyond, calls fail fast.
+    /// At most this many: beyond, calls wait for one to finish.
     private static let stuckLimit = 2
+    /// Signalled each time an abandoned worker finishes (waiters recheck `stuck`).
+    private static let drained = DispatchSemaphore(value: 0)
 
     /// `body`'s result, or `timedOut` when it takes longer than `deadline`.
     static func run<T: Sendable>(
         tcti: String, deadline: Duration, _ body: @escaping @Sendable (Abandonment) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
-        guard stuck.withLock({ $0 }) < stuckLimit else { throw .timedOut }
+        let end = DispatchTime.now() + nanoseconds(deadline)
+        while stuck.withLock({ $0 }) >= stuckLimit {
+            guard drained.wait(timeout: end) == .success else { throw .timedOut }
+        }
         let outcome = Outcome<T>()
         let turn = lock(for: tcti)
         let thread = Thread {
@@ -60,8 +66,14 @@ enum TPMWorker {
         }
         thread.name = "credvault-tpm"
         thread.start()
-        if let result = outcome.wait(deadline: deadline) { return try result.get() }
+        if let result = outcome.wait(until: end) { return try result.get() }
         throw .timedOut
+    }
+
+    /// A deadline (checked: 1 ms to 10 minutes) in nanoseconds.
+    private static func nanoseconds(_ deadline: Duration) -> DispatchTimeInterval {
+        let (seconds, attoseconds) = deadline.components
+        return .nanoseconds(max(0, Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)))
     }
 
     /// Where the worker leaves its result and the caller waits for it.
@@ -74,14 +86,15 @@ enum TPMWorker {
             let keep = abandonment.finish()
             if keep { result.withLock { $0 = value } }
             // An abandoned worker's result (a secret) is released here and wiped by SecureBytes.
-            if !keep { TPMWorker.stuck.withLock { $0 -= 1 } }
+            if !keep {
+                TPMWorker.stuck.withLock { $0 -= 1 }
+                TPMWorker.drained.signal()
+            }
             done.signal()
         }
 
-        func wait(deadline: Duration) -> Result<T, CredentialVaultError>? {
-            let (seconds, attoseconds) = deadline.components
-            let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
-            if done.wait(timeout: .now() + .nanoseconds(max(0, nanoseconds))) == .success {
+        func wait(until end: DispatchTime) -> Result<T, CredentialVaultError>? {
+            if done.wait(timeout: end) == .success {
                 return result.withLock { value in
                     defer { value = nil }
                     return value

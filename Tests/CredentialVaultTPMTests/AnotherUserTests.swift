@@ -35,7 +35,7 @@ final class AnotherUserTests {
         chmod(copy, 0o600)
         #expect(chown(theirs, 65534, 65534) == 0 && chown(copy, 65534, 65534) == 0)
 
-        let wrong = [HelperRun.hex(SecureBytes.random(count: 32)), HelperRun.hex(SecureBytes(count: 32)), ""]
+        let wrong = [HelperRun.hex(SecureBytes.random(count: 32)), HelperRun.hex(SecureBytes(count: 32)), HelperRun.hex(SecureBytes.random(count: 16))]
         for guess in wrong {
             let line = try HelperRun.line(["unseal", tpm.tcti, theirs], stdin: guess + "\n", asNobody: true)
             #expect(line.hasPrefix("error permission denied") && line.contains("another user or with another host secret"), "\(line)")

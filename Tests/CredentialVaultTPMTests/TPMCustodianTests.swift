@@ -129,6 +129,16 @@ final class TPMCustodianTests {
         }
         let waited = clock.now - start
         #expect(waited >= .milliseconds(500) && waited < .seconds(2), "waited \(waited)")
+        // A second call waits its deadline too; with two workers still waiting for the TPM, a
+        // third waits (within its own deadline) for one of them to finish: timedOut, in time.
+        #expect(throws: CredentialVaultError.timedOut) {
+            try self.custodian(deadline: .milliseconds(300)).deviceSecret(binding: self.binding, create: false)
+        }
+        let third = clock.now
+        #expect(throws: CredentialVaultError.timedOut) {
+            try self.custodian(deadline: .milliseconds(300)).deviceSecret(binding: self.binding, create: false)
+        }
+        #expect(clock.now - third < .seconds(1))
         holder.close()
         // Once the other client is gone, the TPM answers again (after the abandoned worker).
         #expect(throws: Never.self) { try self.custodian().deviceSecret(binding: self.binding, create: false) }
