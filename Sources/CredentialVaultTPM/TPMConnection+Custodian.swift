@@ -12,10 +12,8 @@ extension TPMConnection {
             return try body()
         } catch {
             if let counter, error.tpmCode == TPMResponseCode.badAuth || error.tpmCode == TPMResponseCode.authFail {
-                return try { () throws(CredentialVaultError) -> T in
-                    throw .permissionDenied(
-                        "the TPM NV index 0x\(String(counter, radix: 16)) is not this vault's rollback counter (its authorization does not open it): it was replaced, or the host secret is not the one it was made with; nothing was changed")
-                }()
+                throw .permissionDenied(
+                    "the TPM NV index 0x\(String(counter, radix: 16)) is not this vault's rollback counter (its authorization does not open it): it was replaced, or the host secret is not the one it was made with; nothing was changed")
             }
             throw error.commandError(tcti: configuration.tcti, path: configuration.path)
         }
