@@ -12,7 +12,9 @@ import Glibc
 /// unseals it through the custodian, drops it, and waits; `credvault-testhelper scan-memory`
 /// then searches every readable mapping of that process for the secret. (Without the one
 /// more TPM command and Esys_Finalize before returning, ESYS's buffers keep one copy.)
-@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"), .serialized)
+@Suite(
+    .enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"),
+    .disabled(if: underSanitizer, "sanitizers' allocators make memory scans meaningless"), .serialized)
 final class TPMMemoryScanTests {
     let scratch = ScratchDirectory()
 

@@ -95,3 +95,11 @@ enum BuiltProducts {
     static var tpmHelper: URL { directory.appendingPathComponent("credvault-tpm-helper") }
     static var testHelper: URL { directory.appendingPathComponent("credvault-testhelper") }
 }
+
+/// Whether this process runs under AddressSanitizer or ThreadSanitizer (scripts/sanitizers.sh):
+/// their allocators keep freed blocks in quarantine, which makes a memory scan meaningless.
+let underSanitizer: Bool = {
+    guard let handle = dlopen(nil, RTLD_NOW) else { return false }
+    defer { dlclose(handle) }
+    return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
+}()
