@@ -122,7 +122,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CredentialVaultTPMTests",
-            dependencies: ["CredentialVault", "CredentialVaultTPM", "credvault-tpm-helper", "credvault-testhelper"],
+            dependencies: ["CredentialVault", "CredentialVaultTPM", "CredentialVaultTesting", "credvault-tpm-helper", "credvault-testhelper"],
             swiftSettings: strict),
     ]
 )
