@@ -11,45 +11,38 @@ import Synchronization
 /// thread; the caller gets `timedOut` at the deadline. The worker then finishes (or fails) on
 /// its own when the TPM answers, and because it sees that it was abandoned it skips the
 /// remaining steps that change anything (`Abandonment.check`) and drops its result (a secret
-/// in `SecureBytes` is wiped when released). While `stuckLimit` abandoned workers are still
-/// waiting, a further operation starts no thread: it waits (within its own deadline) for one
-/// of them to finish, and gives `timedOut` if none does, so threads never pile up.
+/// in `SecureBytes` is wiped when released). While `TPMTurn.stuckLimit` abandoned workers of a
+/// TPM are still waiting, a further operation on it starts no thread: it waits (within its own
+/// deadline) for one of them to finish, and gives `timedOut` if none does.
 ///
-/// Operations of this process on one TPM (one TCTI string) run one at a time: without a resource manager
-/// (swtpm, /dev/tpm0) the TPM's three object slots are shared by every connection, and
-/// tcti-swtpm connects anew for each command, so two operations would interleave their
-/// commands and run out of slots (measured: TPM2_RC_OBJECT_MEMORY). Other processes can
-/// still interleave with ours there; /dev/tpmrm0 (the kernel's resource manager) isolates them.
+/// Operations of this process on one TPM (one TCTI string) run one at a time: without a
+/// resource manager (swtpm, /dev/tpm0) the TPM's three object slots are shared by every
+/// connection, and tcti-swtpm connects anew for each command, so two operations would
+/// interleave their commands and run out of slots (measured: TPM2_RC_OBJECT_MEMORY). Other
+/// processes can still interleave with ours there; /dev/tpmrm0 (the kernel's resource
+/// manager) isolates them.
 enum TPMWorker {
-    /// One lock per TCTI string, held by a worker for its whole operation on that TPM.
-    private static let locks = Mutex<[String: TurnLock]>([:])
+    /// One turn per TCTI string.
+    private static let turns = Mutex<[String: TPMTurn]>([:])
 
-    /// The lock of the TPM `tcti`.
-    private static func lock(for tcti: String) -> TurnLock {
-        locks.withLock { table in
-            if let lock = table[tcti] { return lock }
-            let lock = TurnLock()
-            table[tcti] = lock
-            return lock
+    /// The turn of the TPM `tcti`.
+    private static func turn(for tcti: String) -> TPMTurn {
+        turns.withLock { table in
+            if let turn = table[tcti] { return turn }
+            let turn = TPMTurn()
+            table[tcti] = turn
+            return turn
         }
     }
-    /// How many workers that timed out are still waiting for the TPM.
-    private static let stuck = Mutex(0)
-    /// At most this many: beyond, calls wait for one to finish.
-    private static let stuckLimit = 2
-    /// Signalled each time an abandoned worker finishes (waiters recheck `stuck`).
-    private static let drained = DispatchSemaphore(value: 0)
 
     /// `body`'s result, or `timedOut` when it takes longer than `deadline`.
     static func run<T: Sendable>(
         tcti: String, deadline: Duration, _ body: @escaping @Sendable (Abandonment) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
         let end = DispatchTime.now() + nanoseconds(deadline)
-        while stuck.withLock({ $0 }) >= stuckLimit {
-            guard drained.wait(timeout: end) == .success else { throw .timedOut }
-        }
-        let outcome = Outcome<T>()
-        let turn = lock(for: tcti)
+        let turn = turn(for: tcti)
+        try turn.waitForRoom(until: end)
+        let outcome = Outcome<T>(turn: turn)
         let thread = Thread {
             let result: Result<T, CredentialVaultError>
             do throws(CredentialVaultError) {
@@ -79,34 +72,37 @@ enum TPMWorker {
     /// Where the worker leaves its result and the caller waits for it.
     private final class Outcome<T: Sendable>: Sendable {
         let abandonment = Abandonment()
+        private let turn: TPMTurn
         private let done = DispatchSemaphore(value: 0)
         private let result = Mutex<Result<T, CredentialVaultError>?>(nil)
 
+        init(turn: TPMTurn) {
+            self.turn = turn
+        }
+
         func finish(_ value: Result<T, CredentialVaultError>) {
-            let keep = abandonment.finish()
-            if keep { result.withLock { $0 = value } }
-            // An abandoned worker's result (a secret) is released here and wiped by SecureBytes.
-            if !keep {
-                TPMWorker.stuck.withLock { $0 -= 1 }
-                TPMWorker.drained.signal()
+            if abandonment.finish() {
+                result.withLock { $0 = value }
+            } else {
+                // Abandoned: the result (a secret) is released here and wiped by SecureBytes.
+                turn.abandonedWorkerFinished()
             }
             done.signal()
         }
 
         func wait(until end: DispatchTime) -> Result<T, CredentialVaultError>? {
-            if done.wait(timeout: end) == .success {
-                return result.withLock { value in
-                    defer { value = nil }
-                    return value
-                }
-            }
+            if done.wait(timeout: end) == .success { return take() }
             // Too late: abandon it, unless it finished in this very moment.
             if abandonment.abandon() {
-                TPMWorker.stuck.withLock { $0 += 1 }
+                turn.workerAbandoned()
                 return nil
             }
             done.wait()
-            return result.withLock { value in
+            return take()
+        }
+
+        private func take() -> Result<T, CredentialVaultError>? {
+            result.withLock { value in
                 defer { value = nil }
                 return value
             }
@@ -114,9 +110,51 @@ enum TPMWorker {
     }
 }
 
-/// Serializes the operations on one TPM (a class: the table hands out the same one).
-private final class TurnLock: Sendable {
+/// One TPM's turn: the lock its operations take one after another, and how many abandoned
+/// workers are still waiting for it (with the callers waiting for room).
+private final class TPMTurn: Sendable {
+    /// At most this many abandoned workers per TPM: beyond, callers wait for one to finish.
+    static let stuckLimit = 2
+
+    /// Held by a worker for its whole operation.
     let exclusive = Mutex(())
+
+    private struct Stuck {
+        var count = 0
+        /// Callers waiting for room, each woken (all of them) when a worker finishes.
+        var waiters: [DispatchSemaphore] = []
+    }
+    private let stuck = Mutex(Stuck())
+
+    /// Returns once fewer than `stuckLimit` abandoned workers wait; `timedOut` at `end`.
+    func waitForRoom(until end: DispatchTime) throws(CredentialVaultError) {
+        while true {
+            let waiter: DispatchSemaphore? = stuck.withLock { state in
+                guard state.count >= Self.stuckLimit else { return nil }
+                let waiter = DispatchSemaphore(value: 0)
+                state.waiters.append(waiter)
+                return waiter
+            }
+            guard let waiter else { return }
+            guard waiter.wait(timeout: end) == .success else {
+                stuck.withLock { $0.waiters.removeAll { $0 === waiter } }
+                throw .timedOut
+            }
+        }
+    }
+
+    func workerAbandoned() {
+        stuck.withLock { $0.count += 1 }
+    }
+
+    func abandonedWorkerFinished() {
+        let waiters = stuck.withLock { state in
+            state.count -= 1
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.signal() }
+    }
 }
 
 /// Tells a worker that its caller gave up waiting: it then stops before any step that changes
