@@ -33,7 +33,7 @@ extension Data: ContiguousBytesLike {
 /// - Argon2id for passphrases (memory-hard, the recommendation of RFC 9106);
 /// - BLAKE2b (`crypto_generichash`) as keyed hash / MAC, and `crypto_kdf` (BLAKE2b-based) to
 ///   derive independent subkeys, so one key is never used for two purposes.
-enum Crypto {
+package enum Crypto {
     static let keyBytes = 32
     static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_npubbytes())
     static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_abytes())
@@ -155,7 +155,7 @@ enum Crypto {
     }
 
     /// Keyed BLAKE2b-256 of the concatenated `parts` (the key may be `nil` for a plain hash).
-    static func keyedHash(key: SecureBytes?, _ parts: [UnsafeRawBufferPointer]) -> [UInt8] {
+    package static func keyedHash(key: SecureBytes?, _ parts: [UnsafeRawBufferPointer]) -> [UInt8] {
         Sodium.ensureInitialized()
         // crypto_generichash_state is 64-byte aligned and does not import: allocate it raw.
         let stateSize = crypto_generichash_statebytes()
@@ -181,7 +181,7 @@ enum Crypto {
     }
 
     /// Keyed BLAKE2b-256 into guarded memory (for deriving keys from secrets).
-    static func keyedHashKey(key: SecureBytes?, _ parts: [UnsafeRawBufferPointer]) -> SecureBytes {
+    package static func keyedHashKey(key: SecureBytes?, _ parts: [UnsafeRawBufferPointer]) -> SecureBytes {
         var digest = keyedHash(key: key, parts)
         defer { wipe(&digest) }
         return SecureBytes(copying: digest)

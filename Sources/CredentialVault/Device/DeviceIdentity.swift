@@ -77,9 +77,9 @@ public struct DeviceIdentity: Sendable, Hashable {
 }
 
 /// The XDG base directories, with their documented defaults.
-enum XDGDirectories {
+package enum XDGDirectories {
     static var data: URL { directory("XDG_DATA_HOME", default: ".local/share") }
-    static var state: URL { directory("XDG_STATE_HOME", default: ".local/state") }
+    package static var state: URL { directory("XDG_STATE_HOME", default: ".local/state") }
 
     private static func directory(_ variable: String, default relative: String) -> URL {
         if let value = ProcessInfo.processInfo.environment[variable], value.hasPrefix("/") {
