@@ -72,7 +72,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib"] + staticFoundation, .when(configuration: .release))]),
         .executableTarget(
             name: "credvault-full",
-            dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth"],
+            dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth", "CredentialVaultTPM"],
             swiftSettings: strict),
         .executableTarget(
             name: "credvault-bench",
@@ -122,7 +122,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CredentialVaultTPMTests",
-            dependencies: ["CredentialVault", "CredentialVaultTPM", "CredentialVaultTesting", "credvault-tpm-helper", "credvault-testhelper"],
+            dependencies: [
+                "CredentialVault", "CredentialVaultTPM", "CredentialVaultTesting", "credvault-tpm-helper", "credvault-testhelper", "credvault",
+                "credvault-full",
+            ],
             swiftSettings: strict),
     ]
 )

@@ -1,6 +1,7 @@
 import CredentialVault
 import CredentialVaultCLI
 import CredentialVaultSecretService
+import CredentialVaultTPM
 import Foundation
 
 /// The Secret Service backend and the automatic choice, for the shared vault commands.
@@ -32,9 +33,11 @@ struct SecretServiceBackends: ExtendedBackends {
         return BackendResolution(kind: kind, reason: decision.reason)
     }
 
-    /// The login keyring's custodian (the TPM's joins it when `CredentialVaultTPM` is linked).
+    /// The login keyring's custodian and the TPM's (`--tpm-tcti`, else `$CREDVAULT_TPM_TCTI`,
+    /// else the kernel's resource manager `device:/dev/tpmrm0`).
     func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian] {
-        [KeyringCustodian()]
+        let tcti = args.options["tpm-tcti"] ?? ProcessInfo.processInfo.environment["CREDVAULT_TPM_TCTI"] ?? "device:/dev/tpmrm0"
+        return [KeyringCustodian(), TPMCustodian(configuration: TPMConfiguration(tcti: tcti))]
     }
 
     func openSecretService() -> any CredentialStore {

@@ -15,7 +15,7 @@ enum CustodyGroup {
     static func custodians(_ workspace: Workspace) -> [(String, any DeviceCustodian)] {
         var found: [(String, any DeviceCustodian)] = []
         if ProcessInfo.processInfo.environment["CREDVAULT_TEST_KEYRING"] == "unlocked" { found.append(("keyring", KeyringCustodian())) }
-        return found + TPMBench.custodians()
+        return found + TPMBench.custodians(directory: workspace.hostStateDirectory)
     }
 
     static func run(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) throws {

@@ -46,7 +46,8 @@ extension SealedFileStore {
             if contents.header.custody != state.contents.header.custody { throw CredentialVaultError.locked }
             if contents.header.hasRollbackCounter {
                 guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
-                if let journal = contents.journal {
+                // Not while a restore is being accepted (`acceptRestore`): that write replaces the counter.
+                if let journal = contents.journal, !state.rewriteRequested {
                     let value = try rollback.verify(journal.counter)
                     if verify { state.checkedCounter = value }  // under the lock: still true at the write
                 }
@@ -135,7 +136,8 @@ extension SealedFileStore {
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
             let before = (
-                header: s.contents.header, keys: s.keys, fingerprint: s.fingerprint, journal: s.contents.journal, deviceKey: s.deviceKey
+                header: s.contents.header, keys: s.keys, fingerprint: s.fingerprint, journal: s.contents.journal, deviceKey: s.deviceKey,
+                rollback: s.rollback, rewriteRequested: s.rewriteRequested
             )
             var draft = s
             s.contents.records = RecordTable()
@@ -148,6 +150,8 @@ extension SealedFileStore {
                     draft.contents.records.rollBack()
                     draft.contents.header = before.header
                     draft.keys = before.keys
+                    draft.rollback = before.rollback
+                    draft.rewriteRequested = before.rewriteRequested
                     s = draft
                     return (result, false)
                 }
@@ -162,6 +166,9 @@ extension SealedFileStore {
                 draft.fingerprint = before.fingerprint
                 draft.contents.journal = before.journal
                 draft.deviceKey = before.deviceKey
+                draft.rollback = before.rollback
+                draft.rewriteRequested = before.rewriteRequested
+                draft.checkedCounter = nil
                 s = draft
                 throw error
             }
