@@ -196,4 +196,27 @@ import Testing
             Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self))")
         }
     }
+
+    /// `acceptRestore` on a vault that was not restored (its counter agrees) or has no counter
+    /// accepted nothing, yet rewrote the file and reported success (`credvault accept-restore`:
+    /// "accepted ... as restored"). It says so now, and changes nothing.
+    @Test func acceptRestoreOnAVaultThatWasNotRestoredChangesNothing() throws {
+        let configuration = configuration()
+        let store = try make("healthy", configuration: configuration)
+        try store.save(Data("v".utf8), for: Self.token, options: .portable)
+        var plain = TestVault.configuration(dir)
+        plain.rollbackCounter = false
+        let uncountered = try make("uncountered", configuration: plain)
+        for (url, configuration) in [(store.url, configuration), (uncountered.url, plain)] {
+            let before = try Data(contentsOf: url)
+            #expect {
+                _ = try SealedFileStore.acceptRestore(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+            } throws: { error in
+                guard case .invalidArgument(let why) = error as? CredentialVaultError else { return false }
+                return why.contains("no restore to accept")
+            }
+            #expect(try Data(contentsOf: url) == before, "nothing was written")
+        }
+        #expect(try open(store.url, configuration).load(Self.token) == Data("v".utf8))
+    }
 }

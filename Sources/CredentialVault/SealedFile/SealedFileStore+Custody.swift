@@ -124,7 +124,17 @@ extension SealedFileStore {
         try store.write(
             VaultChange { (s) throws(CredentialVaultError) in
                 s.acceptingRollback = false  // from this write on, the counter is checked again
-                guard let rollback = s.rollback, var journal = s.contents.journal else { return }
+                guard let rollback = s.rollback, var journal = s.contents.journal else {
+                    throw CredentialVaultError.invalidArgument(
+                        "this vault has no rollback counter: there is no restore to accept; nothing was changed")
+                }
+                // A vault its counter accepts is not a restore: rewriting it would only report a
+                // success that accepted nothing (and take the counter a step further for nothing).
+                do throws(CredentialVaultError) {
+                    try rollback.verify(journal.counter)
+                    throw CredentialVaultError.invalidArgument(
+                        "this vault is not rolled back (it agrees with the \(rollback.custodian.custody.name) custodian's counter): there is no restore to accept; nothing was changed")
+                } catch .rolledBack {}
                 var stamp = journal.counter
                 if let value = try rollback.custodian.readCounter(vaultID: rollback.vaultID, reference: stamp.reference, binding: rollback.binding) {
                     // One past the counter: the write first moves the counter there and then
