@@ -1,3 +1,4 @@
+import CredentialVaultTesting
 import Foundation
 import Testing
 
@@ -41,21 +42,11 @@ import Testing
         try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
     }
 
-    static func writeInPlace(_ data: Data, to url: URL) throws {
-        let handle = try FileHandle(forWritingTo: url)
-        try handle.truncate(atOffset: 0)
-        try handle.write(contentsOf: data)
-        try handle.close()
-    }
+    /// In place, same inode, as `cp` does.
+    static func writeInPlace(_ data: Data, to url: URL) throws { try CustodySuite.writeInPlaceForTests(data, to: url) }
 
-    private func expectRolledBack(_ what: Comment, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
-        do {
-            try body()
-            Issue.record("expected rolledBack, it succeeded: \(what)", sourceLocation: sourceLocation)
-        } catch CredentialVaultError.rolledBack {
-        } catch {
-            Issue.record("expected rolledBack, got \(error): \(what)", sourceLocation: sourceLocation)
-        }
+    private func expectRolledBack(_ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+        CustodySuite.expectRolledBack(what, sourceLocation: sourceLocation, body)
     }
 
     static let token = CredentialKey(service: "s", account: "token")
