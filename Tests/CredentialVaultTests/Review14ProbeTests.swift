@@ -207,4 +207,22 @@ import Testing
         }
         #expect(try open(store.url, configuration).load(Self.token) == Data("v".utf8))
     }
+
+    /// A store open on a vault with a counter, when an older copy from before the vault had one
+    /// is put back: the store knows its vault has a counter, yet adopted the copy (its custody
+    /// byte is the same, and only a file that has a counter was checked). Its writes were refused.
+    @Test func aLongLivedStoreNeverAdoptsACopyWithoutItsCounter() throws {
+        var plain = TestVault.configuration(dir)
+        plain.rollbackCounter = false
+        let store = try make("pre-move-long-lived", configuration: plain)
+        try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
+        let preMove = try Data(contentsOf: store.url)
+        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        #expect(try store.delete(Self.token))
+        try Self.writeInPlace(preMove, to: store.url)
+        #expect(throws: CredentialVaultError.self, "the load of a copy without the counter") {
+            Issue.record("it read \(String(decoding: try store.load(Self.token) ?? Data("nothing".utf8), as: UTF8.self))")
+        }
+        #expect(throws: CredentialVaultError.self, "the listing") { _ = try store.listKeys() }
+    }
 }

@@ -54,7 +54,14 @@ extension SealedFileStore {
             // A file replaced or rewritten by someone: an older copy put back is refused here.
             // Moved to another custodian by another process: its device key is another one now,
             // and this object's is stale (as after another process rotated the key): reopen.
-            if contents.header.custody != state.contents.header.custody { throw CredentialVaultError.locked }
+            // Likewise when the counter flag differs: another process dropped or added the
+            // counter, or a copy from before the vault had one was put back (no custodian can
+            // refuse that one): never read as the vault this object checked, open it again.
+            if contents.header.custody != state.contents.header.custody
+                || contents.header.hasRollbackCounter != state.contents.header.hasRollbackCounter
+            {
+                throw CredentialVaultError.locked
+            }
             if contents.header.hasRollbackCounter {
                 guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
                 if let journal = contents.journal {
