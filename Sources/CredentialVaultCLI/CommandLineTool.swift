@@ -53,6 +53,13 @@ public enum CommandLineTool {
             if let handOver, backend == VaultBackend.file.rawValue, let needing = VaultOptions.custodyNeedingFullExecutable(parsed) {
                 return handOver(needing)
             }
+            // `credvault custody keyring|tpm` names its custodian as an argument, not `--custody`:
+            // the lean executable has neither, and would only fail saying it was not configured.
+            if let handOver, command.name == CustodyCommand.name, let target = parsed.positionals.first,
+                let custody = DeviceCustody(name: target), custody != .file
+            {
+                return handOver("credvault custody \(custody.name)")
+            }
             return try command.run(parsed, io)
         } catch is OutputError {
             return ExitCode.failure  // remembered by StandardOutput, reported by `run`

@@ -148,13 +148,15 @@ public enum CustodySuite {
         expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration) }
     }
 
-    static func expectRolledBack(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+    /// Records an issue unless `body` throws `rolledBack`; `what` names the attempt.
+    public static func expectRolledBack(_ what: String = "", sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+        let named = what.isEmpty ? "" : ": \(what)"
         do {
             try body()
-            Issue.record("expected rolledBack, it succeeded", sourceLocation: sourceLocation)
+            Issue.record("expected rolledBack, it succeeded\(named)", sourceLocation: sourceLocation)
         } catch CredentialVaultError.rolledBack {
         } catch {
-            Issue.record("expected rolledBack, got \(error)", sourceLocation: sourceLocation)
+            Issue.record("expected rolledBack, got \(error)\(named)", sourceLocation: sourceLocation)
         }
     }
 

@@ -25,8 +25,11 @@ public protocol DeviceCustodian: Sendable {
     /// values), `timedOut`, `io`; with `create` false and no secret: `notAvailable` saying so.
     func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes
 
-    /// Makes a rollback counter for the vault `vaultID` and returns where it is (`reference`,
-    /// recorded in the vault, opaque to it: a TPM NV index, 0 for others) and its value now.
+    /// Makes a new rollback counter for the vault `vaultID` and returns where it is (`reference`,
+    /// recorded in the vault, opaque to it: a TPM NV index, a fresh random name for the others)
+    /// and its value now. Never an earlier counter of the same vault under its old reference:
+    /// a copy that names an earlier counter must find it gone (or ahead of it), not matched
+    /// again by a new counter that restarted.
     func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter
 
     /// The value of the counter `reference` of the vault `vaultID`; `nil` when it does not exist.
@@ -42,7 +45,8 @@ public protocol DeviceCustodian: Sendable {
 
 /// Where a vault's rollback counter is and its value when it was made or read.
 public struct RollbackCounter: Sendable, Hashable {
-    /// The custodian's name for the counter (a TPM NV index; 0 for the keyring and the file).
+    /// The custodian's name for the counter (a TPM NV index; a random name for the keyring and
+    /// the file, 0 for the counters they made before references).
     public var reference: UInt32
     /// Its value.
     public var value: UInt64

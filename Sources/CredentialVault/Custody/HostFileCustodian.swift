@@ -9,7 +9,7 @@ import Glibc
 
 /// The custodian of machines without a TPM or keyring: the device key comes from the host
 /// secret and the machine id alone (today's device key, unchanged), and rollback counters are
-/// files in the host state directory (`<state>/credential-vault/counters/<vault id>`, 0600 in
+/// files in the host state directory (`<state>/credential-vault/counters/<vault id>.<reference>`, 0600 in
 /// 0700 directories, replaced atomically through the checked directory).
 ///
 /// What its counter defends against: a vault file put back from a backup, a snapshot or a copy
@@ -34,22 +34,25 @@ public struct HostFileCustodian: DeviceCustodian {
         throw .unsupported("the host-secret file custodian holds no device secret besides the host secret")
     }
 
-    /// Makes the counter file at 0 (or keeps an existing one's value: a counter never goes back).
+    /// Makes a new counter file at 0, under a fresh random `reference` (never 0): a counter made
+    /// again for the same vault (moved away and back, or made by `acceptRestore` after it went
+    /// missing) restarts at 0, and under the old name it would accept a copy of the vault that
+    /// carries a value the new counter reaches again. Under a new name, such a copy names a
+    /// counter that is gone, and is refused.
     public func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter {
-        if let value = try readCounter(vaultID: vaultID, reference: 0, binding: binding) {
-            return RollbackCounter(reference: 0, value: value)
-        }
-        try write(0, vaultID: vaultID)
-        return RollbackCounter(reference: 0, value: 0)
+        let reference = Self.freshReference()
+        try write(0, vaultID: vaultID, reference: reference)
+        return RollbackCounter(reference: reference, value: 0)
     }
 
     /// The counter's value; `nil` when its file (or directory) is missing.
     public func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
+        let name = Self.name(vaultID, reference: reference)
         guard let directory = try PrivateDirectory.open(countersPath),
-            let bytes = try PrivateFiles.read(FileLocation(Self.name(vaultID), in: directory), limit: 64)
+            let bytes = try PrivateFiles.read(FileLocation(name, in: directory), limit: 64)
         else { return nil }
         guard bytes.count == 8 else {
-            throw .io("the rollback counter \(countersPath)/\(Self.name(vaultID)) is damaged (\(bytes.count) bytes, not 8)")
+            throw .io("the rollback counter \(countersPath)/\(name) is damaged (\(bytes.count) bytes, not 8)")
         }
         return bytes.withUnsafeBytes { raw in
             var reader = ByteReader(raw)
@@ -60,16 +63,16 @@ public struct HostFileCustodian: DeviceCustodian {
     /// Adds one, durably (a new file renamed over the old one, then the directory synced).
     public func incrementCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
         guard let value = try readCounter(vaultID: vaultID, reference: reference, binding: binding) else {
-            throw .notAvailable("the rollback counter \(countersPath)/\(Self.name(vaultID)) is missing")
+            throw .notAvailable("the rollback counter \(countersPath)/\(Self.name(vaultID, reference: reference)) is missing")
         }
         guard value < UInt64.max else { throw .invalidArgument("the rollback counter is at its maximum") }
-        try write(value + 1, vaultID: vaultID)
+        try write(value + 1, vaultID: vaultID, reference: reference)
     }
 
     /// Removes the counter file.
     public func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
         guard let directory = try PrivateDirectory.open(countersPath) else { return }
-        guard unlinkat(directory.fd, Self.name(vaultID), 0) == 0 || errno == ENOENT else {
+        guard unlinkat(directory.fd, Self.name(vaultID, reference: reference), 0) == 0 || errno == ENOENT else {
             throw PrivateFiles.error(errno, "cannot remove the rollback counter of this vault")
         }
         try directory.sync()
@@ -77,16 +80,31 @@ public struct HostFileCustodian: DeviceCustodian {
 
     private var countersPath: String { directory.appendingPathComponent("counters").path }
 
-    private func write(_ value: UInt64, vaultID: [UInt8]) throws(CredentialVaultError) {
+    private func write(_ value: UInt64, vaultID: [UInt8], reference: UInt32) throws(CredentialVaultError) {
         let directory = try PrivateDirectory.create(countersPath)
         var w = ByteWriter(capacity: 8)
         w.u64(value)
-        try AtomicFile.write(w.bytes, to: FileLocation(Self.name(vaultID), in: directory))
+        try AtomicFile.write(w.bytes, to: FileLocation(Self.name(vaultID, reference: reference), in: directory))
     }
 
-    /// The counter's file name: the vault id in hex.
-    package static func name(_ vaultID: [UInt8]) -> String {
+    /// The counter's file name: the vault id in hex (reference 0, the first counters made), or
+    /// the vault id and the reference in hex.
+    package static func name(_ vaultID: [UInt8], reference: UInt32 = 0) -> String {
+        let id = hex(vaultID)
+        guard reference != 0 else { return id }
+        return id + "." + hex([UInt8(reference >> 24), UInt8(reference >> 16 & 0xff), UInt8(reference >> 8 & 0xff), UInt8(reference & 0xff)])
+    }
+
+    /// A random counter reference, never 0 (the name of the counters made before references).
+    package static func freshReference() -> UInt32 {
+        while true {
+            let reference = Crypto.randomBytes(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            if reference != 0 { return reference }
+        }
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: vaultID.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
 }

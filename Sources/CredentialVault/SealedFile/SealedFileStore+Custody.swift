@@ -30,45 +30,85 @@ extension SealedFileStore {
             rollbackCounter: withCounter, configuration: configuration, hostSecretNeed: { .none })
         let newDeviceKey = try VaultKeys.deviceRecordKey(
             configuration: configuration, custody: custody, vaultID: old.vaultID, need: { .none })
-        var newGuard: RollbackGuard?
-        var newStamp = RollbackStamp()
-        if withCounter {
-            let made = try configuration.rollbackGuard(custody: custody, vaultID: old.vaultID, need: { .none })
-            let counter = try made.custodian.createCounter(vaultID: old.vaultID, binding: made.binding)
-            (newGuard, newStamp) = (made, RollbackStamp(reference: counter.reference, value: counter.value))
-        }
-        let oldGuard = known.rollback, oldStamp = known.contents.journal?.counter ?? RollbackStamp()
-        let change = VaultChange { [newGuard, newStamp] (s) throws(CredentialVaultError) in
-            // Another process changed the key meanwhile: the prepared wrap is for another one.
-            guard s.keys.dataKey.constantTimeEquals(known.keys.dataKey), s.contents.header.custody == old.custody else {
-                throw CredentialVaultError.locked
+        // The counters are made and removed under the vault lock, with the vault read again under
+        // it: no other writer can then name the counter this call makes, or stop naming the one
+        // it removes, in between. (Outside it, a move that failed or lost a race removed the
+        // counter the vault lives on, and the vault refused itself from then on.)
+        try holdingVaultLock { () throws(CredentialVaultError) in
+            let current = try read { $0 }
+            guard current.keys.dataKey.constantTimeEquals(known.keys.dataKey), current.contents.header.custody == old.custody,
+                current.contents.header.hasRollbackCounter == old.hasRollbackCounter
+            else { throw CredentialVaultError.locked }  // another process moved it or changed its key meanwhile
+            let oldGuard = current.rollback, oldStamp = current.contents.journal?.counter ?? RollbackStamp()
+            // The counter the vault lives on now (moving to the same custodian gets it back from
+            // `createCounter`): never removed by this call.
+            func isLive(_ reference: UInt32) -> Bool {
+                guard let oldGuard else { return false }
+                return oldGuard.custodian.custody == custody && oldStamp.reference == reference
             }
-            for (name, entry) in s.contents.records where entry.accessibility == .deviceOnly {
-                let value = try RecordCodec.openValue(entry.sealed, vaultID: old.vaultID, keys: s.keys) { () throws(CredentialVaultError) in
-                    try self.deviceKey(&s)
+            var newGuard: RollbackGuard?
+            var newStamp = RollbackStamp()
+            if withCounter {
+                let made = try configuration.rollbackGuard(custody: custody, vaultID: old.vaultID, need: { .none })
+                let counter = try made.custodian.createCounter(vaultID: old.vaultID, binding: made.binding)
+                (newGuard, newStamp) = (made, RollbackStamp(reference: counter.reference, value: counter.value))
+            }
+            let change = VaultChange { [newGuard, newStamp] (s) throws(CredentialVaultError) in
+                // Another process changed the key meanwhile: the prepared wrap is for another one.
+                guard s.keys.dataKey.constantTimeEquals(known.keys.dataKey), s.contents.header.custody == old.custody else {
+                    throw CredentialVaultError.locked
                 }
-                s.contents.records[name] = RecordCodec.seal(
-                    key: entry.key, value: value, accessibility: .deviceOnly, expiresAtMillis: entry.expiresAtMillis,
-                    vaultID: old.vaultID, keys: s.keys, deviceKey: newDeviceKey, padded: RecordCodec.pads(header), times: entry.times)
+                for (name, entry) in s.contents.records where entry.accessibility == .deviceOnly {
+                    let value = try RecordCodec.openValue(entry.sealed, vaultID: old.vaultID, keys: s.keys) { () throws(CredentialVaultError) in
+                        try self.deviceKey(&s)
+                    }
+                    s.contents.records[name] = RecordCodec.seal(
+                        key: entry.key, value: value, accessibility: .deviceOnly, expiresAtMillis: entry.expiresAtMillis,
+                        vaultID: old.vaultID, keys: s.keys, deviceKey: newDeviceKey, padded: RecordCodec.pads(header), times: entry.times)
+                }
+                var moved = header
+                moved.generation = s.contents.header.generation
+                s.contents.header = moved
+                s.deviceKey = newDeviceKey
+                s.rollback = newGuard
+                s.contents.journal?.counter = newStamp
+                s.checkedCounter = nil  // that was the old custodian's
+                s.rewriteRequested = true
             }
-            var moved = header
-            moved.generation = s.contents.header.generation
-            s.contents.header = moved
-            s.deviceKey = newDeviceKey
-            s.rollback = newGuard
-            s.contents.journal?.counter = newStamp
-            s.checkedCounter = nil  // that was the old custodian's
-            s.rewriteRequested = true
+            do throws(CredentialVaultError) {
+                try write(change)
+            } catch {
+                if let newGuard, !isLive(newStamp.reference) {
+                    try? newGuard.custodian.removeCounter(vaultID: old.vaultID, reference: newStamp.reference, binding: newGuard.binding)
+                }
+                throw error
+            }
+            if let oldGuard, !(withCounter && isLive(newStamp.reference)) {
+                try? oldGuard.custodian.removeCounter(vaultID: old.vaultID, reference: oldStamp.reference, binding: oldGuard.binding)
+            }
         }
-        do {
-            try write(change)
-        } catch {
-            if let newGuard { try? newGuard.custodian.removeCounter(vaultID: old.vaultID, reference: newStamp.reference, binding: newGuard.binding) }
-            throw error
+    }
+
+    /// Runs `body` holding the vault lock (this task's, when it holds it already), so that the
+    /// store's own writes inside do not lock again.
+    private func holdingVaultLock(_ body: () throws(CredentialVaultError) -> Void) throws(CredentialVaultError) {
+        if let held = VaultLock.enterHeld(lockID) {
+            defer { held.leave() }
+            return try body()
         }
-        if let oldGuard, !(withCounter && oldGuard.custodian.custody == custody && oldStamp.reference == newStamp.reference) {
-            try? oldGuard.custodian.removeCounter(vaultID: old.vaultID, reference: oldStamp.reference, binding: oldGuard.binding)
+        let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
+        defer { lock.release() }
+        var locks = VaultLock.held
+        locks[lockID] = lock
+        let failure = VaultLock.$held.withValue(locks) { () -> CredentialVaultError? in
+            do throws(CredentialVaultError) {
+                try body()
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let failure { throw failure }
     }
 
     /// Opens a vault that its rollback counter refuses (`rolledBack`), because it was restored
@@ -83,10 +123,25 @@ extension SealedFileStore {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
         try store.write(
             VaultChange { (s) throws(CredentialVaultError) in
-                guard let rollback = s.rollback, var journal = s.contents.journal else { return }
+                s.acceptingRollback = false  // from this write on, the counter is checked again
+                guard let rollback = s.rollback, var journal = s.contents.journal else {
+                    throw CredentialVaultError.invalidArgument(
+                        "this vault has no rollback counter: there is no restore to accept; nothing was changed")
+                }
+                // A vault its counter accepts is not a restore: rewriting it would only report a
+                // success that accepted nothing (and take the counter a step further for nothing).
+                do throws(CredentialVaultError) {
+                    try rollback.verify(journal.counter)
+                    throw CredentialVaultError.invalidArgument(
+                        "this vault is not rolled back (it agrees with the \(rollback.custodian.custody.name) custodian's counter): there is no restore to accept; nothing was changed")
+                } catch .rolledBack {}
                 var stamp = journal.counter
                 if let value = try rollback.custodian.readCounter(vaultID: rollback.vaultID, reference: stamp.reference, binding: rollback.binding) {
-                    stamp.value = value
+                    // One past the counter: the write first moves the counter there and then
+                    // writes one more, so the copy this restore replaces, which may carry the
+                    // counter's value plus one (an interrupted increment), is refused too.
+                    guard value < UInt64.max else { throw CredentialVaultError.invalidArgument("the vault's rollback counter is at its maximum") }
+                    stamp.value = value + 1
                 } else {
                     let made = try rollback.custodian.createCounter(vaultID: rollback.vaultID, binding: rollback.binding)
                     stamp = RollbackStamp(reference: made.reference, value: made.value)

@@ -17,12 +17,23 @@ extension SealedFileStore {
         if let journal = state.contents.journal, let known = state.fingerprint,
             let news = JournaledFile.catchUp(
                 from: journal, header: state.contents.header, inode: known, location: location, macKey: state.keys.macKey,
-                writing: verify),
-            (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil
+                writing: verify)
         {
-            state.contents.journal = news.position
-            state.fingerprint = settled(news.fingerprint, journal: news.position)
-            return
+            // Forward from what this object read, but not necessarily to the newest state: an
+            // older copy written in place (`cp`, same inode) that lies between this object's
+            // state and the newest one catches up cleanly. Only the custodian can tell, so it
+            // is asked before anything of the file is adopted (one counter read per change).
+            var checked: UInt64?
+            if state.contents.header.hasRollbackCounter && !state.acceptingRollback {
+                guard let rollback = state.rollback else { throw .locked }  // its custody changed: open it again
+                checked = try rollback.verify(news.position.counter)
+            }
+            if (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil {
+                state.contents.journal = news.position
+                state.fingerprint = settled(news.fingerprint, journal: news.position)
+                if verify { state.checkedCounter = checked }  // under the lock: still true at the write
+                return
+            }
         }
         guard let (bytes, fingerprint) = try PrivateFiles.readVersion(location, rules: .vault) else {
             throw .io("the vault file \(location.path) was removed; restore it from a backup")
@@ -43,7 +54,14 @@ extension SealedFileStore {
             // A file replaced or rewritten by someone: an older copy put back is refused here.
             // Moved to another custodian by another process: its device key is another one now,
             // and this object's is stale (as after another process rotated the key): reopen.
-            if contents.header.custody != state.contents.header.custody { throw CredentialVaultError.locked }
+            // Likewise when the counter flag differs: another process dropped or added the
+            // counter, or a copy from before the vault had one was put back (no custodian can
+            // refuse that one): never read as the vault this object checked, open it again.
+            if contents.header.custody != state.contents.header.custody
+                || contents.header.hasRollbackCounter != state.contents.header.hasRollbackCounter
+            {
+                throw CredentialVaultError.locked
+            }
             if contents.header.hasRollbackCounter {
                 guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
                 // Not while a restore is being accepted (`acceptRestore`): that write replaces the counter.

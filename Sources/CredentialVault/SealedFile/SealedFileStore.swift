@@ -21,6 +21,8 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         var rollback: RollbackGuard?
         /// The next write rewrites the whole file even without a change (`acceptRestore`).
         var rewriteRequested = false
+        /// Opened by `acceptRestore`, until its write: the counter is not checked.
+        var acceptingRollback = false
         /// The custodian's counter value, when a read under the vault lock checked it against
         /// the file just now (so that the write that follows does not read it again).
         var checkedCounter: UInt64?
@@ -82,7 +84,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         state = Mutex(
             State(
                 keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: deviceKey,
-                rollback: rollback, rewriteRequested: acceptingRollback))
+                rollback: rollback, rewriteRequested: acceptingRollback, acceptingRollback: acceptingRollback))
         // Expired ephemeral records are purged on open. Best effort, and without waiting for
         // the lock (opening is a read): if the vault is locked, busy or read-only they stay on
         // disk, but they are never served.

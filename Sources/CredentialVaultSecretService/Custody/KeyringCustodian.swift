@@ -48,15 +48,18 @@ public struct KeyringCustodian: DeviceCustodian {
         return value.withUnsafeBytes { SecureBytes(copying: $0) }
     }
 
-    /// Makes the vault's counter at 0 (an existing one keeps its value: counters never go back).
+    /// Makes a new counter for the vault at 0, under a fresh random reference (as
+    /// `HostFileCustodian.createCounter`: a counter made again never takes an older one's name,
+    /// so a copy naming that one is refused rather than matched by a value the new one reaches).
     public func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter {
-        let text = try store.loadOrCreate(Self.counterKey(vaultID)) { Data("0".utf8) }
-        return RollbackCounter(reference: 0, value: try Self.parse(text))
+        let reference = HostFileCustodian.freshReference()
+        let text = try store.loadOrCreate(Self.counterKey(vaultID, reference: reference)) { Data("0".utf8) }
+        return RollbackCounter(reference: reference, value: try Self.parse(text))
     }
 
     /// The counter's value, `nil` when the keyring has none for this vault.
     public func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
-        guard let text = try store.load(Self.counterKey(vaultID)) else { return nil }
+        guard let text = try store.load(Self.counterKey(vaultID, reference: reference)) else { return nil }
         return try Self.parse(text)
     }
 
@@ -66,16 +69,18 @@ public struct KeyringCustodian: DeviceCustodian {
             throw .notAvailable("the login keyring has no rollback counter for this vault")
         }
         guard value < UInt64.max else { throw .invalidArgument("the rollback counter is at its maximum") }
-        try store.save(Data(String(value + 1).utf8), for: Self.counterKey(vaultID), options: .portable)
+        try store.save(Data(String(value + 1).utf8), for: Self.counterKey(vaultID, reference: reference), options: .portable)
     }
 
     /// Removes the counter's item.
     public func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
-        _ = try store.delete(Self.counterKey(vaultID))
+        _ = try store.delete(Self.counterKey(vaultID, reference: reference))
     }
 
-    static func counterKey(_ vaultID: [UInt8]) -> CredentialKey {
-        CredentialKey(service: service, account: "rollback-counter:" + HostFileCustodian.name(vaultID), label: "CredentialVault rollback counter")
+    static func counterKey(_ vaultID: [UInt8], reference: UInt32) -> CredentialKey {
+        CredentialKey(
+            service: service, account: "rollback-counter:" + HostFileCustodian.name(vaultID, reference: reference),
+            label: "CredentialVault rollback counter")
     }
 
     /// A counter's decimal text; anything else is damage, never read as 0.

@@ -1,0 +1,228 @@
+import CredentialVaultTesting
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+/// Adversarial review of issue 14 (key custody, rollback counter): each test is a promise of
+/// docs/FORMAT.md *Rollback counter* / SECURITY.md *Key custody and rollback* that an attack
+/// (or a failure) broke, with the host-secret file custodian and its counter files.
+@Suite final class Review14ProbeTests {
+    let dir = TempDirectory()
+
+    private func configuration(lockTimeout: Duration = .seconds(10)) -> SealedFileConfiguration {
+        var configuration = TestVault.configuration(dir, lockTimeout: lockTimeout)
+        configuration.rollbackCounter = true
+        return configuration
+    }
+
+    private var countersDirectory: URL {
+        TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
+    }
+
+    private func counterFile(_ store: SealedFileStore) -> URL {
+        let (id, reference) = store.state.withLock { ($0.contents.header.vaultID, $0.contents.journal?.counter.reference ?? 0) }
+        return countersDirectory.appendingPathComponent(HostFileCustodian.name(id, reference: reference))
+    }
+
+    private func counter(_ store: SealedFileStore) throws -> UInt64? {
+        guard let data = FileManager.default.contents(atPath: counterFile(store).path) else { return nil }
+        return data.withUnsafeBytes { raw in
+            var reader = ByteReader(raw)
+            return reader.u64()
+        }
+    }
+
+    private func make(_ name: String, configuration: SealedFileConfiguration) throws -> SealedFileStore {
+        try SealedFileStore.create(
+            at: dir.path("\(name)/v.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: configuration)
+    }
+
+    private func open(_ url: URL, _ configuration: SealedFileConfiguration) throws -> SealedFileStore {
+        try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+    }
+
+    /// In place, same inode, as `cp` does.
+    static func writeInPlace(_ data: Data, to url: URL) throws { try CustodySuite.writeInPlaceForTests(data, to: url) }
+
+    private func expectRolledBack(_ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+        CustodySuite.expectRolledBack(what, sourceLocation: sourceLocation, body)
+    }
+
+    static let token = CredentialKey(service: "s", account: "token")
+
+    /// A store open all along, that did not see the newest writes of another process, catches up
+    /// (in place, on the same inode: `cp`) to an older copy lying between its state and the
+    /// newest: the catch-up path never asks the custodian, so a deleted token comes back.
+    @Test func aLongLivedStoreNeverCatchesUpToAnOlderCopy() throws {
+        let configuration = configuration()
+        let created = try make("catch-up", configuration: configuration)
+        let longLived = try open(created.url, configuration)
+        #expect(try longLived.load(Self.token) == nil)
+        let writer = try open(created.url, configuration)
+        try writer.save(Data("revoked".utf8), for: Self.token, options: .portable)
+        let older = try Data(contentsOf: created.url)
+        #expect(try writer.delete(Self.token))
+        #expect(try counter(writer) == 2)
+        try Self.writeInPlace(older, to: created.url)  // counter 1 in the file, 2 at the custodian
+        expectRolledBack("a fresh open of the older copy") { _ = try self.open(created.url, configuration) }
+        expectRolledBack("the long-lived store's load through the catch-up") { _ = try longLived.load(Self.token) }
+        expectRolledBack("the long-lived store's listing") { _ = try longLived.listKeys() }
+        // After its refused write, still never the older state from memory.
+        expectRolledBack("a write") { try longLived.save(Data("x".utf8), for: CredentialKey(service: "s", account: "x"), options: .portable) }
+        expectRolledBack("the load after the refused write") { _ = try longLived.load(Self.token) }
+    }
+
+    /// The async API's cached path and catch-up: the same promise.
+    @Test func theAsyncAPINeverCatchesUpToAnOlderCopy() async throws {
+        let configuration = configuration()
+        let created = try make("catch-up-async", configuration: configuration)
+        let longLived = try open(created.url, configuration)
+        #expect(try await longLived.load(Self.token) == nil)
+        let writer = try open(created.url, configuration)
+        try await writer.save(Data("revoked".utf8), for: Self.token, options: .portable)
+        let older = try Data(contentsOf: created.url)
+        let deleted = try await writer.delete(Self.token)
+        #expect(deleted)
+        try Self.writeInPlace(older, to: created.url)
+        var answer: Result<Data?, CredentialVaultError>
+        do throws(CredentialVaultError) {
+            answer = .success(try await longLived.load(Self.token))
+        } catch {
+            answer = .failure(error)
+        }
+        switch answer {
+        case .failure(.rolledBack): break
+        case .failure(let error): Issue.record("expected rolledBack, got \(error)")
+        case .success(let value): Issue.record("the async load of an older copy answered \(value.map { String(decoding: $0, as: UTF8.self) } ?? "nil")")
+        }
+    }
+
+    /// A custody change that fails (here: the vault lock is busy) must leave the vault as it
+    /// was. Moving to the same custodian (a re-wrap, `credvault custody file` again) gets the
+    /// live counter back from `createCounter`, and the failure path removes it: the vault then
+    /// refuses itself (`rolledBack`, counter missing) until `accept-restore`.
+    @Test func aFailedCustodyChangeKeepsTheLiveCounter() throws {
+        let store = try make("failed-move", configuration: configuration(lockTimeout: .milliseconds(50)))
+        try store.save(Data("v".utf8), for: Self.token, options: .portable)
+        let holder = try VaultLock.acquire(store.location, timeout: .seconds(5))
+        #expect(throws: CredentialVaultError.self) {
+            try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        }
+        holder.release()
+        #expect(try counter(store) != nil, "the live counter survived the failed change")
+        #expect(try open(store.url, configuration()).load(Self.token) == Data("v".utf8))
+    }
+
+    /// Counters must never restart for a vault: moving away from a custodian removes the
+    /// counter, moving back makes it again at 0, and an old copy whose counter the new one
+    /// reaches again (a few saves later) opens as current.
+    @Test func aCounterMadeAgainNeverAcceptsAnOldCopy() throws {
+        let store = try make("restart", configuration: configuration())
+        for i in 0..<3 { try store.save(Data("v\(i)".utf8), for: Self.token, options: .portable) }
+        let old = try Data(contentsOf: store.url)
+        let oldValue = try #require(try counter(store))
+        try store.save(Data("new".utf8), for: Self.token, options: .portable)
+        let key = VaultKey.passphrase(TestVault.passphrase)
+        try store.changeCustody(to: .file, key: key, rollbackCounter: false)  // the counter is removed
+        try store.changeCustody(to: .file, key: key, rollbackCounter: true)  // and made again
+        var saves = 0
+        while try counter(store)! < oldValue && saves < 10 {
+            try store.save(Data("newer \(saves)".utf8), for: CredentialKey(service: "s", account: "other"), options: .portable)
+            saves += 1
+        }
+        #expect(try counter(store) == oldValue)
+        try Self.writeInPlace(old, to: store.url)
+        expectRolledBack("an old copy whose counter value came round again") {
+            let reopened = try self.open(store.url, self.configuration())
+            Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self))")
+        }
+    }
+
+    /// A vault moved to rollback protection: its copies from before the move (format 5.0, no
+    /// counter) still open without a word under the old, weaker protection.
+    @Test func aCopyFromBeforeTheCounterIsRefused() throws {
+        var plain = TestVault.configuration(dir)
+        plain.rollbackCounter = false
+        let store = try make("pre-move", configuration: plain)
+        try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
+        let preMove = try Data(contentsOf: store.url)
+        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        #expect(store.hasRollbackCounter)
+        #expect(try store.delete(Self.token))
+        try Self.writeInPlace(preMove, to: store.url)
+        // Not fixed on this branch (needs a mark of protected vault ids in the state directory): see the review.
+        withKnownIssue("review 14, finding 5: copies from before the counter open as 5.0") {
+            expectRolledBack("a copy from before the vault got its counter") {
+                let reopened = try self.open(store.url, self.configuration())
+                Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
+            }
+        }
+    }
+
+    /// `acceptRestore` promises that every other copy, the replaced one included, is refused
+    /// from then on. A replaced copy one ahead of its counter (its increment interrupted) carries
+    /// the very value the restore is rewritten with, and opens as current again.
+    @Test func acceptRestoreRefusesTheReplacedCopyEvenOneAhead() throws {
+        let configuration = configuration()
+        let store = try make("accept", configuration: configuration)
+        try store.save(Data("old".utf8), for: Self.token, options: .portable)
+        let older = try Data(contentsOf: store.url)
+        try store.save(Data("a".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+        let before = try Data(contentsOf: counterFile(store))
+        try store.save(Data("current".utf8), for: Self.token, options: .portable)
+        try Self.writeInPlace(before, to: counterFile(store))  // the increment of that save interrupted
+        let replaced = try Data(contentsOf: store.url)
+        #expect(try open(store.url, configuration).load(Self.token) == Data("current".utf8))
+        try Self.writeInPlace(older, to: store.url)
+        expectRolledBack("the older copy") { _ = try self.open(store.url, configuration) }
+        let restored = try SealedFileStore.acceptRestore(at: store.url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+        #expect(try restored.load(Self.token) == Data("old".utf8))
+        try Self.writeInPlace(replaced, to: store.url)
+        expectRolledBack("the copy the restore replaced") {
+            let reopened = try self.open(store.url, configuration)
+            Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self))")
+        }
+    }
+
+    /// `acceptRestore` on a vault that was not restored (its counter agrees) or has no counter
+    /// accepted nothing, yet rewrote the file and reported success (`credvault accept-restore`:
+    /// "accepted ... as restored"). It says so now, and changes nothing.
+    @Test func acceptRestoreOnAVaultThatWasNotRestoredChangesNothing() throws {
+        let configuration = configuration()
+        let store = try make("healthy", configuration: configuration)
+        try store.save(Data("v".utf8), for: Self.token, options: .portable)
+        var plain = TestVault.configuration(dir)
+        plain.rollbackCounter = false
+        let uncountered = try make("uncountered", configuration: plain)
+        for (url, configuration) in [(store.url, configuration), (uncountered.url, plain)] {
+            let before = try Data(contentsOf: url)
+            #expect {
+                _ = try SealedFileStore.acceptRestore(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+            } throws: { error in
+                guard case .invalidArgument(let why) = error as? CredentialVaultError else { return false }
+                return why.contains("no restore to accept")
+            }
+            #expect(try Data(contentsOf: url) == before, "nothing was written")
+        }
+        #expect(try open(store.url, configuration).load(Self.token) == Data("v".utf8))
+    }
+
+    /// A store open on a vault with a counter, when an older copy from before the vault had one
+    /// is put back: the store knows its vault has a counter, yet adopted the copy (its custody
+    /// byte is the same, and only a file that has a counter was checked). Its writes were refused.
+    @Test func aLongLivedStoreNeverAdoptsACopyWithoutItsCounter() throws {
+        var plain = TestVault.configuration(dir)
+        plain.rollbackCounter = false
+        let store = try make("pre-move-long-lived", configuration: plain)
+        try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
+        let preMove = try Data(contentsOf: store.url)
+        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        #expect(try store.delete(Self.token))
+        try Self.writeInPlace(preMove, to: store.url)
+        #expect(throws: CredentialVaultError.self, "the load of a copy without the counter") {
+            Issue.record("it read \(String(decoding: try store.load(Self.token) ?? Data("nothing".utf8), as: UTF8.self))")
+        }
+        #expect(throws: CredentialVaultError.self, "the listing") { _ = try store.listKeys() }
+    }
+}
