@@ -5,13 +5,14 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
-// What Foundation needs when it is linked statically: the modules were compiled against the
-// shared Foundation, whose autolink entries do not name these (`swiftc -static-stdlib` adds
-// them). lld resolves them in any order (and, unlike gold, does not relay glibc's link-time
-// warning about the mktemp that static Foundation contains).
+// What FoundationEssentials needs when it is linked statically: the modules were compiled
+// against the shared libraries, whose autolink entries do not name these (`swiftc
+// -static-stdlib` adds them). The lean `credvault`'s modules (CredentialVault,
+// CredentialVaultCLI, credvault) import only FoundationEssentials, so neither Foundation,
+// FoundationInternationalization nor ICU's data (about 50 MB) is linked. lld resolves them in
+// any order (and, unlike gold, does not relay glibc's link-time warnings).
 let staticFoundation = ["-use-ld=lld"] + [
-    "Foundation", "FoundationInternationalization", "FoundationEssentials", "_FoundationICU", "CoreFoundation",
-    "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
+    "FoundationEssentials", "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
 ].map { "-l" + $0 }
 
 let package = Package(

@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The subcommands, in the order `credvault --help` lists them: the vault commands, which every
 /// `credvault` runs, then the commands only `credvault-full` has (they need the Secret Service,
@@ -35,7 +42,9 @@ public enum Registry {
 
             """
         for (name, summary) in vaultCommands.map({ ($0.name, $0.summary) }) + fullOnly {
-            text += "  " + name.padding(toLength: 10, withPad: " ", startingAt: 0) + summary + "\n"
+            // The name in a 10-column field (cut to it, as `padding(toLength:)` did).
+            let field = String(name.prefix(10))
+            text += "  " + field + String(repeating: " ", count: 10 - field.count) + summary + "\n"
         }
         text += "\n" + VaultOptions.help + "\nExit codes: " + exitCodeHelp
         return text
