@@ -11,6 +11,9 @@ public struct ParsedArguments: Sendable {
     public var flags: Set<String> = []
     /// The options given, by name (without their `--`), with their values.
     public var options: [String: String] = [:]
+    /// Every value of each option, in the order given (`options` keeps the last), for options
+    /// that may be repeated (`serve-credentials --map`).
+    public var optionValues: [String: [String]] = [:]
 
     /// The flag every command accepts: `--help`, or `-h`.
     public static let helpFlag = "help"
@@ -53,6 +56,7 @@ public struct ParsedArguments: Sendable {
             } else if allowedOptions.contains(name) {
                 guard let value = inlineValue ?? iterator.next() else { throw UsageError("--\(name) needs a value") }
                 options[name] = value
+                optionValues[name, default: []].append(value)
             } else {
                 throw UsageError("unknown option --\(name)")
             }

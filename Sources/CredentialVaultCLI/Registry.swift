@@ -16,6 +16,7 @@ public enum Registry {
     public static let vaultCommands: [any Command.Type] = [
         StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
         InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self,
+        ServeCredentialsCommand.self,
     ]
 
     /// The commands `credvault-full` adds, by name and summary (the full executable's command

@@ -4,7 +4,7 @@ import Glibc
 
 /// Starts detached POSIX threads (what Foundation's `Thread` gave, which FoundationEssentials
 /// lacks) for the work a store owns.
-enum PlainThread {
+package enum PlainThread {
     /// The closure handed to the new thread (retained across `pthread_create`).
     private final class Body {
         let run: @Sendable () -> Void
@@ -15,7 +15,7 @@ enum PlainThread {
     /// when the system refuses a thread (then `body` never runs and the caller must not wait
     /// for it).
     @discardableResult
-    static func start(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) -> Bool {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -33,7 +33,7 @@ enum PlainThread {
     }
 
     /// Blocks the calling (non-cooperative) thread for `duration` (clamped to zero .. one hour).
-    static func sleep(_ duration: Duration) {
+    package static func sleep(_ duration: Duration) {
         let (seconds, attoseconds) = min(max(duration, .zero), .seconds(3_600)).components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         var remaining = timespec()
