@@ -82,7 +82,26 @@ import Glibc
     }
 
     @Test func onlyMappedUnitsAndCredentialsGetTheirValue() throws {
-        let server = try serve(["db=db.example.com/app,web.service,worker.service", "api=api.example.com/token", "gone=none.example/x"])
+        // systemd's readiness socket (Type=notify): READY=1 arrives once the server listens.
+        let notify = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(notify) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let name = Array("cv-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in name.enumerated() { raw[1 + i] = b } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sa_family_t>.size + 1 + name.count)) }
+        }
+        #expect(bound == 0)
+        let server = try Server(
+            ["--socket", socket, "--vault", vault, "--key-file", key]
+                + ["db=db.example.com/app,web.service,worker.service", "api=api.example.com/token", "gone=none.example/x"].flatMap { ["--map", $0] },
+            environment: environment.merging(["NOTIFY_SOCKET": "@" + String(decoding: name, as: UTF8.self)]) { $1 })
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(notify, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var message = [UInt8](repeating: 0, count: 64)
+        let received = recv(notify, &message, message.count, 0)
+        #expect(received > 0 && String(decoding: message[..<max(received, 0)], as: UTF8.self) == "READY=1")
         #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))
         #expect(AbstractClient.request(socket, from: .systemd(unit: "worker.service", credential: "db")) == Data(Self.secret.utf8))
         #expect(AbstractClient.request(socket, from: .systemd(unit: "other.service", credential: "db")) == Data(), "an unmapped unit gets nothing")

@@ -25,7 +25,8 @@ public enum ServeCredentialsCommand: Command {
         mapped credential is written and the connection closed; a credential or unit that is not
         mapped, a client that is not root or this user, or one without systemd's address gets
         nothing. Every connection is logged on stderr (never a value). Runs until SIGTERM,
-        SIGINT or SIGHUP, then removes the socket.
+        SIGINT or SIGHUP, then removes the socket. Tells systemd when it listens (Type=notify,
+        $NOTIFY_SOCKET).
           --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...
                                  the credential CREDNAME is SERVICE/ACCOUNT in the store (split at
                                  the first '/'), for the units listed (none: for every unit);
@@ -54,6 +55,7 @@ public enum ServeCredentialsCommand: Command {
         let socket = try ListeningSocket(path: path)
         defer { socket.close() }
         io.error("serve-credentials: listening on \(path) (\(map.entries.count) mapped)")
+        if let failure = ServiceNotification.ready() { io.error("serve-credentials: \(failure)") }
         let server = CredentialServer(socket: socket, map: map, store: store, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
         try server.run(until: stop)
         io.error("serve-credentials: stopped")
