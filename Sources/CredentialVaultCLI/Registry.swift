@@ -42,10 +42,11 @@ public enum Registry {
             commands:
 
             """
-        for (name, summary) in vaultCommands.map({ ($0.name, $0.summary) }) + fullOnly {
-            // The name in a 10-column field (cut to it, as `padding(toLength:)` did).
-            let field = String(name.prefix(10))
-            text += "  " + field + String(repeating: " ", count: 10 - field.count) + summary + "\n"
+        let commands = vaultCommands.map { ($0.name, $0.summary) } + fullOnly
+        // The names in one column, at least 10 wide and 2 more than the longest name.
+        let width = max(10, (commands.map(\.0.count).max() ?? 0) + 2)
+        for (name, summary) in commands {
+            text += "  " + name + String(repeating: " ", count: width - name.count) + summary + "\n"
         }
         text += "\n" + VaultOptions.help + "\nExit codes: " + exitCodeHelp
         return text

@@ -18,19 +18,16 @@ final class ListeningSocket {
 
     /// Binds and listens at `path`; throws `invalidArgument`, `permissionDenied` or `busy`.
     init(path: String, backlog: Int32 = 128) throws(CredentialVaultError) {
-        guard !path.isEmpty, path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path), !path.utf8.contains(0) else {
+        guard let address = UnixAddress(Array(path.utf8)), !path.utf8.contains(0) else {
             throw .invalidArgument("the socket path must be 1 to 107 bytes")
         }
         self.path = path
         try Self.checkDirectory(of: path)
-        try Self.removeStale(path)
+        try Self.removeStale(path, address)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw .io("cannot create a socket: \(String(cString: strerror(errno)))") }
-        var address = Self.address(path)
         let previous = umask(0o177)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = address.withSocketAddress { bind(fd, $0, $1) }
         umask(previous)
         var info = stat()
         guard bound == 0, listen(fd, backlog) == 0, lstat(path, &info) == 0 else {
@@ -49,15 +46,6 @@ final class ListeningSocket {
         if lstat(path, &info) == 0, info.st_dev == identity.0, info.st_ino == identity.1 { unlink(path) }
     }
 
-    private static func address(_ path: String) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        return address
-    }
-
     /// The directory must be this user's or root's, and writable by no one else.
     private static func checkDirectory(of path: String) throws(CredentialVaultError) {
         let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
@@ -71,7 +59,7 @@ final class ListeningSocket {
     }
 
     /// Removes a socket of this user's that no server answers on; refuses anything else.
-    private static func removeStale(_ path: String) throws(CredentialVaultError) {
+    private static func removeStale(_ path: String, _ address: UnixAddress) throws(CredentialVaultError) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
         guard info.st_mode & S_IFMT == S_IFSOCK, info.st_uid == geteuid() else {
@@ -80,10 +68,7 @@ final class ListeningSocket {
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard probe >= 0 else { throw .io("cannot create a socket: \(String(cString: strerror(errno)))") }
         defer { Glibc.close(probe) }
-        var address = address(path)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let connected = address.withSocketAddress { connect(probe, $0, $1) }
         // A non-blocking connect to a listening AF_UNIX socket succeeds or says EAGAIN (its
         // backlog is full): either way a server is there.
         if connected == 0 || errno == EAGAIN { throw .busy }

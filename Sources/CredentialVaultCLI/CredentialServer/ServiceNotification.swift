@@ -17,21 +17,15 @@ enum ServiceNotification {
     static func ready(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         guard let name = environment["NOTIFY_SOCKET"], !name.isEmpty else { return nil }
         var path = Array(name.utf8)
-        guard path.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path), path[0] == UInt8(ascii: "/") || path[0] == UInt8(ascii: "@") else {
+        if path[0] == UInt8(ascii: "@") { path[0] = 0 }
+        guard path[0] == UInt8(ascii: "/") || path[0] == 0, let address = UnixAddress(path) else {
             return "NOTIFY_SOCKET is neither an absolute path nor an abstract @name"
         }
-        if path[0] == UInt8(ascii: "@") { path[0] = 0 }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in path.enumerated() { raw[i] = byte } }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return "cannot create a socket for NOTIFY_SOCKET" }
         defer { close(fd) }
         let message = Array("READY=1".utf8)
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count)
-        let sent = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, message, message.count, Int32(MSG_NOSIGNAL), $0, length) }
-        }
+        let sent = address.withSocketAddress { sendto(fd, message, message.count, Int32(MSG_NOSIGNAL), $0, $1) }
         return sent == message.count ? nil : "cannot notify systemd: \(String(cString: strerror(errno)))"
     }
 }
