@@ -71,6 +71,38 @@ import Glibc
         #expect(try store.synchronous.listKeys(KeyQuery(servicePrefix: "db.")) == [db])
     }
 
+    @Test func aKeyIsOneFileEvenWhenNamesCollide() throws {
+        for name in ["a", "b", "svc-x"] { try put(name, Data(name.utf8)) }
+        let shared = CredentialKey(service: "shared", account: "k")
+        // "a" and "b" both claim `shared`: "a" (first by bytes) is its file, "b" is not listed.
+        let store = try store(SystemdCredentialNaming(service: "svc", names: ["b": shared, "a": shared]))
+        #expect(try store.synchronous.load(shared) == Data("a".utf8), "the first name by bytes")
+        #expect(try store.synchronous.listKeys() == [CredentialKey(service: "shared", account: "k"), CredentialKey(service: "svc", account: "svc-x")])
+        let claiming = try self.store(SystemdCredentialNaming(service: "svc", names: ["a": CredentialKey(service: "svc", account: "svc-x")]))
+        #expect(try claiming.synchronous.load(CredentialKey(service: "svc", account: "svc-x")) == Data("a".utf8))
+        #expect(try claiming.synchronous.listKeys() == [CredentialKey(service: "svc", account: "b"), CredentialKey(service: "svc", account: "svc-x")])
+    }
+
+    @Test(arguments: ConformanceAPI.allCases)
+    func controlCharactersInNamesAreRefusedOnEveryRead(api: ConformanceAPI) async throws {
+        let store = try store()
+        for character in ["\u{0}", "\t", "\n", "\u{1B}", "\u{7F}", "\u{85}", "\u{9B}"] {
+            for key in [CredentialKey(service: "ctl\(character)x", account: "a"), CredentialKey(service: store.defaultService, account: "a\(character)")] {
+                switch api {
+                case .sync:
+                    #expect(throws: CredentialVaultError.self) { try store.synchronous.load(key) }
+                    #expect(throws: CredentialVaultError.self) { try store.synchronous.metadata(for: key) }
+                    #expect(throws: CredentialVaultError.self) { try store.synchronous.delete(key) }
+                case .async:
+                    await #expect(throws: CredentialVaultError.self) { try await store.load(key) }
+                    await #expect(throws: CredentialVaultError.self) { try await store.metadata(for: key) }
+                    await #expect(throws: CredentialVaultError.self) { try await store.take(key) }
+                }
+                do { _ = try store.synchronous.load(key) } catch { #expect({ if case .invalidArgument = error { true } else { false } }()) }
+            }
+        }
+    }
+
     @Test func onlyRegularFilesAreListedAndHostileEntriesAreRefusedWithoutBlocking() async throws {
         try put("good", Data("v".utf8))
         try put("target", Data("secret behind a link".utf8))

@@ -29,9 +29,12 @@ public struct SystemdCredentialNaming: Sendable, Hashable {
         self.names = names
     }
 
-    /// The credential (file) name of `key`, `nil` when no credential can have that key.
+    /// The credential (file) name of `key`, `nil` when no credential can have that key. When
+    /// `names` maps several names to one key, the first by bytes is that key's (the others are
+    /// unreachable, and not listed).
     public func credentialName(of key: CredentialKey) -> String? {
-        if let listed = names.first(where: { $0.value == key }) { return listed.key }
+        let listed = names.filter { $0.value == key }.map(\.key)
+        if let first = listed.min(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) { return first }
         guard CredentialKey.sameName(key.service, service), Self.isValidName(key.account), names[key.account] == nil else { return nil }
         return key.account
     }

@@ -45,8 +45,10 @@ extension SystemdCredentialStore: TokenStorageAdapter {
 
     /// The keys of the unit's credentials (of `service`, when given), sorted by service then account.
     public func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
-        try credentialNames().map { naming.key(of: $0).storedName() }.filter { $0.isIn(service: service) }
-            .sorted(by: CredentialKey.storageOrder)
+        // Only the files their keys lead back to: one entry a key, even where `names` maps two
+        // files to one key or claims another file's default key.
+        try credentialNames().filter { naming.credentialName(of: naming.key(of: $0)) == $0 }.map { naming.key(of: $0).storedName() }
+            .filter { $0.isIn(service: service) }.sorted(by: CredentialKey.storageOrder)
     }
 
     /// Device-only, persistent, with the file's modification time (when systemd wrote it) as
