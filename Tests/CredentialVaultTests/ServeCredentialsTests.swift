@@ -156,6 +156,21 @@ import Glibc
         #expect(log.contains("refused big to slow.service") && log.contains("did not read its value within"))
     }
 
+    /// The peer check behind the socket's mode: with the socket opened to everyone (as root, for
+    /// the test), another user's process connects and gets nothing; root still gets the value.
+    @Test(.enabled(if: geteuid() == 0, "needs root to run a client as another user"))
+    func anotherUsersProcessGetsNothingEvenWhenItCanConnect() throws {
+        let server = try serve(["db=db.example.com/app"])
+        #expect(chmod(dir.path("run").path, 0o711) == 0 && chmod(socket, 0o666) == 0)
+        #expect(chmod(dir.url.path, 0o711) == 0)
+        let helper = try HelperProcess(["request-as-user", "65534", socket, "1f/unit/web.service/db"], environment: environment)
+        #expect(try helper.waitForLine(startingWith: "received") == "received 0")
+        #expect(helper.waitForExit() == 0)
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))
+        let (_, log) = server.stop()
+        #expect(log.contains("uid 65534 is neither root nor this server's user"))
+    }
+
     @Test func manyClientsAtOnceAreAllServed() throws {
         let server = try serve(["db=db.example.com/app"])
         let sockets = (0..<100).map { i in AbstractClient.connect(socket, from: .systemd(unit: "unit-\(i).service", credential: "db")) }

@@ -20,6 +20,9 @@
 //       reads a secret on stdin, searches /proc/PID/mem for it (see MemoryScan.swift).
 //   hold-lock VAULT SECONDS
 //       holds the lock file with a raw flock for SECONDS, printing "locked" once it has it.
+//   request-as-user UID SOCKET NAME
+//       as UID (from root), asks serve-credentials at SOCKET from the abstract address NAME;
+//       prints "received N" or "error WHY" (CredentialClientCommands.swift).
 //   disable-core-dumps
 //       ProcessHardening.disableCoreDumps(), then waits for stdin to close (HardeningCommands.swift).
 //
@@ -42,6 +45,7 @@ do {
     case ("scan-memory", 1): scanMemory(rest)
     case ("save-as-user", 3): try saveAsUser(rest)
     case ("disable-core-dumps", 0): try disableCoreDumps()
+    case ("request-as-user", 3): requestAsUser(rest)
     default: fail("unknown helper command or wrong arguments: \(command)")
     }
 } catch {
