@@ -5,13 +5,16 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
-// What Foundation needs when it is linked statically: the modules were compiled against the
-// shared Foundation, whose autolink entries do not name these (`swiftc -static-stdlib` adds
-// them). lld resolves them in any order (and, unlike gold, does not relay glibc's link-time
-// warning about the mktemp that static Foundation contains).
-let staticFoundation = ["-use-ld=lld"] + [
-    "Foundation", "FoundationInternationalization", "FoundationEssentials", "_FoundationICU", "CoreFoundation",
-    "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
+// What FoundationEssentials needs when it is linked statically: the modules were compiled
+// against the shared libraries, whose autolink entries do not name these (`swiftc
+// -static-stdlib` adds them). The lean `credvault`'s modules (CredentialVault,
+// CredentialVaultCLI, credvault) import only FoundationEssentials, so neither Foundation,
+// FoundationInternationalization nor ICU's data (about 50 MB) is linked. lld resolves them in
+// any order (and, unlike gold, does not relay glibc's link-time warnings). The DWARF sections
+// (2.6 MB, mostly the static Swift libraries') are left out of the lean binary: the symbol table
+// stays, so a crash's backtrace still names its functions (not their lines).
+let staticFoundation = ["-use-ld=lld", "-Xlinker", "--strip-debug"] + [
+    "FoundationEssentials", "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
 ].map { "-l" + $0 }
 
 let package = Package(

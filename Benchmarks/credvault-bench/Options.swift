@@ -18,6 +18,8 @@ struct Options {
     var jsonOut: String?
     /// The `credvault` executable for the whole-process figure.
     var credvault: String?
+    /// Another `credvault` (an earlier build) whose lookup is measured in the same run.
+    var credvaultBaseline: String?
     /// Multiplies the number of runs of every measurement (`--runs-factor`).
     var runsFactor: Double?
     /// Run the Secret Service group against the session's keyring even outside a private bus.
@@ -25,7 +27,7 @@ struct Options {
 
     static let usage = """
         usage: credvault-bench [--quick] [--json | --json-out FILE] [--only GROUP,...] [--items N,...] [--dir PATH]
-                               [--credvault PATH] [--runs-factor X] [--session-keyring]
+                               [--credvault PATH] [--credvault-baseline PATH] [--runs-factor X] [--session-keyring]
 
         Measures CredentialVault next to raw libsodium / libsecret and the physical floor, in one run.
           --quick            a small smoke run (CI): fewer runs, items 1 and 100
@@ -36,6 +38,9 @@ struct Options {
           --dir PATH         where vaults are written (default: $TMPDIR or /tmp); durable-write
                              figures are those of this file system
           --credvault PATH   the credvault executable (default: next to this one)
+          --credvault-baseline PATH
+                             another credvault (an earlier build) whose lookup and binary size
+                             are measured beside it, interleaved in the same run
           --runs-factor X    multiply the number of runs (e.g. 3 on a noisy machine)
           --session-keyring  also measure the Secret Service of the current session bus; by
                              default only a private one (scripts/with-keyring.sh) is used
@@ -69,6 +74,7 @@ struct Options {
             case "--json-out": options.jsonOut = value(arg)
             case "--dir": options.directory = URL(fileURLWithPath: value(arg))
             case "--credvault": options.credvault = value(arg)
+            case "--credvault-baseline": options.credvaultBaseline = value(arg)
             case "--runs-factor":
                 guard let factor = Double(value(arg)), factor > 0 else { fail("--runs-factor takes a positive number") }
                 options.runsFactor = factor

@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One `credvault` subcommand.
 public protocol Command: Sendable {

@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `credvault` entry point both executables share: pick the command, parse its arguments,
 /// run it, map errors to exit codes with one clear line on stderr (never a secret: errors carry

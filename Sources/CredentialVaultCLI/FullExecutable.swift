@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `credvault-full`, the executable with every command and backend, installed next to the lean
 /// `credvault`. The lean one hands a command line over to it git-style: `execv` with the same

@@ -12,7 +12,7 @@ public struct ParsedArguments: Sendable {
     /// The options given, by name (without their `--`), with their values.
     public var options: [String: String] = [:]
     /// Every value of each option, in the order given (`options` keeps the last one): for the
-    /// options a command takes more than once (`exec --env`, `exec --fd`).
+    /// options a command takes more than once (`exec --env`, `exec --fd`, `serve-credentials --map`).
     public var optionValues: [String: [String]] = [:]
     /// How many positionals stood before `--`; `nil` when there was no `--` (`exec` takes its
     /// command only after it).

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The command line as the kernel passed it (`CommandLine.unsafeArgv`), decoded strictly:
 /// an argument that is not valid UTF-8 is refused, never replaced by U+FFFD as

@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The subcommands, in the order `credvault --help` lists them: the vault commands, which every
 /// `credvault` runs, then the commands only `credvault-full` has (they need the Secret Service,
@@ -10,6 +17,7 @@ public enum Registry {
         StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
         InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, CustodyCommand.self,
         AcceptRestoreCommand.self, ExecCommand.self, GitCredentialCommand.self, DockerCredentialCommand.self,
+        ServeCredentialsCommand.self,
     ]
 
     /// The commands `credvault-full` adds, by name and summary (the full executable's command

@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+import Synchronization
 
 /// Runs async work from the synchronous command and waits for it.
 public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
@@ -12,12 +18,11 @@ public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws
     return try outcome.get()
 }
 
-private final class BlockingOutcome<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<T, any Error>?
-    func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
+private final class BlockingOutcome<T: Sendable>: Sendable {
+    private let result = Mutex<Result<T, any Error>?>(nil)
+    func set(_ value: Result<T, any Error>) { result.withLock { $0 = value } }
     func get() throws -> T {
-        guard let result = lock.withLock({ result }) else { throw UsageError("internal: no result") }
+        guard let result = result.withLock({ $0 }) else { throw UsageError("internal: no result") }
         return try result.get()
     }
 }

@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads secrets (stdin, passphrase files) without leaving copies behind: the bytes go into a
 /// buffer that is wiped whenever it grows, instead of through Foundation's reads, whose

@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Text the CLI prints around names it did not choose (names listed from a vault or keyring,
 /// words from the command line, paths): control characters are shown escaped, so a name can

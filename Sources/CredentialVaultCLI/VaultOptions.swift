@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// The options every command shares: which backend and vault, and how to unlock it.

@@ -29,6 +29,7 @@ struct SecretServiceBackends: ExtendedBackends {
             case .secretService: .secretService
             case .file: .file
             case .memory: .memory
+            case .systemdCredentials: throw UsageError("the systemd-credentials backend is for services using the library, not for credvault")
             }
         return BackendResolution(kind: kind, reason: decision.reason)
     }

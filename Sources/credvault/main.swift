@@ -1,5 +1,12 @@
 import CredentialVaultCLI
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The lean `credvault`: the vault commands with the file and memory backends, linked with
 /// CredentialVault alone (and the Swift libraries statically in release), so that a lookup

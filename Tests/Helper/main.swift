@@ -20,6 +20,9 @@
 //       reads a secret on stdin, searches /proc/PID/mem for it (see MemoryScan.swift).
 //   hold-lock VAULT SECONDS
 //       holds the lock file with a raw flock for SECONDS, printing "locked" once it has it.
+//   request-as-user UID SOCKET NAME
+//       as UID (from root), asks serve-credentials at SOCKET from the abstract address NAME;
+//       prints "received N" or "error WHY" (CredentialClientCommands.swift).
 //   rollback-crash-writer VAULT KEYFILE POINT N
 //       saves until a custodian kills the process at POINT of save N (RollbackCrashCommands.swift).
 //   disable-core-dumps
@@ -44,6 +47,7 @@ do {
     case ("scan-memory", 1): scanMemory(rest)
     case ("save-as-user", 3): try saveAsUser(rest)
     case ("disable-core-dumps", 0): try disableCoreDumps()
+    case ("request-as-user", 3): requestAsUser(rest)
     case ("rollback-crash-writer", 4): try rollbackCrashWriter(rest)
     default: fail("unknown helper command or wrong arguments: \(command)")
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The asynchronous form of the storage protocol: the same operations, semantics and errors as
 /// `TokenStorageAdapter`, for callers on the main actor or Swift's cooperative pool.

@@ -1,5 +1,12 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Threads a store owns for its blocking work (file I/O with `fdatasync`, D-Bus calls, later
 /// libpq), so that the async API never blocks Swift's cooperative pool or the main actor: the
@@ -55,16 +62,16 @@ package final class StoreThreads: Sendable {
 
     private let name: String
     private let limit: Int
-    private let idleTimeout: TimeInterval
+    private let idleTimeout: Duration
     private let state = Mutex(State())
     /// Wakes idle threads (paired with `state`, see `serve`).
-    private let wakeUp = NSCondition()
+    private let wakeUp = ThreadCondition()
 
     /// Threads named `name` (seen in `top -H` and debuggers), at most `limit` at once.
     package init(name: String, limit: Int = 1, idleTimeout: Duration = .seconds(5)) {
         self.name = name
         self.limit = max(1, limit)
-        self.idleTimeout = idleTimeout.timeInterval
+        self.idleTimeout = idleTimeout
     }
 
     /// Runs `body` on one of the store's threads and returns its result; the calling task
@@ -124,10 +131,18 @@ package final class StoreThreads: Sendable {
             return true
         }
         if startThread {
-            let thread = Thread { [self] in self.serve() }
-            thread.name = name
-            thread.stackSize = 1 << 20
-            thread.start()
+            guard !PlainThread.start(stackSize: 1 << 20, { [self] in self.serve() }) else { return }
+            // No thread could be started (the process is at its thread limit): a job that no
+            // thread will ever run must not leave its task waiting forever.
+            let stranded = state.withLock { (s: inout State) -> [Job] in
+                s.threads -= 1
+                guard s.threads == 0 else { return [] }
+                let jobs = s.queue[s.head...].compactMap { $0 }
+                s.queue.removeAll()
+                s.head = 0
+                return jobs
+            }
+            for job in stranded { job.drop() }
         } else {
             wakeUp.lock()
             wakeUp.signal()
@@ -181,7 +196,7 @@ package final class StoreThreads: Sendable {
                 return true
             }
             var woken = true
-            if stillEmpty { woken = wakeUp.wait(until: Date(timeIntervalSinceNow: idleTimeout)) }
+            if stillEmpty { woken = wakeUp.wait(timeout: idleTimeout) }
             wakeUp.unlock()
             let exit = state.withLock { (s: inout State) -> Bool in
                 if stillEmpty { s.idle -= 1 }

@@ -1,5 +1,9 @@
 import CSodium
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// How many password derivations this process has run: the promise "one KDF per unlock"

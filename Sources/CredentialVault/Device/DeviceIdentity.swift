@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What makes this machine this machine, for device-only credentials: a random host secret kept
 /// in a 0600 file outside any vault, and the systemd machine id.
@@ -33,7 +40,7 @@ public struct DeviceIdentity: Sendable, Hashable {
         }
         for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
             if let text = try? String(contentsOfFile: path, encoding: .utf8) {
-                let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                let id = PlainText.trimmed(text)
                 if !id.isEmpty { return DeviceIdentity(hostSecretURL: secret, machineID: id) }
             }
         }
@@ -85,7 +92,20 @@ package enum XDGDirectories {
         if let value = ProcessInfo.processInfo.environment[variable], value.hasPrefix("/") {
             return URL(fileURLWithPath: value)
         }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? passwordHome() ?? "/"
         return URL(fileURLWithPath: home).appendingPathComponent(relative)
+    }
+
+    /// The user's home directory from the password database (what `NSHomeDirectory()` falls
+    /// back to without `$HOME`), read with the re-entrant call into a bounded buffer.
+    private static func passwordHome() -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        guard getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let directory = entry.pw_dir else {
+            return nil
+        }
+        let path = String(cString: directory)
+        return path.hasPrefix("/") ? path : nil
     }
 }

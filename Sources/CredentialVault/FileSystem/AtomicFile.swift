@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -59,7 +63,7 @@ package enum AtomicFile {
         _ bytes: [UInt8], at location: FileLocation, locked: Bool, install: (String) throws(CredentialVaultError) -> Void
     ) throws(CredentialVaultError) -> FileLock? {
         let directory = location.directoryFD
-        let suffix = Crypto.randomBytes(8).map { String(format: "%02x", $0) }.joined()
+        let suffix = PlainText.hex(Crypto.randomBytes(8))
         let temp = "\(temporaryPrefix(of: location.name))\(getpid())-\(suffix)"
         let fd = openat(directory, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         // Messages name the file the caller knows, not the temp file.

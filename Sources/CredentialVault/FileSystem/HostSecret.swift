@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -86,7 +90,7 @@ enum HostSecret {
     private static func recordFingerprint(of secret: SecureBytes, at location: FileLocation) throws(CredentialVaultError) {
         let label = Array("CredentialVault host secret id v1".utf8)
         let digest = label.withUnsafeBytes { Crypto.keyedHash(key: secret, [$0]) }
-        let text = "CredentialVault host secret \(digest.prefix(16).map { String(format: "%02x", $0) }.joined())\n"
+        let text = "CredentialVault host secret \(PlainText.hex(digest.prefix(16)))\n"
         try AtomicFile.write(Array(text.utf8), to: location)
     }
 
@@ -95,7 +99,7 @@ enum HostSecret {
     private static func missing(_ url: URL, losing what: String, fingerprint: [UInt8]? = nil) -> CredentialVaultError {
         var message = "the host secret \(url.path) is missing, and \(what) can only be read with it"
         if let fingerprint {
-            let id = String(decoding: fingerprint, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let id = PlainText.trimmed(String(decoding: fingerprint, as: UTF8.self))
             message += " (\(url.path).id shows that it existed: \(id))"
         }
         message += ": restore that file from a backup of this machine (if the vault was copied from another machine, it opens only there); no new host secret was made and nothing was changed"

@@ -23,7 +23,8 @@ package final class PrivateDirectory: Sendable {
     deinit { close(fd) }
 
     /// Opens and checks an existing directory; `nil` when there is none at `path`.
-    package static func open(_ path: String) throws(CredentialVaultError) -> PrivateDirectory? {
+    /// `owners` says who may own it and which mode bits are allowed (see `PrivateFiles.Owners`).
+    package static func open(_ path: String, owners: PrivateFiles.Owners = .user) throws(CredentialVaultError) -> PrivateDirectory? {
         let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -37,7 +38,7 @@ package final class PrivateDirectory: Sendable {
             throw PrivateFiles.error(code, "cannot inspect \(path)")
         }
         do throws(CredentialVaultError) {
-            try PrivateFiles.checkOwnerAndMode(info, path: path, isDirectory: true)
+            try PrivateFiles.checkOwnerAndMode(info, path: path, isDirectory: true, owners: owners)
         } catch {
             close(fd)
             throw error

@@ -16,6 +16,20 @@ package enum PrivateFiles {
         /// check (a vault's magic and version), so that a large file that is not what it should
         /// be is refused after reading those bytes only, not the whole file.
         var prefix: Prefix?
+        /// Who may own the file, and which mode bits are allowed (`.user` for everything the
+        /// library writes; `.systemProvided` for files the service manager hands over).
+        var owners: Owners = .user
+    }
+
+    /// Who may own a private file or directory.
+    package enum Owners: Sendable {
+        /// The user who opens it, mode 0600 (0700) or stricter.
+        case user
+        /// That user or root (the service manager, systemd's credentials), writable by the owner
+        /// only and not accessible by others. Group read (and search) is allowed: systemd grants
+        /// a service user access to a root-owned credential by an ACL, whose mask shows as the
+        /// group bits; a group or other write bit, or any access for others, is refused.
+        case systemProvided
     }
 
     /// The leading bytes `readVersion` checks first (see `Rules.prefix`).
@@ -33,7 +47,8 @@ package enum PrivateFiles {
     /// to keep the vault in; the library's own directory (`credential-vault`, as in the default
     /// locations) gets `chmod 700`; any other directory (the library cannot tell whether it
     /// made it) gets `chmod 700` only "if it holds nothing but vaults", else the subdirectory.
-    static func checkOwnerAndMode(_ info: stat, path: String, isDirectory: Bool) throws(CredentialVaultError) {
+    static func checkOwnerAndMode(_ info: stat, path: String, isDirectory: Bool, owners: Owners = .user) throws(CredentialVaultError) {
+        if owners == .systemProvided { return try checkSystemProvided(info, path: path) }
         if info.st_uid != geteuid() {
             let advice = isDirectory ? "; keep the vault in a private directory of your own: \(subdirectoryAdvice(path))" : ""
             throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it\(advice)")
@@ -51,6 +66,19 @@ package enum PrivateFiles {
                 advice = "if it holds nothing but vaults, run: chmod 700 \(path); else keep the vault in a private subdirectory: \(subdirectoryAdvice(path))"
             }
             throw .permissionDenied("\(path) is accessible by other users (mode \(String(mode, radix: 8))); \(advice)")
+        }
+    }
+
+    /// `Owners.systemProvided`: owned by this user or root, no write for group or others, no
+    /// access for others.
+    private static func checkSystemProvided(_ info: stat, path: String) throws(CredentialVaultError) {
+        if info.st_uid != geteuid() && info.st_uid != 0 {
+            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); only this user's or root's files are read here")
+        }
+        let mode = info.st_mode & 0o777
+        if mode & 0o027 != 0 {
+            throw .permissionDenied(
+                "\(path) is writable by its group or accessible by other users (mode \(String(mode, radix: 8))): it is not what the service manager provides; nothing was read")
         }
     }
 
@@ -95,7 +123,7 @@ package enum PrivateFiles {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .invalidArgument("\(path) is \(kind(info.st_mode)), not a regular file; nothing was read from it")
         }
-        try checkOwnerAndMode(info, path: path, isDirectory: false)
+        try checkOwnerAndMode(info, path: path, isDirectory: false, owners: rules.owners)
         guard Int(info.st_size) <= rules.limit else { throw .corrupted("\(path) is larger than \(rules.limit) bytes") }
         if rules.singleName { try checkSingleName(info, path: path) }
     }

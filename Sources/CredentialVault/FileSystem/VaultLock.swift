@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 #if canImport(Glibc)
@@ -122,7 +126,7 @@ final class VaultLock: Sendable {
         while true {
             if let lock = try tryAcquire(vault) { return lock }
             if ContinuousClock.now >= deadline { throw .busy }
-            Thread.sleep(forTimeInterval: pause.timeInterval)
+            PlainThread.sleep(pause)
             pause = min(pause * 2, .milliseconds(20))
         }
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `AsyncTokenStorage` conformance. Everything is in memory behind one short lock, so every
 /// operation is answered on the caller's thread: nothing blocks, nothing hops.

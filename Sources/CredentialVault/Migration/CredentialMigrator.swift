@@ -1,5 +1,9 @@
 import CSodium
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Moves credentials from one backend to another without ever losing one.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The key hierarchy: a random 256-bit data key encrypts everything; a key-encryption key (KEK)
 /// derived from the passphrase, key file or device key wraps it. Changing the passphrase

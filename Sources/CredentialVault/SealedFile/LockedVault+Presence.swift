@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension LockedVault {
     /// Reads the vault at `url` like `init(url:)`, or `nil` when there is no file there (nor its

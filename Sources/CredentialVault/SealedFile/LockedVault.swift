@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A sealed-file vault that has been read but not unlocked: its header can be inspected (format
 /// version, how it is unlocked, KDF cost) and nothing else. `unlock(with:)` returns the

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One record as stored: a random id and the sealed record (nonce, ciphertext, tag).
 struct SealedRecord: Sendable, Equatable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// When a record's key was first saved and when the record was written, in Unix milliseconds:
 /// what format 5 adds to a record's plaintext (see docs/FORMAT.md, *Records*).

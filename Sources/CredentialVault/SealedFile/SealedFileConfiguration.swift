@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Settings of a sealed-file vault that are not stored in the file.
 public struct SealedFileConfiguration: Sendable {

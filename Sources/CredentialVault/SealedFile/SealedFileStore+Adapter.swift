@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `TokenStorageAdapter` conformance. Each operation is written once (a `VaultChange` for the
 /// writes, a read of the state for the others) and run by both the synchronous API here and

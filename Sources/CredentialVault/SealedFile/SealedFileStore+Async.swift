@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// `AsyncTokenStorage` conformance: the same operations as the synchronous API, never blocking
 /// the caller's thread.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Writing a changed state to the file: a journal entry, or the whole file.
 extension SealedFileStore {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Keeping the in-memory state in step with the file, and the locked write path.
 extension SealedFileStore {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Synchronization
 
 /// A vault in one file, sealed with libsodium (XChaCha20-Poly1305 records, Argon2id or key file

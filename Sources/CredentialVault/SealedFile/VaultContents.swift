@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The decoded state of an unlocked vault: its header, its records by key, and for format 3
 /// where its journal stands.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What unlocks a sealed-file vault: it yields the key-encryption key that unwraps the data key.
 public enum VaultKey: Sendable, CustomStringConvertible {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The storage protocol every backend implements: small, synchronous, throwing and `Sendable`.
 /// Its asynchronous twin, for the main actor and the cooperative pool, is `AsyncTokenStorage`.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import CSodium
 
 #if canImport(Glibc)
@@ -46,7 +50,7 @@ public enum ProcessHardening {
     public static func refuseIfTraced() throws(CredentialVaultError) {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return }
         for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
-            let pid = line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces)
+            let pid = PlainText.trimmed(line.dropFirst("TracerPid:".count))
             if pid != "0" { throw .unsupported("process \(pid) is tracing this one (a debugger or strace)") }
         }
     }

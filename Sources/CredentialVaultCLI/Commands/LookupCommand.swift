@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `credvault lookup SERVICE ACCOUNT`: exactly the stored bytes on stdout.
 public enum LookupCommand: Command {

@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `credvault store SERVICE ACCOUNT`: the secret comes from stdin, byte for byte.
 public enum StoreCommand: Command {
@@ -94,7 +101,7 @@ public enum ListCommand: Command {
                 }
                 items.append(item)
             }
-            io.write(TerminalText.jsonEscaped(try JSONSerialization.data(withJSONObject: items, options: [.sortedKeys])) + Data("\n".utf8))
+            io.write(TerminalText.jsonEscaped(try JSONOutput.sorted(items)) + Data("\n".utf8))
         } else {
             for key in keys { io.print(TerminalText.line(key.service, key.account)) }
         }

@@ -1,5 +1,12 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `credvault init`: create a vault explicitly.
 public enum InitCommand: Command {
@@ -161,8 +168,8 @@ public enum InfoCommand: Command {
             info.append(("capabilities", store.capabilities.description))
         }
         if args.flags.contains("json") {
-            let object = Dictionary(info.map { ($0.0.replacingOccurrences(of: " ", with: "_"), $0.1) }) { a, _ in a }
-            io.write(TerminalText.jsonEscaped(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) + Data("\n".utf8))
+            let object = Dictionary(info.map { (String($0.0.map { $0 == " " ? "_" : $0 }), $0.1) }) { a, _ in a }
+            io.write(TerminalText.jsonEscaped(try JSONOutput.sorted(object)) + Data("\n".utf8))
         } else {
             for (name, value) in info { io.print("\(name): \(TerminalText.escaped(value))") }
         }

@@ -10,11 +10,16 @@ public enum BackendChoice: String, Sendable, Hashable, CaseIterable, CustomStrin
     case file
     /// Process memory only: nothing survives the process.
     case memory
+    /// The credentials systemd passed to this service (`$CREDENTIALS_DIRECTORY`), read-only:
+    /// `SystemdCredentialStore`. `.automatic` picks it only when the app asks
+    /// (`BackendResolver.prefersSystemdCredentials`) and the variable is set.
+    case systemdCredentials = "systemd-credentials"
 
     /// The environment variable that overrides `.automatic`.
     public static let environmentVariable = "CREDVAULT_BACKEND"
 
-    /// Parses a backend name: `auto` (or `automatic`), `secret-service`, `file`, `memory`.
+    /// Parses a backend name: `auto` (or `automatic`), `secret-service`, `file`, `memory`,
+    /// `systemd-credentials`.
     public init?(name: String) {
         if name == "automatic" {
             self = .automatic
@@ -37,6 +42,8 @@ public enum BackendKind: String, Sendable, Hashable, CaseIterable, CustomStringC
     case file
     /// `InMemoryStore`.
     case memory
+    /// `SystemdCredentialStore` (read-only).
+    case systemdCredentials = "systemd-credentials"
 
     /// The name as `--backend` takes it.
     public var description: String { rawValue }

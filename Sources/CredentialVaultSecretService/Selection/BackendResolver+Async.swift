@@ -28,6 +28,9 @@ extension BackendResolver {
         case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
         case .file: store = try await SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFileConfiguration)
         case .memory: store = memoryStore()
+        // A directory opened and checked with fstat: a few system calls on a RAM file system,
+        // as in the synchronous open; the reads themselves run on the store's thread.
+        case .systemdCredentials: store = try systemdCredentialStore()
         }
         return BackendSelection(decision: decision, store: store)
     }

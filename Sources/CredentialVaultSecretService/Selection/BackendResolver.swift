@@ -41,6 +41,13 @@ public struct BackendResolver: Sendable {
     /// How often a wait for unlock asks the keyring's state (default 500 ms). Each question is
     /// one D-Bus round trip, bounded by `secretService.timeout`.
     public var unlockPollInterval: Duration = .milliseconds(500)
+    /// Whether `.automatic` picks the credentials systemd passed to this service, read-only
+    /// (`SystemdCredentialStore`), when `$CREDENTIALS_DIRECTORY` is set in `environment`
+    /// (default `false`: a service asks for it). `CREDVAULT_BACKEND` still overrides it.
+    public var prefersSystemdCredentials = false
+    /// Credential names mapped to keys of their own (`SystemdCredentialNaming.names`); every
+    /// other credential is `defaultService`/NAME.
+    public var systemdCredentialNames: [String: CredentialKey] = [:]
 
     /// Creates a resolver for `application` (required: it is the namespace). The defaults are
     /// the process environment, Secret Service and sealed-file configurations of that
@@ -91,6 +98,7 @@ public struct BackendResolver: Sendable {
         case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
         case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFileConfiguration)
         case .memory: store = memoryStore()
+        case .systemdCredentials: store = try systemdCredentialStore()
         }
         return BackendSelection(decision: decision, store: store)
     }
@@ -120,17 +128,37 @@ public struct BackendResolver: Sendable {
         case .secretService: return BackendDecision(kind: .secretService, reason: "chosen explicitly")
         case .file: return BackendDecision(kind: .file, reason: "chosen explicitly")
         case .memory: return BackendDecision(kind: .memory, reason: "chosen explicitly")
+        case .systemdCredentials: return BackendDecision(kind: .systemdCredentials, reason: "chosen explicitly")
         case .automatic: break
         }
         let variable = BackendChoice.environmentVariable
-        guard let name = environment[variable], !name.isEmpty else { return nil }
+        guard let name = environment[variable], !name.isEmpty else { return systemdDecision() }
         guard let overridden = BackendChoice(name: name) else {
-            throw .invalidArgument("\(variable) must be auto, secret-service, file or memory")
+            throw .invalidArgument("\(variable) must be auto, secret-service, file, memory or systemd-credentials")
         }
-        if overridden == .automatic { return nil }
+        if overridden == .automatic { return systemdDecision() }
         var decision = try decideWithoutAsking(overridden)
         decision?.reason = "\(variable)=\(name)"
         return decision
+    }
+
+    /// The automatic decision for systemd's credentials: when the app prefers them and
+    /// `$CREDENTIALS_DIRECTORY` is set; else `nil` (the Secret Service is asked).
+    func systemdDecision() -> BackendDecision? {
+        let variable = SystemdCredentialStore.environmentVariable
+        guard prefersSystemdCredentials, let path = environment[variable], !path.isEmpty else { return nil }
+        return BackendDecision(kind: .systemdCredentials, reason: "\(variable) is set: the credentials systemd passed to this service, read-only")
+    }
+
+    /// The read-only store over `$CREDENTIALS_DIRECTORY` of `environment`, named with the
+    /// resolver's `defaultService` and `systemdCredentialNames`. Throws `notAvailable` when the
+    /// variable is not set (never another backend instead).
+    func systemdCredentialStore() throws(CredentialVaultError) -> SystemdCredentialStore {
+        let naming = SystemdCredentialNaming(service: defaultService, names: systemdCredentialNames)
+        guard let store = try SystemdCredentialStore.fromEnvironment(environment, naming: naming) else {
+            throw .notAvailable("\(SystemdCredentialStore.environmentVariable) is not set: this process was not started by systemd with credentials")
+        }
+        return store
     }
 
     /// The Secret Service's state, asked now (blocking, within `secretService.timeout`).

@@ -1,0 +1,72 @@
+import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `credvault serve-credentials --socket PATH --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...`: hands
+/// stored credentials to systemd units through `LoadCredential=CREDNAME:PATH` (see
+/// `CredentialServer`).
+public enum ServeCredentialsCommand: Command {
+    public static let name = "serve-credentials"
+    public static let summary = "serve credentials to systemd units (LoadCredential=NAME:SOCKET)"
+    public static let help = """
+        usage: credvault serve-credentials --socket PATH --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...
+                                           [--map ...] [--client-timeout SECONDS] [common options]
+
+        Listens on the AF_UNIX socket PATH (created mode 0600; its directory must be writable by
+        no one else) for systemd, which connects when a unit with
+            LoadCredential=CREDNAME:PATH
+        starts, from an abstract address naming the unit and the credential. The value of the
+        mapped credential is written and the connection closed; a credential or unit that is not
+        mapped, a client that is not root or this user, or one without systemd's address gets
+        nothing. Every connection is logged on stderr (never a value). Runs until SIGTERM,
+        SIGINT or SIGHUP, then removes the socket. Tells systemd when it listens (Type=notify,
+        $NOTIFY_SOCKET).
+          --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...
+                                 the credential CREDNAME is SERVICE/ACCOUNT in the store (split at
+                                 the first '/'), for the units listed (none: for every unit);
+                                 repeat --map for more credentials
+          --client-timeout S     how long a client may take to read its value (default 5, 0.01
+                                 to 300 seconds)
+
+        """ + VaultOptions.help
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = ["socket", "map", "client-timeout"]
+
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        guard let path = args.options["socket"] else { throw UsageError("give --socket PATH") }
+        let map = try CredentialMap(args.optionValues["map"] ?? [])
+        let timeout = try clientTimeout(args.options["client-timeout"])
+        // First, before any other thread exists (see `StopSignals`).
+        let stop = try StopSignals.install()
+        guard let store = try VaultOptions.openStore(args, create: false) else {
+            io.error("no vault at \(VaultOptions.vaultURL(args).path): store the credentials first")
+            return ExitCode.notFound
+        }
+        for entry in map.entries where try store.metadata(for: entry.key) == nil {
+            io.error("serve-credentials: warning: no credential \(entry.key) is stored yet (\(entry.credential) is refused until it is)")
+        }
+        let socket = try ListeningSocket(path: path)
+        defer { socket.close() }
+        io.error("serve-credentials: listening on \(path) (\(map.entries.count) mapped)")
+        if let failure = ServiceNotification.ready() { io.error("serve-credentials: \(failure)") }
+        let server = CredentialServer(socket: socket, map: map, store: store, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
+        try server.run(until: stop)
+        io.error("serve-credentials: stopped")
+        return ExitCode.success
+    }
+
+    private static func clientTimeout(_ text: String?) throws(UsageError) -> Duration {
+        guard let text else { return .seconds(5) }
+        guard let seconds = Double(text), seconds.isFinite, (0.01...300).contains(seconds) else {
+            throw UsageError("--client-timeout takes 0.01 to 300 seconds")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+}

@@ -1,0 +1,170 @@
+import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loop of `credvault serve-credentials`: accepts systemd's connections on `socket`, reads
+/// each peer's address (`PeerAddress`), writes the mapped credential's value and closes; refuses
+/// (closes without a byte) anything else, logging why, never a value.
+///
+/// One thread, non-blocking descriptors and `poll`: a client that does not read cannot hold the
+/// others up. Every client has `clientTimeout` to take its value, then it is dropped; at most
+/// `maxClients` are served at once (more wait in the listen backlog). The value is loaded from
+/// the store for each request, so a rotated credential is served at once.
+struct CredentialServer {
+    /// systemd's limit on a credential (`CREDENTIAL_SIZE_MAX`): a larger value is refused here
+    /// rather than cut there.
+    static let valueLimit = 1 << 20
+
+    let socket: ListeningSocket
+    let map: CredentialMap
+    let store: any TokenStorageAdapter
+    let clientTimeout: Duration
+    var maxClients = 64
+    /// Where events go (stderr): names are escaped there, values never passed.
+    let log: (String) -> Void
+
+    /// Serves until `stop` becomes readable (`StopSignals`).
+    func run(until stop: Int32) throws(CredentialVaultError) {
+        var clients: [ServedClient] = []
+        var acceptPausedUntil: ContinuousClock.Instant?
+        while true {
+            let now = ContinuousClock.now
+            if let paused = acceptPausedUntil, paused <= now { acceptPausedUntil = nil }
+            let accepting = clients.count < maxClients && acceptPausedUntil == nil
+            var fds = [pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+            if accepting { fds.append(pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)) }
+            fds += clients.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
+            let wake = (clients.map(\.deadline) + [acceptPausedUntil].compactMap { $0 }).min()
+            let ready = poll(&fds, nfds_t(fds.count), wake.map { Self.milliseconds(until: $0, from: now) } ?? -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw .io("poll failed: \(String(cString: strerror(errno)))")
+            }
+            if fds[0].revents != 0 { return }
+            // The clients' events first (their entries follow the listener's, if it was polled).
+            let offset = accepting ? 2 : 1
+            var remaining: [ServedClient] = []
+            for (index, client) in clients.enumerated() {
+                let events = Int32(fds[offset + index].revents)
+                if events & Int32(POLLOUT) != 0 || events & (Int32(POLLERR) | Int32(POLLHUP) | Int32(POLLNVAL)) != 0 {
+                    if let kept = progress(client) { remaining.append(kept) }
+                } else if ContinuousClock.now >= client.deadline {
+                    refuse(client.request, pid: client.pid, "did not read its value within \(clientTimeout): dropped")
+                } else {
+                    remaining.append(client)
+                }
+            }
+            clients = remaining
+            if accepting && fds[1].revents != 0 {
+                while clients.count < maxClients {
+                    // `accept4` is not exported to Swift: the flags are set right after (this
+                    // process starts no other program while it serves).
+                    let fd = accept(socket.fd, nil, nil)
+                    if fd >= 0 { Self.makeNonBlocking(fd) }
+                    if fd < 0 {
+                        if errno == EINTR || errno == ECONNABORTED { continue }
+                        if errno != EAGAIN && errno != EWOULDBLOCK {
+                            // Out of descriptors (EMFILE, ENFILE) or memory: wait a little, or
+                            // the listener, still readable, would spin this loop.
+                            log("cannot accept a connection (\(String(cString: strerror(errno)))): pausing 100 ms")
+                            acceptPausedUntil = ContinuousClock.now + .milliseconds(100)
+                        }
+                        break
+                    }
+                    if let client = start(fd), let kept = progress(client) { clients.append(kept) }
+                }
+            }
+        }
+    }
+
+    /// Checks a new connection and loads its value; `nil` (connection closed) when refused.
+    private func start(_ fd: Int32) -> ServedClient? {
+        // (pid, uid, gid): `struct ucred`, which Glibc's module does not export.
+        var peer: (Int32, UInt32, UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: peer))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 else {
+            close(fd)
+            log("refused a connection: its peer credentials cannot be read")
+            return nil
+        }
+        let (pid, uid, _) = peer
+        guard uid == 0 || uid == geteuid() else {
+            close(fd)
+            log("refused a connection from pid \(pid): uid \(uid) is neither root nor this server's user")
+            return nil
+        }
+        let request: PeerAddress
+        do throws(PeerAddress.Refusal) {
+            request = try PeerAddress.of(fd)
+        } catch {
+            close(fd)
+            log("refused a connection from pid \(pid): \(error)")
+            return nil
+        }
+        guard let entry = map.entry(credential: request.credential, unit: request.unit) else {
+            close(fd)
+            refuse(request, pid: pid, "not mapped for this unit")
+            return nil
+        }
+        let value: Data?
+        do throws(CredentialVaultError) {
+            value = try store.load(entry.key)
+        } catch {
+            close(fd)
+            refuse(request, pid: pid, "\(entry.key) cannot be read: \(error)")
+            return nil
+        }
+        guard var value else {
+            close(fd)
+            refuse(request, pid: pid, "no credential \(entry.key) is stored")
+            return nil
+        }
+        guard value.count <= Self.valueLimit else {
+            value.resetBytes(in: 0..<value.count)
+            close(fd)
+            refuse(request, pid: pid, "\(entry.key) is larger than systemd's 1 MiB limit on a credential")
+            return nil
+        }
+        return ServedClient(fd: fd, request: request, pid: pid, value: value, deadline: ContinuousClock.now + clientTimeout)
+    }
+
+    /// Writes what the client takes now; the client when it is still to be served, else `nil`.
+    private func progress(_ client: ServedClient) -> ServedClient? {
+        switch client.write() {
+        case .done:
+            log("served \(client.request.credential) to \(client.request.unit) (pid \(client.pid))")
+            return nil
+        case .waiting:
+            if ContinuousClock.now < client.deadline { return client }
+            refuse(client.request, pid: client.pid, "did not read its value within \(clientTimeout): dropped")
+            return nil
+        case .failed(let reason):
+            refuse(client.request, pid: client.pid, "the connection failed (\(reason))")
+            return nil
+        }
+    }
+
+    private func refuse(_ request: PeerAddress, pid: Int32, _ why: String) {
+        log("refused \(request.credential) to \(request.unit) (pid \(pid)): \(why)")
+    }
+
+    /// Close-on-exec and non-blocking (what `accept4` would have set).
+    static func makeNonBlocking(_ fd: Int32) {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+
+    /// Milliseconds from `now` until `deadline`, rounded up, within 0 ... Int32.max.
+    static func milliseconds(until deadline: ContinuousClock.Instant, from now: ContinuousClock.Instant) -> Int32 {
+        // At most a day: no arithmetic below can overflow.
+        let (seconds, attoseconds) = min(max(deadline - now, .zero), .seconds(86_400)).components
+        let millis = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: millis)
+    }
+}

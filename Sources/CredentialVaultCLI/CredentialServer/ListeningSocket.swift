@@ -1,0 +1,77 @@
+import CredentialVault
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `AF_UNIX` stream socket `serve-credentials` listens on, bound at a path systemd
+/// connects to (`LoadCredential=NAME:PATH`).
+///
+/// The socket file is created mode 0600 (`umask` around `bind`: no moment at which another
+/// user could connect), in a directory owned by this user or root that no one else can write
+/// (else the socket could be replaced by another's). A socket left at the path by a server that
+/// died is replaced; one with a live server behind it, or anything that is not a socket, is
+/// refused. On `close` the file is removed only if it is still the one bound here.
+final class ListeningSocket {
+    let fd: Int32
+    let path: String
+    private let identity: (dev_t, ino_t)
+
+    /// Binds and listens at `path`; throws `invalidArgument`, `permissionDenied` or `busy`.
+    init(path: String, backlog: Int32 = 128) throws(CredentialVaultError) {
+        guard let address = UnixAddress(Array(path.utf8)), !path.utf8.contains(0) else {
+            throw .invalidArgument("the socket path must be 1 to 107 bytes")
+        }
+        self.path = path
+        try Self.checkDirectory(of: path)
+        try Self.removeStale(path, address)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw .io("cannot create a socket: \(String(cString: strerror(errno)))") }
+        let previous = umask(0o177)
+        let bound = address.withSocketAddress { bind(fd, $0, $1) }
+        umask(previous)
+        var info = stat()
+        guard bound == 0, listen(fd, backlog) == 0, lstat(path, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw .io("cannot listen on \(path): \(reason)")
+        }
+        self.fd = fd
+        identity = (info.st_dev, info.st_ino)
+    }
+
+    /// Stops listening and removes the socket file if it is still the one bound here.
+    func close() {
+        Glibc.close(fd)
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_dev == identity.0, info.st_ino == identity.1 { unlink(path) }
+    }
+
+    /// The directory must be this user's or root's, and writable by no one else.
+    private static func checkDirectory(of path: String) throws(CredentialVaultError) {
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        var info = stat()
+        guard stat(directory, &info) == 0 else { throw .invalidArgument("the socket's directory \(directory) does not exist") }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .invalidArgument("\(directory) is not a directory") }
+        guard info.st_uid == geteuid() || info.st_uid == 0, info.st_mode & 0o022 == 0 else {
+            throw .permissionDenied(
+                "the socket's directory \(directory) is writable by other users or belongs to another user: put the socket in a directory of its own (mkdir -m 700 /run/credvault)")
+        }
+    }
+
+    /// Removes a socket of this user's that no server answers on; refuses anything else.
+    private static func removeStale(_ path: String, _ address: UnixAddress) throws(CredentialVaultError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK, info.st_uid == geteuid() else {
+            throw .invalidArgument("\(path) exists and is not a socket of this user's: remove it or choose another path")
+        }
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard probe >= 0 else { throw .io("cannot create a socket: \(String(cString: strerror(errno)))") }
+        defer { Glibc.close(probe) }
+        let connected = address.withSocketAddress { connect(probe, $0, $1) }
+        // A non-blocking connect to a listening AF_UNIX socket succeeds or says EAGAIN (its
+        // backlog is full): either way a server is there.
+        if connected == 0 || errno == EAGAIN { throw .busy }
+        unlink(path)
+    }
+}

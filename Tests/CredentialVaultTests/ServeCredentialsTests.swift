@@ -1,0 +1,225 @@
+import Foundation
+import Testing
+
+@testable import CredentialVaultCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `credvault serve-credentials`, tested without systemd: a real server process and clients that
+/// bind the abstract address systemd binds (`\0<random>/unit/<unit>/<credential>`), or hostile
+/// ones (no address, a path, garbage, clients that never read, many at once).
+@Suite final class ServeCredentialsTests {
+    let dir = TempDirectory()
+    var socket: String { dir.path("run/creds.sock").path }
+    var vault: String { dir.path("v.cvault").path }
+    var key: String { dir.path("key").path }
+    var environment: [String: String] { CLIChild.environment(dir) }
+    static let secret = "s3rv3d-db-passw0rd"
+
+    init() throws {
+        #expect(mkdir(dir.path("run").path, 0o700) == 0)
+        #expect(try CLIChild.run(rawArguments: [Array("keygen".utf8), Array(key.utf8)], environment: environment).status == 0)
+        store("db.example.com", "app", Data(Self.secret.utf8))
+        store("api.example.com", "token", Data("api-token".utf8))
+    }
+
+    /// `credvault store`, the value on stdin from a file (it may be larger than a pipe holds).
+    func store(_ service: String, _ account: String, _ value: Data) {
+        let input = dir.path("stdin")
+        #expect(FileManager.default.createFile(atPath: input.path, contents: value))
+        defer { unlink(input.path) }
+        let process = Process()
+        process.executableURL = BuiltProducts.credvault
+        process.arguments = ["store", service, account, "--vault", vault, "--key-file", key]
+        process.environment = environment
+        process.standardInput = FileHandle(forReadingAtPath: input.path)
+        process.standardOutput = FileHandle.nullDevice
+        #expect(throws: Never.self) { try process.run() }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    /// The server, started and waited for (its "listening" line on stderr).
+    final class Server {
+        let process = Process()
+        private let errors = Pipe()
+        private var buffer = Data()
+
+        init(_ arguments: [String], environment: [String: String]) throws {
+            process.executableURL = BuiltProducts.credvault
+            process.arguments = ["serve-credentials"] + arguments
+            process.environment = environment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+            try waitForLog("listening on")
+        }
+
+        /// Reads the server's stderr until it holds `text` (the server's own word that a thing
+        /// happened: no sleeping); throws when the server ends first.
+        func waitForLog(_ text: String) throws {
+            while !String(decoding: buffer, as: UTF8.self).contains(text) {
+                let chunk = errors.fileHandleForReading.availableData
+                if chunk.isEmpty { throw CocoaError(.fileReadUnknown, userInfo: ["log": String(decoding: buffer, as: UTF8.self)]) }
+                buffer.append(chunk)
+            }
+        }
+
+        /// SIGTERM, then the exit status and the whole log.
+        func stop() -> (status: Int32, log: String) {
+            kill(process.processIdentifier, SIGTERM)
+            buffer.append(errors.fileHandleForReading.readDataToEndOfFile())
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: buffer, as: UTF8.self))
+        }
+    }
+
+    func serve(_ maps: [String], _ extra: [String] = []) throws -> Server {
+        try Server(["--socket", socket, "--vault", vault, "--key-file", key] + maps.flatMap { ["--map", $0] } + extra, environment: environment)
+    }
+
+    @Test func onlyMappedUnitsAndCredentialsGetTheirValue() throws {
+        // systemd's readiness socket (Type=notify): READY=1 arrives once the server listens.
+        let notify = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(notify) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let name = Array("cv-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max))".utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in name.enumerated() { raw[1 + i] = b } }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(notify, $0, socklen_t(MemoryLayout<sa_family_t>.size + 1 + name.count)) }
+        }
+        #expect(bound == 0)
+        let server = try Server(
+            ["--socket", socket, "--vault", vault, "--key-file", key]
+                + ["db=db.example.com/app,web.service,worker.service", "api=api.example.com/token", "gone=none.example/x"].flatMap { ["--map", $0] },
+            environment: environment.merging(["NOTIFY_SOCKET": "@" + String(decoding: name, as: UTF8.self)]) { $1 })
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(notify, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var message = [UInt8](repeating: 0, count: 64)
+        let received = recv(notify, &message, message.count, 0)
+        #expect(received > 0 && String(decoding: message[..<max(received, 0)], as: UTF8.self) == "READY=1")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "worker.service", credential: "db")) == Data(Self.secret.utf8))
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "other.service", credential: "db")) == Data(), "an unmapped unit gets nothing")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "nope")) == Data(), "an unmapped credential")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "any.service", credential: "api")) == Data("api-token".utf8), "mapped for every unit")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "gone")) == Data(), "mapped, not stored")
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(log.contains("served db to web.service") && log.contains("served db to worker.service") && log.contains("served api to any.service"))
+        #expect(log.contains("refused db to other.service") && log.contains("refused nope to web.service") && log.contains("refused gone to web.service"))
+        #expect(log.contains("warning: no credential none.example/x"))
+        #expect(!log.contains(Self.secret) && !log.contains("api-token"), "the log never holds a value")
+        #expect(access(socket, F_OK) != 0, "the socket is removed on SIGTERM")
+    }
+
+    @Test func hostileAddressesAreRefusedAndTheServerGoesOn() throws {
+        let server = try serve(["db=db.example.com/app"])
+        let hostile: [(AbstractClient.Bind, String)] = [
+            (.none, "has no address"),
+            (.path(dir.path("run/client.sock").path), "is a path"),
+            (.abstract(Array(repeating: UInt8(ascii: "A"), count: 107)), "not systemd's"),
+            (.abstract(Array("abc/unit/web.service/d".utf8) + [0] + Array("b".utf8)), "a NUL byte"),
+            (.abstract(Array("xyz!/unit/web.service/db".utf8)), "hexadecimal"),
+            (.abstract(Array("abc/unit/web.service/db/extra".utf8)), "four"),
+            (.abstract(Array("abc/unit//db".utf8)), "unprintable"),
+            (.abstract(Array("abc/unit/web.service/d\u{1B}[2J".utf8)), "unprintable"),
+            (.abstract([0x61, 0x2F, 0xFF, 0xFE]), "UTF-8"),
+        ]
+        for (bind, _) in hostile { #expect(AbstractClient.request(socket, from: bind) == Data()) }
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        for (_, reason) in hostile { #expect(log.contains(reason), "\(reason) in \(log)") }
+        #expect(!log.contains("\u{1B}"), "a terminal escape from a client's address never reaches the log")
+    }
+
+    @Test func aClientThatNeverReadsIsDroppedAndHoldsNoOneUp() throws {
+        // Larger than a socket's buffers: the server waits for the client to read.
+        store("big.example", "blob", Data(repeating: 0x42, count: 1 << 20))
+        let server = try serve(["big=big.example/blob", "db=db.example.com/app"], ["--client-timeout", "1"])
+        let stalled = AbstractClient.connect(socket, from: .systemd(unit: "slow.service", credential: "big"))
+        #expect(stalled >= 0)
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8), "served meanwhile")
+        // Reading only once the server says it dropped the client: cut short.
+        try server.waitForLog("refused big to slow.service")
+        let received = AbstractClient.readAll(stalled, timeout: .seconds(10))
+        #expect(received.count < 1 << 20, "the stalled client got \(received.count) bytes")
+        #expect(server.process.isRunning)
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(log.contains("served db to web.service"))
+        #expect(log.contains("refused big to slow.service") && log.contains("did not read its value within"))
+    }
+
+    /// The peer check behind the socket's mode: with the socket opened to everyone (as root, for
+    /// the test), another user's process connects and gets nothing; root still gets the value.
+    @Test(.enabled(if: geteuid() == 0, "needs root to run a client as another user"))
+    func anotherUsersProcessGetsNothingEvenWhenItCanConnect() throws {
+        let server = try serve(["db=db.example.com/app"])
+        #expect(chmod(dir.path("run").path, 0o711) == 0 && chmod(socket, 0o666) == 0)
+        #expect(chmod(dir.url.path, 0o711) == 0)
+        let helper = try HelperProcess(["request-as-user", "65534", socket, "1f/unit/web.service/db"], environment: environment)
+        #expect(try helper.waitForLine(startingWith: "received") == "received 0")
+        #expect(helper.waitForExit() == 0)
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))
+        let (_, log) = server.stop()
+        #expect(log.contains("uid 65534 is neither root nor this server's user"))
+    }
+
+    @Test func manyClientsAtOnceAreAllServed() throws {
+        let server = try serve(["db=db.example.com/app"])
+        let sockets = (0..<100).map { i in AbstractClient.connect(socket, from: .systemd(unit: "unit-\(i).service", credential: "db")) }
+        #expect(sockets.allSatisfy { $0 >= 0 })
+        let answers = sockets.map { AbstractClient.readAll($0) }
+        #expect(answers.allSatisfy { $0 == Data(Self.secret.utf8) }, "\(answers.filter { $0 != Data(Self.secret.utf8) }.count) not served")
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(log.components(separatedBy: "served db to unit-").count == 101)
+    }
+
+    @Test func badCommandLinesAndSocketPathsAreUsageErrors() throws {
+        func run(_ arguments: [String]) throws -> CLIChild.Outcome {
+            try CLIChild.run(rawArguments: (["serve-credentials"] + arguments).map { Array($0.utf8) }, environment: environment, timeout: 20)
+        }
+        let base = ["--vault", vault, "--key-file", key]
+        for arguments in [
+            ["--map", "db=db.example.com/app"], ["--socket", socket], ["--socket", socket, "--map", "db"],
+            ["--socket", socket, "--map", "db=noslash"], ["--socket", socket, "--map", "a/b=s/a"],
+            ["--socket", socket, "--map", "db=s/a", "--map", "db=t/b"], ["--socket", socket, "--map", "db=s/a,u.service,"],
+            ["--socket", socket, "--map", "db=s/a", "--client-timeout", "0"], ["--socket", socket, "--map", "db=s/a", "--client-timeout", "nan"],
+        ] {
+            let outcome = try run(arguments + base)
+            #expect(outcome.status == 2, "\(arguments): \(outcome.stderr)")
+        }
+        // A regular file where the socket goes is never replaced.
+        #expect(FileManager.default.createFile(atPath: socket, contents: Data("keep".utf8)))
+        #expect(try run(["--socket", socket, "--map", "db=db.example.com/app"] + base).status == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: socket)) == Data("keep".utf8))
+        unlink(socket)
+        // A second server on a live socket: busy.
+        let server = try serve(["db=db.example.com/app"])
+        #expect(try run(["--socket", socket, "--map", "db=db.example.com/app"] + base).status == 7)
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8), "the first still serves")
+        _ = server.stop()
+        // A directory others can write to.
+        #expect(chmod(dir.path("run").path, 0o777) == 0)
+        #expect(try run(["--socket", socket, "--map", "db=db.example.com/app"] + base).status == 9)
+    }
+
+    @Test func systemdAddressesParse() throws {
+        let address = try PeerAddress(abstractName: Array("adf9d86b6eda275e/unit/foobar.service/credx".utf8))
+        #expect(address.unit == "foobar.service" && address.credential == "credx")
+        #expect(throws: PeerAddress.Refusal.self) { try PeerAddress(abstractName: Array("adf9d86b6eda275e17/unit/a/b".utf8)) }
+        #expect(throws: PeerAddress.Refusal.self) { try PeerAddress(abstractName: Array("adf9/units/a/b".utf8)) }
+        #expect(throws: PeerAddress.Refusal.self) { try PeerAddress(abstractName: Array("/unit/a/b".utf8)) }
+        let map = try CredentialMap(["db=db.example.com/app/with/slashes,a.service", "db=other/x,b.service"])
+        #expect(map.entry(credential: "db", unit: "a.service")?.key.account == "app/with/slashes")
+        #expect(map.entry(credential: "db", unit: "b.service")?.key.service == "other")
+        #expect(map.entry(credential: "db", unit: "c.service") == nil)
+    }
+}
