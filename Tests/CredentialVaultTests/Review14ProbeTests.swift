@@ -151,13 +151,14 @@ import Testing
         #expect(store.hasRollbackCounter)
         #expect(try store.delete(Self.token))
         try Self.writeInPlace(preMove, to: store.url)
-        // Not fixed on this branch (needs a mark of protected vault ids in the state directory): see the review.
-        withKnownIssue("review 14, finding 5: copies from before the counter open as 5.0") {
-            expectRolledBack("a copy from before the vault got its counter") {
-                let reopened = try self.open(store.url, self.configuration())
-                Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
-            }
+        expectRolledBack("a copy from before the vault got its counter") {
+            let reopened = try self.open(store.url, self.configuration())
+            Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
         }
+        // A deliberate restore of that copy is accepted, and it then opens as it was.
+        let accepted = try SealedFileStore.acceptRestore(at: store.url, key: .passphrase(TestVault.passphrase), configuration: configuration())
+        #expect(try accepted.load(Self.token) == Data("revoked".utf8))
+        #expect(try open(store.url, configuration()).formatVersion == "5.0")
     }
 
     /// `acceptRestore` promises that every other copy, the replaced one included, is refused

@@ -37,8 +37,9 @@ import Testing
         let s = setup()
         let store = try CustodySuite.createsAndReopens(s)
         let counters = TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
-        let names = try FileManager.default.contentsOfDirectory(atPath: counters.path)
-        #expect(names.count == 1)
+        let all = try FileManager.default.contentsOfDirectory(atPath: counters.path)
+        let names = all.filter { !$0.hasSuffix(".protected") }
+        #expect(names.count == 1 && all.count == 2, "the counter and the vault's protection mark: \(all)")
         try FileManager.default.removeItem(at: counters.appendingPathComponent(names[0]))
         do {
             _ = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
@@ -58,7 +59,7 @@ import Testing
         let s = setup()
         let store = try CustodySuite.createsAndReopens(s)
         let counters = TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
-        let name = try FileManager.default.contentsOfDirectory(atPath: counters.path)[0]
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: counters.path).first { !$0.hasSuffix(".protected") })
         let counterFile = counters.appendingPathComponent(name)
         let before = try Data(contentsOf: counterFile)
         try store.save(Data("a".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)

@@ -107,4 +107,28 @@ public struct HostFileCustodian: DeviceCustodian {
         let digits = Array("0123456789abcdef".utf8)
         return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
     }
+
+    /// Records (`protected`) or forgets that the vault `vaultID` has a rollback counter: an
+    /// empty `counters/<vault id>.protected`, made durably. A copy of the vault without a
+    /// counter is refused while it is there (see `SealedFileConfiguration.isMarkedRollbackProtected`).
+    func mark(_ vaultID: [UInt8], protected: Bool) throws(CredentialVaultError) {
+        let name = Self.name(vaultID) + ".protected"
+        if protected {
+            let directory = try PrivateDirectory.create(countersPath)
+            _ = try AtomicFile.create([], at: FileLocation(name, in: directory))  // false: it was there already
+        } else if let directory = try PrivateDirectory.open(countersPath) {
+            guard unlinkat(directory.fd, name, 0) == 0 || errno == ENOENT else {
+                throw PrivateFiles.error(errno, "cannot remove the rollback protection mark of this vault")
+            }
+            try directory.sync()
+        }
+    }
+
+    /// Whether `mark` recorded the vault: the mark's name exists (whatever it is: anything an
+    /// attacker puts there can only make a copy be refused, never accepted).
+    func isMarked(_ vaultID: [UInt8]) -> Bool {
+        guard let directory = try? PrivateDirectory.open(countersPath) else { return false }
+        var info = stat()
+        return fstatat(directory.fd, Self.name(vaultID) + ".protected", &info, AT_SYMLINK_NOFOLLOW) == 0
+    }
 }

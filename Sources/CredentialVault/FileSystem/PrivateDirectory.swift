@@ -55,12 +55,24 @@ package final class PrivateDirectory: Sendable {
     }
 
     private static func makeDirectories(_ path: String) throws(CredentialVaultError) {
-        if mkdir(path, 0o700) == 0 || errno == EEXIST { return }
-        guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
-            throw PrivateFiles.error(errno, "cannot create the directory \(path)")
+        let slash = path.lastIndex(of: "/")
+        let parent = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        if mkdir(path, 0o700) != 0 {
+            if errno == EEXIST { return }
+            guard errno == ENOENT, let slash, slash != path.startIndex else { throw PrivateFiles.error(errno, "cannot create the directory \(path)") }
+            try makeDirectories(parent)
+            if mkdir(path, 0o700) != 0 {
+                if errno == EEXIST { return }
+                throw PrivateFiles.error(errno, "cannot create the directory \(path)")
+            }
         }
-        try makeDirectories(String(path[..<slash]))
-        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw PrivateFiles.error(errno, "cannot create the directory \(path)") }
+        // The new entry made durable in its parent: after a power cut, a directory that a file
+        // in it (a vault, a counter) was made durable in is still there.
+        let fd = Glibc.open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = fsync(fd)
+            close(fd)
+        }
     }
 
     /// fsync of the directory: makes the renames and creations in it durable.

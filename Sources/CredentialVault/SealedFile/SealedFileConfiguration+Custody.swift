@@ -39,4 +39,25 @@ extension SealedFileConfiguration {
         let custodian = try custodian(for: custody)
         return RollbackGuard(custodian: custodian, vaultID: vaultID, binding: try resolvedDevice().custodianBinding(need: need))
     }
+
+    /// The directory of this machine's custody state (the host secret's), or `nil` when this
+    /// machine has no identity (no machine id).
+    private var custodyStateDirectory: URL? { (try? resolvedDevice())?.hostSecretURL.deletingLastPathComponent() }
+
+    /// Records (or, `false`, forgets) that the vault `vaultID` has a rollback counter, in the
+    /// host state directory (`counters/<vault id>.protected`): a copy of it from before it had
+    /// one, which no counter can refuse, is then refused too (`protectionMark`).
+    func markRollbackProtected(_ vaultID: [UInt8], _ protected: Bool) throws(CredentialVaultError) {
+        guard let directory = custodyStateDirectory else {
+            if protected { throw .notAvailable("no machine id: the rollback protection of this vault cannot be recorded") }
+            return
+        }
+        try HostFileCustodian(directory: directory).mark(vaultID, protected: protected)
+    }
+
+    /// Whether the vault `vaultID` is recorded as having a rollback counter (`markRollbackProtected`).
+    func isMarkedRollbackProtected(_ vaultID: [UInt8]) -> Bool {
+        guard let directory = custodyStateDirectory else { return false }
+        return HostFileCustodian(directory: directory).isMarked(vaultID)
+    }
 }

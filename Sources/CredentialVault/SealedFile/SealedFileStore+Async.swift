@@ -97,6 +97,24 @@ extension SealedFileStore: AsyncTokenStorage {
         try await write(change)
     }
 
+    /// `changeCustody(to:key:rollbackCounter:)` on the key-derivation threads (its derivation,
+    /// the custodians' calls and the write; not abandoned once started: it writes).
+    public func changeCustody(to custody: DeviceCustody, key: VaultKey, rollbackCounter: Bool? = nil) async throws(CredentialVaultError) {
+        try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
+            try self.changeCustody(to: custody, key: key, rollbackCounter: rollbackCounter)
+        }
+    }
+
+    /// `acceptRestore(at:key:configuration:)` on the key-derivation threads (not abandoned once
+    /// started: it writes).
+    public static func acceptRestore(
+        at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+    ) async throws(CredentialVaultError) -> SealedFileStore {
+        try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
+            try SealedFileStore.acceptRestore(at: url, key: key, configuration: configuration)
+        }
+    }
+
     /// `open(at:key:configuration:)` on the key-derivation threads (its derivation and read).
     /// Cancelled meanwhile: `cancelled` at once (the abandoned open has no effect but a
     /// best-effort purge of expired records, which any reader may do).

@@ -20,8 +20,9 @@ extension SealedFileStore {
     /// old one removed. The file is rewritten atomically: a failure leaves the vault as it was
     /// (and removes the new counter).
     public func changeCustody(to custody: DeviceCustody, key: VaultKey, rollbackCounter: Bool? = nil) throws(CredentialVaultError) {
-        let withCounter = rollbackCounter ?? (custody != .file)
         let known = try read { $0 }
+        // Unasked, a vault keeps a counter it has: a move never drops protection silently.
+        let withCounter = rollbackCounter ?? (custody != .file || known.contents.header.hasRollbackCounter)
         try verify(key, in: known)
         let old = known.contents.header
         let kdf = old.kdf == .argon2id13 ? try KDFParameters(opsLimit: old.opsLimit, memLimitBytes: old.memLimitBytes) : .moderate
@@ -75,9 +76,15 @@ extension SealedFileStore {
                 s.checkedCounter = nil  // that was the old custodian's
                 s.rewriteRequested = true
             }
+            // Dropping the counter: the mark goes first (a crash then leaves the vault with its
+            // counter and no mark, which opens; never a vault without a counter that its own
+            // mark refuses). Adding one: the mark follows the write, for the same reason.
+            if old.hasRollbackCounter && !withCounter { try configuration.markRollbackProtected(old.vaultID, false) }
             do throws(CredentialVaultError) {
                 try write(change)
+                if withCounter { try? configuration.markRollbackProtected(old.vaultID, true) }
             } catch {
+                if old.hasRollbackCounter && !withCounter { try? configuration.markRollbackProtected(old.vaultID, true) }
                 if let newGuard, !isLive(newStamp.reference) {
                     try? newGuard.custodian.removeCounter(vaultID: old.vaultID, reference: newStamp.reference, binding: newGuard.binding)
                 }
@@ -121,6 +128,14 @@ extension SealedFileStore {
         at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
+        let vaultID = store.state.withLock { $0.contents.header.vaultID }
+        if !store.hasRollbackCounter && configuration.isMarkedRollbackProtected(vaultID) {
+            // A copy from before the vault got its counter, restored on purpose: it becomes the
+            // vault (without a counter, as it was then); `changeCustody` can add one again.
+            try configuration.markRollbackProtected(vaultID, false)
+            store.state.withLock { $0.acceptingRollback = false }
+            return store
+        }
         try store.write(
             VaultChange { (s) throws(CredentialVaultError) in
                 s.acceptingRollback = false  // from this write on, the counter is checked again

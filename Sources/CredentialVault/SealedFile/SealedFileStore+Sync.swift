@@ -69,7 +69,7 @@ extension SealedFileStore {
             if contents.header.hasRollbackCounter {
                 guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
                 // Not while a restore is being accepted (`acceptRestore`): that write replaces the counter.
-                if let journal = contents.journal, !state.rewriteRequested {
+                if let journal = contents.journal, !state.acceptingRollback {
                     let value = try rollback.verify(journal.counter)
                     if verify { state.checkedCounter = value }  // under the lock: still true at the write
                 }

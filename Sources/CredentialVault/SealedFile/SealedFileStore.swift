@@ -78,6 +78,11 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
                     custody: contents.header.custody, vaultID: contents.header.vaultID, need: { Self.hostSecretNeed(contents) })
             }
             if !acceptingRollback, let rollback, let journal = contents.journal { try rollback.verify(journal.counter) }
+        } else if !acceptingRollback, configuration.isMarkedRollbackProtected(contents.header.vaultID) {
+            // No counter to ask, but this machine recorded that the vault has one: a copy from
+            // before it got one (the older, weaker protection) is never opened as the vault.
+            throw .rolledBack(
+                "this vault has a rollback counter, and this copy of it has none: it is from before the counter was added")
         }
         self.url = url
         self.location = location
@@ -88,7 +93,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         state = Mutex(
             State(
                 keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: deviceKey,
-                rollback: rollback, rewriteRequested: acceptingRollback, acceptingRollback: acceptingRollback))
+                rollback: rollback, acceptingRollback: acceptingRollback))
         // Expired ephemeral records are purged on open. Best effort, and without waiting for
         // the lock (opening is a read): if the vault is locked, busy or read-only they stay on
         // disk, but they are never served.
@@ -148,11 +153,26 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             let counter = try made.custodian.createCounter(vaultID: vaultID, binding: made.binding)
             stamp = RollbackStamp(reference: counter.reference, value: counter.value)
             rollback = made
+            try configuration.markRollbackProtected(vaultID, true)  // a new id: nothing older to refuse
+        }
+        // A vault that appeared meanwhile keeps its name: what was made for this one goes.
+        func discard() {
+            guard let rollback else { return }
+            try? rollback.custodian.removeCounter(vaultID: vaultID, reference: stamp.reference, binding: rollback.binding)
+            try? configuration.markRollbackProtected(vaultID, false)
         }
         let (bytes, journal) = contents.wholeFile(keys: keys, counter: stamp)
         contents.journal = journal
         // Never replaces: a vault that appeared during the key derivation (a restore) stays.
-        guard try AtomicFile.create(bytes, at: location) else {
+        let created: Bool
+        do throws(CredentialVaultError) {
+            created = try AtomicFile.create(bytes, at: location)
+        } catch {
+            discard()
+            throw error
+        }
+        guard created else {
+            discard()
             throw .invalidArgument("a vault already exists at \(url.path) (it appeared while this one was being created); it was not replaced and nothing was changed")
         }
         try directory.checkStillAtPath(after: "the creation of \(url.path)")

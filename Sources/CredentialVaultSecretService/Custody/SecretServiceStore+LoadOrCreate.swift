@@ -13,6 +13,9 @@ extension SecretServiceStore {
             if let found = try unexpiredNewest(call, key, now: now) {
                 if let value = try call.secrets([found.path])[found.path] { return value }
                 try call.requireUnlocked(found.collection)
+                // Found but not answered, its collection unlocked: never made anew over it (a
+                // device secret replaced loses every credential sealed with the old one).
+                throw .io("the Secret Service did not return the value of an item it listed; nothing was changed: retry")
             }
             guard let main = try call.collectionPath(.default) else {
                 throw .notAvailable("the Secret Service has no default collection: create a keyring (log in to a desktop session once)")
