@@ -13,7 +13,7 @@ import Synchronization
 /// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
 public enum VaultOptions {
     public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter"]
-    public static let options: Set<String> = ["vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti"]
+    public static let options: Set<String> = ["vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache"]
 
     public static let help = """
         common options:
@@ -36,6 +36,10 @@ public enum VaultOptions {
                                      whether a new vault gets a rollback counter (default: with
                                      keyring and tpm custody); an older copy is then refused (exit 13)
           --tpm-tcti TCTI            the TPM to use (default: $CREDVAULT_TPM_TCTI, else device:/dev/tpmrm0)
+          --key-cache SECONDS        keep this passphrase or key-file vault's unlocked key in the kernel
+                                     keyring for SECONDS (this user only, expired by the kernel), so
+                                     later commands need no passphrase and no Argon2id; 0 forgets it
+                                     now ($CREDVAULT_KEY_CACHE does the same; off by default)
           --json                     machine-readable output
         """
 
@@ -182,17 +186,61 @@ public enum VaultOptions {
         // Only a missing file is "no vault": a link, a loose mode or an unreadable directory is
         // reported, never taken for an empty vault or a place to create one.
         let present = try LockedVault.ifPresent(at: url)
-        let key = try explicitKey(args, confirmNew: create && present == nil)
         let configuration = try configuration(args)
         guard let locked = present else {
             guard create else { return nil }
+            let key = try explicitKey(args, confirmNew: true)
             return try SealedFileStore.openOrCreate(at: url, key: key ?? .device, kdf: kdf(args), configuration: configuration)
         }
-        if key == nil && locked.keySource != .device {
-            throw UsageError(
-                "\(url.path) is unlocked with a \(locked.keySource): give --passphrase-file, --key-file or --ask-passphrase")
+        // Asked for only when needed: with a cached key, a passphrase is neither read nor prompted for.
+        func key() throws -> VaultKey {
+            if let key = try explicitKey(args) { return key }
+            guard locked.keySource == .device else {
+                throw UsageError(
+                    "\(url.path) is unlocked with a \(locked.keySource): give --passphrase-file, --key-file or --ask-passphrase")
+            }
+            return .device
         }
-        return try locked.unlock(with: key ?? .device, configuration: configuration)
+        guard let seconds = try keyCacheSeconds(args), locked.keySource != .device else {
+            return try locked.unlock(with: key(), configuration: configuration)
+        }
+        let cache = KernelKeyCache()
+        if seconds == 0 {
+            try locked.forgetCachedKey(in: cache)
+            return try locked.unlock(with: key(), configuration: configuration)
+        }
+        var usage: UsageError?
+        let opened: (store: SealedFileStore, hit: Bool, stored: Bool)
+        do {
+            opened = try locked.unlock(cachingKeyIn: cache, for: .seconds(seconds), configuration: configuration) {
+                () throws(CredentialVaultError) -> VaultKey in
+                do {
+                    return try key()
+                } catch let error as CredentialVaultError {
+                    throw error
+                } catch {
+                    usage = error as? UsageError ?? UsageError("\(error)")
+                    throw .invalidArgument("no key")
+                }
+            }
+        } catch {
+            if let usage { throw usage }  // the key options' own error, as without the cache
+            throw error
+        }
+        if !opened.hit && !opened.stored {
+            TerminalIO().error("warning: the kernel keyring refused the key cache (--key-cache): the key was not cached")
+        }
+        return opened.store
+    }
+
+    /// `--key-cache SECONDS` or `$CREDVAULT_KEY_CACHE`: how long the kernel keyring keeps the
+    /// vault's unlocked key (1 to 604800; 0 forgets it now); `nil` when not asked (the default).
+    public static func keyCacheSeconds(_ args: ParsedArguments) throws -> Int? {
+        guard let text = args.options["key-cache"] ?? ProcessInfo.processInfo.environment["CREDVAULT_KEY_CACHE"] else { return nil }
+        guard let seconds = Int(text), (0...604_800).contains(seconds) else {
+            throw UsageError("--key-cache is a number of seconds, 0 to 604800 (7 days)")
+        }
+        return seconds
     }
 }
 

@@ -76,6 +76,13 @@ public struct LockedVault: Sendable {
         } else {
             kek = try KeyWrapping.keyEncryptionKey(key, header: header, configuration: configuration)
         }
+        return try unlock(kek: kek, deviceKey: deviceKey, configuration: configuration, acceptingRollback: acceptingRollback)
+    }
+
+    /// The unlock once the key-encryption key is known (derived, or from the key cache).
+    func unlock(
+        kek: SecureBytes, deviceKey: SecureBytes? = nil, configuration: SealedFileConfiguration, acceptingRollback: Bool = false
+    ) throws(CredentialVaultError) -> SealedFileStore {
         let keys = VaultKeys(dataKey: try KeyWrapping.unwrap(header: header, kek: kek))
         let (contents, fingerprint) = try VaultContents.decodeUnlocked(
             bytes: bytes, fingerprint: fingerprint, header: header, keys: keys, location: location)
