@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "CredentialVaultSecretService", targets: ["CredentialVaultSecretService"]),
         .library(name: "CredentialVaultAuth", targets: ["CredentialVaultAuth"]),
         .library(name: "CredentialVaultCLI", targets: ["CredentialVaultCLI"]),
+        // The fleet store: credentials sealed client-side in PostgreSQL (the only product linking libpq).
+        .library(name: "CredentialVaultPostgres", targets: ["CredentialVaultPostgres"]),
         // For tests of code that uses the library, and of third-party backends: the
         // conformance suite (through both storage protocols) and a fault-injecting store.
         .library(name: "CredentialVaultTesting", targets: ["CredentialVaultTesting"]),
@@ -37,7 +39,11 @@ let package = Package(
         // process on some responses a provider or proxy can send).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
+        // libpq, only linked by the fleet store.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+
         .target(name: "CredentialVault", dependencies: ["CSodium"], swiftSettings: strict),
+        .target(name: "CredentialVaultPostgres", dependencies: ["CredentialVault", "CLibPQ"], swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
             dependencies: ["CredentialVault", "CLibSecret", "CSodium"],
@@ -98,6 +104,15 @@ let package = Package(
             dependencies: [
                 "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
             ],
+            swiftSettings: strict),
+        // The fleet store against a real PostgreSQL (scripts/services/postgres.sh), with its
+        // helper process for the multi-process tests.
+        .executableTarget(
+            name: "credvault-pghelper", dependencies: ["CredentialVault", "CredentialVaultPostgres"], path: "Tests/PostgresHelper",
+            swiftSettings: strict),
+        .testTarget(
+            name: "CredentialVaultPostgresTests",
+            dependencies: ["CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper"],
             swiftSettings: strict),
     ]
 )

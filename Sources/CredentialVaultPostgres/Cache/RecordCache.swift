@@ -1,0 +1,79 @@
+import Foundation
+import Synchronization
+
+/// The process's cache of rows, kept sealed (each hit opens the row again: a few hundred
+/// nanoseconds for a small value, and no plaintext lingers in ordinary memory between reads).
+///
+/// Freshness: every row fetched comes with the store-wide generation of the same snapshot (a
+/// trigger increments it on every change to any record). A row is served from the cache only
+/// while less than `interval` has passed since the generation was last read; a fetch that sees
+/// a newer generation drops every entry. So a cached read never returns a state older than
+/// `interval` (plus the round trip that read the generation). NOTIFY wakes the cache early
+/// (`expire()`), but is only a hint: it is lost across reconnects and never reaches a replica.
+final class RecordCache: Sendable {
+    /// A row as fetched: `sealed == nil` records that there was none.
+    struct Entry: Sendable {
+        let version: Int64
+        let epoch: Int64
+        let sealed: Data?
+    }
+
+    private struct State {
+        var entries: [Data: Entry] = [:]
+        var generation: Int64 = .min
+        var checkedAt: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
+    private let interval: Duration
+
+    init(interval: Duration) { self.interval = interval }
+
+    /// The cached row of `nameHash` while the cache is known fresh; `nil` when it must be fetched.
+    func lookup(_ nameHash: Data) -> Entry? {
+        guard interval > .zero else { return nil }
+        let now = ContinuousClock.now
+        return state.withLock { s in
+            guard let checked = s.checkedAt, checked.duration(to: now) < interval else { return nil }
+            return s.entries[nameHash]
+        }
+    }
+
+    /// Records a row fetched with `generation` by a query sent at `askedAt`. A result older
+    /// than what the cache holds (a slower concurrent fetch) is not kept.
+    func record(generation: Int64, askedAt: ContinuousClock.Instant, nameHash: Data, entry: Entry) {
+        guard interval > .zero else { return }
+        state.withLock { s in
+            if generation < s.generation { return }
+            if generation > s.generation {
+                s.entries.removeAll(keepingCapacity: true)
+                s.generation = generation
+                s.checkedAt = askedAt
+            } else if let checked = s.checkedAt, checked < askedAt {
+                s.checkedAt = askedAt
+            } else if s.checkedAt == nil {
+                s.checkedAt = askedAt
+            }
+            s.entries[nameHash] = entry
+        }
+    }
+
+    /// Replaces the entry of a row this process has just written (its own write is newer than
+    /// the last check, so it is at least as fresh as the rest of the cache).
+    func wrote(_ nameHash: Data, entry: Entry) {
+        guard interval > .zero else { return }
+        state.withLock { s in
+            if s.checkedAt != nil { s.entries[nameHash] = entry }
+        }
+    }
+
+    /// Forgets one row.
+    func forget(_ nameHash: Data) {
+        _ = state.withLock { $0.entries.removeValue(forKey: nameHash) }
+    }
+
+    /// Makes the next read of every row go to the server (a NOTIFY, the exclusive lock taken).
+    func expire() {
+        state.withLock { $0.checkedAt = nil }
+    }
+}
