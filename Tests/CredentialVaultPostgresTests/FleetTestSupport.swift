@@ -163,3 +163,19 @@ final class FleetHelperProcess {
         return process.terminationStatus
     }
 }
+
+/// The error `body` throws, or `nil` when it succeeds.
+func thrownError<T>(_ body: () throws(CredentialVaultError) -> T) -> CredentialVaultError? {
+    do throws(CredentialVaultError) {
+        _ = try body()
+        return nil
+    } catch { return error }
+}
+
+/// The error async `body` throws, or `nil` when it succeeds.
+func thrownError<T>(_ body: () async throws(CredentialVaultError) -> T) async -> CredentialVaultError? {
+    do throws(CredentialVaultError) {
+        _ = try await body()
+        return nil
+    } catch { return error }
+}

@@ -53,7 +53,7 @@ final class ConnectionPool: Sendable {
             do throws(CredentialVaultError) {
                 return try PGConnection.connect(
                     configuration.connectionString, connectTimeout: configuration.connectTimeoutSeconds,
-                    statementTimeout: configuration.statementTimeout, lockTimeout: configuration.statementTimeout,
+                    statementTimeout: configuration.statementTimeout, lockTimeout: configuration.lockTimeout,
                     deadline: statementDeadline)
             } catch {
                 // A refused or unreachable server (a failover in progress) is retried; a refused

@@ -81,6 +81,11 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         return max(2, Int(parts.seconds) + (parts.attoseconds > 0 ? 1 : 0))
     }
 
+    /// The server's `lock_timeout` for row and table locks: four fifths of the statement
+    /// timeout, so that a statement waiting for another session's lock ends with `busy` (SQLSTATE
+    /// 55P03) before the statement timeout would end it with `timedOut`.
+    var lockTimeout: Duration { statementTimeout * 4 / 5 }
+
     static func isIdentifier(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
         guard (1...48).contains(bytes.count), let first = bytes.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) || first == UInt8(ascii: "_")
