@@ -58,13 +58,20 @@ struct FleetSchema: Sendable {
         """
         INSERT INTO \(name).fleet_hosts (host, key_source, salt, ops_limit, mem_limit, key_epoch, wrapped_key)
         VALUES ($1, $2, $3, $4, $5, $6, $7)
-        ON CONFLICT (host) DO UPDATE SET key_source = $2, salt = $3, ops_limit = $4, mem_limit = $5, key_epoch = $6, wrapped_key = $7
         """
     }
     var readHost: String {
         "SELECT key_source, salt, ops_limit, mem_limit, key_epoch, wrapped_key FROM \(name).fleet_hosts WHERE host = $1"
     }
-    var deleteHost: String { "DELETE FROM \(name).fleet_hosts WHERE host = $1" }
+    /// Never the last host: the store would open nowhere.
+    var deleteHost: String {
+        "DELETE FROM \(name).fleet_hosts WHERE host = $1 AND (SELECT count(*) FROM \(name).fleet_hosts) > 1"
+    }
+    var deleteAllHosts: String { "DELETE FROM \(name).fleet_hosts" }
+    var lockForRotation: String {
+        "LOCK TABLE \(name).fleet_records IN EXCLUSIVE MODE; SELECT 1 FROM \(name).fleet_meta FOR UPDATE"
+    }
+    var setEpoch: String { "UPDATE \(name).fleet_meta SET key_epoch = $1 WHERE key_epoch = $2" }
     var listHosts: String { "SELECT host, key_source, key_epoch FROM \(name).fleet_hosts ORDER BY host" }
 
     /// One round trip gives the row and the generation it is consistent with (one snapshot).
