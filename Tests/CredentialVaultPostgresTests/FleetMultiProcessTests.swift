@@ -110,4 +110,26 @@ struct FleetMultiProcessTests {
         let uncached = try fleet.reopen(freshness: .zero)
         #expect(try uncached.synchronous.load(key) == Data("v2".utf8))
     }
+
+    @Test func aCachedReadIsServedUntilTheIntervalAndNotifyWakesItEarly() async throws {
+        let fleet = try TestFleet(freshness: .zero)
+        let key = CredentialKey(service: "notify", account: "k")
+        try fleet.store.synchronous.save(Data("v1".utf8), for: key, options: .portable)
+        var quiet = fleet.configuration(freshness: .seconds(30))
+        quiet.listensForChanges = false
+        let cached = try await PostgresStore.open(quiet, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let listening = try await PostgresStore.open(fleet.configuration(freshness: .seconds(30)), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        #expect(try cached.synchronous.load(key) == Data("v1".utf8))
+        #expect(try listening.synchronous.load(key) == Data("v1".utf8))
+        try fleet.store.synchronous.save(Data("v2".utf8), for: key, options: .portable)
+        // Within its 30 s interval and without the hint, the cache answers (no round trip).
+        #expect(try cached.synchronous.load(key) == Data("v1".utf8))
+        // The NOTIFY hint expires the other's cache long before its interval.
+        let written = ContinuousClock.now
+        var seen: Data?
+        while seen != Data("v2".utf8), written.duration(to: .now) < .seconds(5) {
+            seen = try await listening.load(key)
+        }
+        #expect(seen == Data("v2".utf8), "the notification never woke the cache")
+    }
 }

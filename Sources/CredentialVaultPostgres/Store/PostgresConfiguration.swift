@@ -24,6 +24,9 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// How long a cached read may be served without asking the server whether the store changed
     /// (the staleness bound of reads, see docs/FLEET.md). `.zero` disables the cache.
     public var freshnessInterval: Duration
+    /// Whether a thread with its own connection LISTENs for changes and expires the cache at
+    /// once (a hint that shortens staleness in the common case; the interval is the bound).
+    public var listensForChanges = true
     /// How many times an operation is retried on a new connection after a lost connection or a
     /// failover (with a short backoff: 50 ms, doubling).
     public var reconnectAttempts: Int

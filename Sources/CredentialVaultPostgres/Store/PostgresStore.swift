@@ -40,6 +40,8 @@ public final class PostgresStore: Sendable {
     let threads: StoreThreads
     /// The threads that wait for the fleet-wide lock (apart, so waits never hold up reads).
     let lockThreads: StoreThreads
+    /// Expires the cache early on NOTIFY (a hint; `nil` without a cache).
+    let listener: ChangeListener?
 
     init(configuration: PostgresConfiguration, host: String, pool: ConnectionPool, keys: FleetKeys) {
         self.configuration = configuration
@@ -50,7 +52,12 @@ public final class PostgresStore: Sendable {
         cache = RecordCache(interval: configuration.freshnessInterval)
         threads = StoreThreads(name: "credvault-pg", limit: configuration.threads)
         lockThreads = StoreThreads(name: "credvault-pglock", limit: configuration.threads)
+        listener =
+            configuration.freshnessInterval > .zero && configuration.listensForChanges
+            ? ChangeListener(configuration: configuration, channel: schema.channel, cache: cache) : nil
     }
+
+    deinit { listener?.stop() }
 
     /// The store's id (32 hex digits), the same on every host.
     public var storeID: String { keys.storeID.map { String(format: "%02x", $0) }.joined() }
