@@ -64,7 +64,7 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib"] + staticFoundation, .when(configuration: .release))]),
         .executableTarget(
             name: "credvault-full",
-            dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth"],
+            dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth", "CredentialVaultPostgres"],
             swiftSettings: strict),
         .executableTarget(
             name: "credvault-bench",

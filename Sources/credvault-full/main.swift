@@ -5,4 +5,4 @@ import Foundation
 /// lines that need the Secret Service, OpenSSL or networking libraries (see `FullExecutable`);
 /// it can also be run directly. It hardens itself again (`execve` made it dumpable).
 VaultOptions.install(SecretServiceBackends())
-CommandLineTool.main(commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self])
+CommandLineTool.main(commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self, FleetCommand.self])

@@ -87,7 +87,7 @@ extension PostgresStore {
         try options.validate()
         if !options.lifetime.isEphemeral && options.accessibility == .deviceOnly {
             throw .unsupported(
-                "a fleet store is shared by many hosts, so it cannot keep a credential device-only: save it with .portable (or use a local store)")
+                "a fleet store is shared by many hosts, so it cannot keep a credential device-only: save it as portable (.portable, credvault store --portable) or use a local store")
         }
     }
 
