@@ -112,7 +112,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CredentialVaultPostgresTests",
-            dependencies: ["CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper"],
+            dependencies: ["CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper", "credvault", "credvault-full"],
             swiftSettings: strict),
     ]
 )
