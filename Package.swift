@@ -68,7 +68,10 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "credvault-bench",
-            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CSodium", "CLibSecret", "credvault", "credvault-full"],
+            dependencies: [
+                "CredentialVault", "CredentialVaultSecretService", "CSodium", "CLibSecret", "credvault", "credvault-full",
+                "CredentialVaultPostgres", "CLibPQ",
+            ],
             path: "Benchmarks/credvault-bench",
             swiftSettings: strict),
 
