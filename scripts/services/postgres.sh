@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # PostgreSQL for the fleet-store tests: two throwaway clusters (scripts/postgres/cluster.sh),
 # started in parallel (~1-2 s):
-#   - plain: unix socket, trust, and a streaming replica (for the failover drill);
+#   - plain: unix socket, trust (the failover drill starts a cluster with a replica of its own);
 #   - TLS: TCP 127.0.0.1, own CA, verify-full, scram-sha-256 (random password in a 0600 passfile).
 #   postgres.sh start   prints the KEY=VALUE lines the tests read:
 #       CREDVAULT_TEST_POSTGRES            libpq connection string of the plain cluster
-#       CREDVAULT_TEST_POSTGRES_FAILOVER   host=a,b ... target_session_attrs=read-write
-#       CREDVAULT_TEST_POSTGRES_DIR        its directory (for cluster.sh kill-primary/promote)
 #       CREDVAULT_TEST_POSTGRES_TLS        connection string of the TLS + scram cluster
 #       CREDVAULT_TEST_POSTGRES_TLS_CA     its CA certificate
 #   postgres.sh stop    stops both and deletes their directories
@@ -32,7 +30,7 @@ start() {
     mkdir -p "$state"; chmod 700 "$state"
     # The server user must reach the cluster directories: keep them under /tmp unless told.
     export TMPDIR=${CREDVAULT_PG_TMPDIR:-/tmp}
-    "$cluster" start --replica >"$state/plain.env" 2>"$state/plain.log" & p1=$!
+    "$cluster" start >"$state/plain.env" 2>"$state/plain.log" & p1=$!
     "$cluster" start --tls >"$state/tls.env" 2>"$state/tls.log" & p2=$!
     ok=1
     wait $p1 || ok=0
@@ -43,8 +41,7 @@ start() {
     done
     if [ $ok -ne 1 ]; then cat "$state"/*.log >&2; stop; exit 1; fi
     echo "CREDVAULT_TEST_POSTGRES=$(var "$state/plain.env" PGTEST_CONNINFO)"
-    echo "CREDVAULT_TEST_POSTGRES_FAILOVER=$(var "$state/plain.env" PGTEST_FAILOVER_CONNINFO)"
-    echo "CREDVAULT_TEST_POSTGRES_DIR=$(var "$state/plain.env" PGTEST_DIR)"
+    echo "CREDVAULT_TEST_POSTGRES_CLUSTER_SCRIPT=$cluster"
     echo "CREDVAULT_TEST_POSTGRES_TLS=$(var "$state/tls.env" PGTEST_CONNINFO)"
     echo "CREDVAULT_TEST_POSTGRES_TLS_CA=$(var "$state/tls.env" PGTEST_DIR)/tls/ca.crt"
 }

@@ -35,6 +35,8 @@ enum PostgresGroup {
 
         // The raw client: its own row of the same size, the same statements.
         let raw = try RawLibPQ(conninfo)
+        // The store's session settings (its deadlines), so both sessions do the same server work.
+        try raw.simple("SET statement_timeout = 5000; SET lock_timeout = 4000; SET idle_in_transaction_session_timeout = 10000")
         let rawHash = (0..<32).map { _ in UInt8.random(in: 0...255) }
         let rawSealed = (0..<(valueSize + 40 + 60)).map { _ in UInt8.random(in: 0...255) }
         try raw.prepare(

@@ -14,6 +14,13 @@ final class RawLibPQ {
         self.conn = conn
     }
 
+    /// Runs SQL without parameters (session settings).
+    func simple(_ sql: String) throws {
+        let result = PQexec(conn, sql)
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw BenchError("raw libpq: \(sql) failed") }
+    }
+
     deinit { PQfinish(conn) }
 
     func prepare(_ name: String, _ sql: String, types: [Oid]) throws {
