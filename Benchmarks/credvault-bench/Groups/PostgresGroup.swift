@@ -48,6 +48,10 @@ enum PostgresGroup {
             types: [17, 20, 20, 20, 20, 17])
         try raw.prepare("insert", "INSERT INTO \(schema).fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES ($1, 1, 1, NULL, $2)", types: [17, 17])
         try raw.execute("insert", [rawHash, rawSealed])
+        // The raw reads go to the same rows as the store's uncached reads, in the same order.
+        try raw.prepare("ids", "SELECT name_hash FROM \(schema).fleet_records WHERE name_hash <> $1 ORDER BY name_hash", types: [17])
+        let ids = try raw.rows("ids", [rawHash])
+        let rawPicker = RowPicker(ids)
         var rawVersion: Int64 = 1
 
         reporter.progress("   postgres: measuring")
@@ -56,7 +60,8 @@ enum PostgresGroup {
             [
                 { blackHole(try cached.synchronous.load(picker.next())) },
                 { blackHole(try uncached.synchronous.load(picker.next())) },
-                { blackHole(try raw.execute("read", [rawHash], column: 3).bytes) },
+                { blackHole(try raw.execute("read", [rawPicker.next()], column: 3).bytes) },
+                { try raw.executeAsync("read", rawPicker.next()) },
             ])
         let writeKey = keys[0]
         let writes = try Timer.measureInterleaved(
@@ -72,6 +77,8 @@ enum PostgresGroup {
                 },
             ])
         let rawRead = Figure(group: title, name: "raw_libpq_read", items: count, sample: reads[2])
+        var rawPolled = Figure(group: title, name: "raw_libpq_read_polled", items: count, sample: reads[3])
+        rawPolled.relate(to: rawRead)
         var cachedRead = Figure(group: title, name: "pg_cached_read", items: count, sample: reads[0])
         cachedRead.relate(to: rawRead)
         cachedRead.checks.append(.atMost("median", reads[0].median, 10_000, unit: "ns"))
@@ -82,9 +89,21 @@ enum PostgresGroup {
         var casWrite = Figure(group: title, name: "pg_cas_write", items: count, sample: writes[0])
         casWrite.relate(to: rawCAS)
         casWrite.checks.append(.atMost("ratio to raw_libpq_cas", casWrite.ratio!, 1.2))
-        for figure in [rawRead, cachedRead, uncachedRead, rawCAS, casWrite] { reporter.add(figure) }
+        for figure in [rawRead, rawPolled, cachedRead, uncachedRead, rawCAS, casWrite] { reporter.add(figure) }
         reporter.note(
-            "pg_*: PostgresStore through the synchronous API (one connection, the server of --postgres); cached = served from the process's cache (fresh, opened and authenticated on each read); uncached = freshness 0, one round trip (row + generation); CAS write = seal + UPDATE ... WHERE version = expected (the version known from the cache). raw_libpq_*: PQexecPrepared of the same statement with binary parameters, blocking, same row size.")
+            "pg_*: PostgresStore through the synchronous API (one connection, the server of --postgres); cached = served from the process's cache (fresh, opened and authenticated on each read); uncached = freshness 0, one round trip (row + generation); CAS write = seal + UPDATE ... WHERE version = expected (the version known from the cache). raw_libpq_*: PQexecPrepared of the same statement with binary parameters, blocking, the same rows (reads) or a row of the same size (CAS), the store's session settings; raw_libpq_read_polled: the same, sent and awaited the store's way (non-blocking, poll).")
         reporter.end()
+    }
+}
+
+/// Row ids in a fixed stride order (the raw reads' counterpart of `KeyPicker`).
+final class RowPicker: @unchecked Sendable {
+    // @unchecked: used by one measurement at a time (its closures run in turn).
+    private let ids: [[UInt8]]
+    private var index = 0
+    init(_ ids: [[UInt8]]) { self.ids = ids }
+    func next() -> [UInt8] {
+        index = (index + 7919) % ids.count
+        return ids[index]
     }
 }
