@@ -93,7 +93,10 @@ let package = Package(
         // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
         .testTarget(
             name: "CredentialVaultAuthTests",
-            dependencies: ["CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full"],
+            dependencies: [
+                "CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full",
+                "credvault-pghelper",
+            ],
             swiftSettings: strict),
         // Runs Secret Service operations in a process of its own, on another D-Bus bus than the
         // test process's (locked keyring, no provider, no bus, stopped daemon). Tests only.

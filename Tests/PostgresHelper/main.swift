@@ -1,6 +1,7 @@
 // A helper process for the fleet store's multi-process tests (one process = one host of the
 // fleet). Not part of the product. Every command opens the store first (CONNINFO, SCHEMA,
-// KEYFILE as host HOST) and prints "ready"; commands that race wait for a line on stdin.
+// KEYFILE as host $CREDVAULT_FLEET_HOST, default test-host) and prints "ready"; commands that
+// race wait for a line on stdin.
 //
 //   writes CONNINFO SCHEMA KEYFILE INDEX COUNT
 //       COUNT times: saves the shared credential "shared/counter" and its own "writer-INDEX/J";
@@ -28,7 +29,8 @@ let args = Array(CommandLine.arguments.dropFirst())
 guard args.count >= 4 else { fail("usage: credvault-pghelper COMMAND CONNINFO SCHEMA KEYFILE ...") }
 let configuration = PostgresConfiguration(connectionString: args[1], schema: args[2])
 do {
-    let store = try PostgresStore.open(configuration, host: "test-host", key: .keyFile(URL(fileURLWithPath: args[3])))
+    let host = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_HOST"] ?? "test-host"
+    let store = try PostgresStore.open(configuration, host: host, key: .keyFile(URL(fileURLWithPath: args[3])))
     say("ready")
     switch (args[0], args.count) {
     case ("writes", 6):
