@@ -87,6 +87,29 @@ struct FleetMultiProcessTests {
         #expect(try await other.withExclusiveAccess { 7 } == 7, "released after the body")
     }
 
+    @Test func aCancelledLockWaitEndsAtOnce() async throws {
+        let fleet = try TestFleet()
+        let other = try await PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let holder = try FleetHelperProcess(helperArguments("hold-exclusive", fleet))
+        defer { holder.kill() }
+        try holder.waitForLine(startingWith: "holding")
+        // Waits up to the default 10 s for the lock; cancelled once the server shows it waiting.
+        let waiter = Task { try await other.withExclusiveAccess { 1 } }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try TestCluster.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())") == "0" {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the waiter never waited") }
+        }
+        let cancelled = ContinuousClock.now
+        waiter.cancel()
+        do {
+            _ = try await waiter.value
+            Issue.record("the cancelled wait got the lock")
+        } catch let error as CredentialVaultError {
+            #expect(error == .cancelled)
+        }
+        #expect(cancelled.duration(to: .now) < .seconds(1), "the cancelled wait took \(cancelled.duration(to: .now))")
+    }
+
     @Test func aWriteIsSeenByAnotherHostWithinTheFreshnessInterval() async throws {
         let interval = Duration.milliseconds(300)
         let fleet = try TestFleet(freshness: interval)

@@ -105,6 +105,10 @@ final class PGConnection: @unchecked Sendable {
     /// Whether the session runs over TLS.
     var usesTLS: Bool { PQsslInUse(conn) == 1 }
 
+    /// A handle that cancels the statement running on this connection from another thread
+    /// (`PQcancel`, which opens a connection of its own); `nil` when libpq cannot make one.
+    func canceller() -> PGCanceller? { PQgetCancel(conn).map(PGCanceller.init) }
+
     /// The socket, for waiting on notifications.
     var socket: Int32 { PQsocket(conn) }
 
@@ -234,10 +238,33 @@ final class PGConnection: @unchecked Sendable {
     }
 }
 
+/// Cancels a running statement from any thread.
+///
+/// `@unchecked Sendable`: libpq documents `PQcancel` as safe to call from any thread (a signal
+/// handler even) on a `PGcancel` that is not freed meanwhile; this object frees it only in
+/// `deinit`, when no thread can call `cancel()` any more.
+final class PGCanceller: @unchecked Sendable {
+    private let handle: OpaquePointer
+    init(_ handle: OpaquePointer) { self.handle = handle }
+    deinit { PQfreeCancel(handle) }
+
+    /// Asks the server to cancel the statement (it then fails with SQLSTATE 57014).
+    func cancel() {
+        var buffer = [CChar](repeating: 0, count: 256)
+        _ = PQcancel(handle, &buffer, Int32(buffer.count))
+    }
+}
+
 /// Calls `body` with a NULL-terminated array of C strings that live until it returns.
 private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
     let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
+    // The connection string may hold a password: wiped before it is freed.
+    defer {
+        for copy in copies {
+            if let copy { explicit_bzero(copy, strlen(copy)) }
+            free(copy)
+        }
+    }
     let pointers: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }

@@ -23,7 +23,7 @@ extension PostgresStore: ExclusiveAccessStore {
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         let me = ObjectIdentifier(self)
         if let holding = Self.holdings[me], holding.active.load(ordering: .acquiring) { return try await body() }
-        let connection = try await lockThreads.run { _ throws(CredentialVaultError) in try self.acquireLock() }
+        let connection = try await lockThreads.run { flag throws(CredentialVaultError) in try self.acquireLock(cancellation: flag) }
         cache.expire()
         let holding = Holding()
         var holdings = Self.holdings
@@ -40,9 +40,16 @@ extension PostgresStore: ExclusiveAccessStore {
         }
     }
 
-    /// Takes the lock on a connection of its own (kept out of the pool while held).
-    func acquireLock() throws(CredentialVaultError) -> PGConnection {
+    /// Takes the lock on a connection of its own (kept out of the pool while held). A task
+    /// cancelled while it waits cancels the wait on the server (`PQcancel`): `cancelled` at once.
+    func acquireLock(cancellation: CancellationFlag) throws(CredentialVaultError) -> PGConnection {
         let connection = try pool.checkOut()
+        if let canceller = connection.canceller() { cancellation.onCancel { canceller.cancel() } }
+        // Cancelled before the wait was sent: a cancel request would have found nothing to cancel.
+        if cancellation.isCancelled {
+            pool.checkIn(connection)
+            throw .cancelled
+        }
         let wait = PGConnection.milliseconds(configuration.exclusiveAccessTimeout)
         // Integers formatted by the store itself, not caller text: the statement is fixed.
         let sql =
@@ -53,6 +60,7 @@ extension PostgresStore: ExclusiveAccessStore {
         } catch {
             if !connection.isBroken { try? connection.simple("ROLLBACK", deadline: pool.statementDeadline) }
             pool.checkIn(connection)
+            if cancellation.isCancelled { throw .cancelled }
             throw error.sqlState == "55P03" || error.sqlState == "57014" ? .busy : error.error
         }
         return connection

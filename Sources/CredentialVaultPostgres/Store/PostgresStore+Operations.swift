@@ -101,8 +101,9 @@ extension PostgresStore {
         let now = FleetRecord.milliseconds(configuration.clock.now())
         var expires: Int64?
         if case .ephemeral(let ttl) = options.lifetime {
-            // validate() bounded the TTL to a year: no overflow.
-            expires = now + PGConnection.milliseconds(ttl)
+            // validate() bounded the TTL to a year; a clock near the end of time saturates.
+            let (sum, overflow) = now.addingReportingOverflow(PGConnection.milliseconds(ttl))
+            expires = overflow ? Int64.max : sum
         }
         var row = try current(nameHash)
         for _ in 0..<Self.maxRounds {
