@@ -13,8 +13,12 @@ enum FleetOptions {
         guard let url = args.options["postgres"] ?? environment["CREDVAULT_POSTGRES"], !url.isEmpty else {
             throw UsageError("give the fleet store's connection string with --postgres URL or $CREDVAULT_POSTGRES")
         }
-        return PostgresConfiguration(
+        var configuration = PostgresConfiguration(
             connectionString: url, schema: args.options["fleet-schema"] ?? environment["CREDVAULT_FLEET_SCHEMA"] ?? "credvault")
+        // A command lives for a few round trips: a LISTEN connection would only cost the
+        // server a connection (50 concurrent commands would hold 50 more).
+        configuration.listensForChanges = false
+        return configuration
     }
 
     /// This host's name: `--fleet-host`, `$CREDVAULT_FLEET_HOST`, else the machine's host name.
