@@ -87,6 +87,36 @@ struct FleetMultiProcessTests {
         #expect(try await other.withExclusiveAccess { 7 } == 7, "released after the body")
     }
 
+    @Test func aProcessReadsItsOwnWritesWhileOthersWrite() async throws {
+        let fleet = try TestFleet(freshness: .seconds(30))
+        let other = try fleet.reopen(freshness: .seconds(30))
+        // Another host keeps writing: generation bumps and NOTIFY wake-ups race with the reads.
+        let noise = Task {
+            var i = 0
+            while !Task.isCancelled {
+                try await other.save(Data("n\(i)".utf8), for: CredentialKey(service: "noise", account: "\(i % 7)"), options: .portable)
+                i += 1
+            }
+        }
+        defer { noise.cancel() }
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for round in 0..<80 {
+                        let key = CredentialKey(service: "own", account: "\(task)-\(round % 3)")
+                        let value = Data("\(task)-\(round)".utf8)
+                        try await fleet.store.save(value, for: key, options: .portable)
+                        if try await fleet.store.load(key) != value { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0, "\(mismatches) reads did not see this process's own write")
+    }
+
     @Test func aCancelledLockWaitEndsAtOnce() async throws {
         let fleet = try TestFleet()
         let other = try await PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(fleet.keys.keyFile))

@@ -16,6 +16,9 @@ final class RecordCache: Sendable {
         let version: Int64
         let epoch: Int64
         let sealed: Data?
+        /// For a row this process wrote: the least generation a fetch must have seen to know
+        /// of that write (a fetch sent before it committed must not bring back the old row).
+        var floor: Int64 = .min
     }
 
     private struct State {
@@ -54,16 +57,22 @@ final class RecordCache: Sendable {
             } else if s.checkedAt == nil {
                 s.checkedAt = askedAt
             }
+            // A fetch older than this process's own write of the row keeps the write.
+            if let own = s.entries[nameHash], own.floor > generation { return }
             s.entries[nameHash] = entry
         }
     }
 
-    /// Replaces the entry of a row this process has just written (its own write is newer than
-    /// the last check, so it is at least as fresh as the rest of the cache).
+    /// Replaces the entry of a row this process has just written: its own write is newer than
+    /// any snapshot the cache holds, and a process reads its own writes. Its commit moved the
+    /// generation past the one the cache knows, so only a fetch that saw a later generation
+    /// (which drops every entry) replaces it.
     func wrote(_ nameHash: Data, entry: Entry) {
         guard interval > .zero else { return }
         state.withLock { s in
-            if s.checkedAt != nil { s.entries[nameHash] = entry }
+            var own = entry
+            own.floor = s.generation == .max ? .max : s.generation + 1
+            s.entries[nameHash] = own
         }
     }
 

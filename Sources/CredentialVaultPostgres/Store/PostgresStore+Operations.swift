@@ -54,10 +54,15 @@ extension PostgresStore {
         var plain = try keys.open(row.sealed, nameHash: nameHash, version: row.version, epoch: row.epoch)
         defer { plain.resetBytes(in: 0..<plain.count) }
         let record = try FleetRecord.decode(plain)
-        if let key, !(record.key == key) { throw .tampered }
-        // The record id is the hash of the name inside: a row whose name does not hash to its
-        // id was not written by this store's key (belt and braces: the AD binds it already).
-        guard keys.nameHash(record.key) == nameHash else { throw .tampered }
+        if let key {
+            // Asked by name: `nameHash` is that name's hash and the seal binds it, so the name
+            // inside must be the one asked for.
+            guard record.key == key else { throw .tampered }
+        } else {
+            // Listed: the name inside must hash to the row's id (belt and braces: the seal
+            // binds the id, so only a holder of the data key could have made such a row).
+            guard keys.nameHash(record.key) == nameHash else { throw .tampered }
+        }
         return record
     }
 
