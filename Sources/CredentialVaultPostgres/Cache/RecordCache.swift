@@ -25,6 +25,8 @@ final class RecordCache: Sendable {
         var entries: [Data: Entry] = [:]
         var generation: Int64 = .min
         var checkedAt: ContinuousClock.Instant?
+        /// When the cache was last expired: a fetch sent before it cannot make it fresh again.
+        var expiredAt: ContinuousClock.Instant?
     }
 
     private let state = Mutex(State())
@@ -48,13 +50,14 @@ final class RecordCache: Sendable {
         guard interval > .zero else { return }
         state.withLock { s in
             if generation < s.generation { return }
+            // Sent before the last expiry (a NOTIFY, the fleet lock taken): what it saw may
+            // predate what the expiry was for, so it neither refreshes nor fills the cache.
+            if let expired = s.expiredAt, askedAt < expired { return }
             if generation > s.generation {
                 s.entries.removeAll(keepingCapacity: true)
                 s.generation = generation
                 s.checkedAt = askedAt
-            } else if let checked = s.checkedAt, checked < askedAt {
-                s.checkedAt = askedAt
-            } else if s.checkedAt == nil {
+            } else if s.checkedAt.map({ $0 < askedAt }) ?? true {
                 s.checkedAt = askedAt
             }
             // A fetch older than this process's own write of the row keeps the write.
@@ -83,6 +86,10 @@ final class RecordCache: Sendable {
 
     /// Makes the next read of every row go to the server (a NOTIFY, the exclusive lock taken).
     func expire() {
-        state.withLock { $0.checkedAt = nil }
+        let now = ContinuousClock.now
+        state.withLock { s in
+            s.checkedAt = nil
+            s.expiredAt = now
+        }
     }
 }
