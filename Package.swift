@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "CredentialVaultCLI", targets: ["CredentialVaultCLI"]),
         // The fleet store: credentials sealed client-side in PostgreSQL (the only product linking libpq).
         .library(name: "CredentialVaultPostgres", targets: ["CredentialVaultPostgres"]),
+        // The TPM 2.0 device custodian (tpm2-tss ESYS): a device secret sealed to this machine's
+        // TPM and rollback counters in its NV memory.
+        .library(name: "CredentialVaultTPM", targets: ["CredentialVaultTPM"]),
         // For tests of code that uses the library, and of third-party backends: the
         // conformance suite (through both storage protocols) and a fault-injecting store.
         .library(name: "CredentialVaultTesting", targets: ["CredentialVaultTesting"]),
@@ -41,8 +44,18 @@ let package = Package(
 
         // libpq, only linked by the fleet store.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // tpm2-tss: ESYS + marshalling + response codes in one module (the TPM2B types defined
+        // once), and the TCTI loader.
+        .systemLibrary(name: "CTSS2Esys", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
+        .systemLibrary(name: "CTSS2TctiLdr", pkgConfig: "tss2-tctildr", providers: [.apt(["libtss2-dev"])]),
+        // The kernel keyring's syscalls: a header-only module (no library to link).
+        .systemLibrary(name: "CKeyctl"),
 
-        .target(name: "CredentialVault", dependencies: ["CSodium"], swiftSettings: strict),
+        .target(name: "CredentialVault", dependencies: ["CSodium", "CKeyctl"], swiftSettings: strict),
+        .target(
+            name: "CredentialVaultTPM",
+            dependencies: ["CredentialVault", "CTSS2Esys", "CTSS2TctiLdr"],
+            swiftSettings: strict),
         .target(name: "CredentialVaultPostgres", dependencies: ["CredentialVault", "CLibPQ"], swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
@@ -69,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "credvault-bench",
             dependencies: [
-                "CredentialVault", "CredentialVaultSecretService", "CSodium", "CLibSecret", "credvault", "credvault-full",
+                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTPM", "CSodium", "CLibSecret", "credvault", "credvault-full",
                 "CredentialVaultPostgres", "CLibPQ",
             ],
             path: "Benchmarks/credvault-bench",
@@ -119,6 +132,17 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultPostgresTests",
             dependencies: ["CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper", "credvault", "credvault-full"],
+            swiftSettings: strict),
+        // TPM custody and the kernel keyring against swtpm and the real kernel; the helper runs
+        // as another user (nobody) and is the process whose memory the scan reads.
+        .executableTarget(
+            name: "credvault-tpm-helper",
+            dependencies: ["CredentialVault", "CredentialVaultTPM"],
+            path: "Tests/TPMHelper",
+            swiftSettings: strict),
+        .testTarget(
+            name: "CredentialVaultTPMTests",
+            dependencies: ["CredentialVault", "CredentialVaultTPM", "CredentialVaultTesting", "credvault-tpm-helper", "credvault-testhelper"],
             swiftSettings: strict),
     ]
 )

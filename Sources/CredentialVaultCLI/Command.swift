@@ -14,6 +14,13 @@ public protocol Command: Sendable {
     static var options: Set<String> { get }
     /// Runs it; returns the exit code.
     static func run(_ arguments: ParsedArguments, _ io: TerminalIO) throws -> Int32
+    /// The backend used when neither `--backend` nor `$CREDVAULT_BACKEND` names one.
+    static var defaultBackend: String { get }
+}
+
+extension Command {
+    /// `file`: the sealed file, for every command but the credential helpers (`auto` there).
+    public static var defaultBackend: String { VaultBackend.file.rawValue }
 }
 
 /// Exit codes (stable, documented in the README).
@@ -33,6 +40,12 @@ public enum ExitCode {
     public static let authFailed: Int32 = 11
     /// `credvault auth`: the provider could not be reached or did not answer in time.
     public static let unreachable: Int32 = 12
+    /// The vault is older than its rollback counter (`credvault accept-restore` accepts it).
+    public static let rolledBack: Int32 = 13
+    /// `credvault exec`: the command was found but cannot be run (not executable, a bad format).
+    public static let commandNotExecutable: Int32 = 126
+    /// `credvault exec`: the command was not found (as a shell reports it).
+    public static let commandNotFound: Int32 = 127
 
     public static func of(_ error: CredentialVaultError) -> Int32 {
         switch error {
@@ -43,6 +56,7 @@ public enum ExitCode {
         case .notAvailable: notAvailable
         case .permissionDenied: permission
         case .locked: locked
+        case .rolledBack: rolledBack
         case .invalidArgument: usage
         case .expired, .unsupported, .io, .cancelled: failure
         }

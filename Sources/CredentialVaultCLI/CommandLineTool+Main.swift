@@ -22,9 +22,11 @@ extension CommandLineTool {
             exit(ExitCode.failure)
         }
         // A reader that went away is an error to report (EPIPE), not a death by signal.
-        signal(SIGPIPE, SIG_IGN)
+        InheritedSignals.ignoreBrokenPipes()
         do {
-            exit(run(try RawArguments.decode(), commands: commands, handOver: handOver))
+            // Run as `git-credential-credvault` or `docker-credential-credvault` (a link to this
+            // executable), it is that helper command (`ProgramName`).
+            exit(run(ProgramName.arguments(try RawArguments.decode()), commands: commands, handOver: handOver))
         } catch {
             io.error("\(error.message); see credvault --help")
             exit(ExitCode.usage)

@@ -48,8 +48,11 @@ public enum CommandLineTool {
                 io.print(command.help)
                 return ExitCode.success
             }
-            let backend = VaultOptions.backendName(parsed)
+            let backend = VaultOptions.backendName(parsed, default: command.defaultBackend)
             if let handOver, VaultOptions.needsFullExecutable(backend) { return handOver("the \(backend) backend") }
+            if let handOver, backend == VaultBackend.file.rawValue, let needing = VaultOptions.custodyNeedingFullExecutable(parsed) {
+                return handOver(needing)
+            }
             return try command.run(parsed, io)
         } catch is OutputError {
             return ExitCode.failure  // remembered by StandardOutput, reported by `run`

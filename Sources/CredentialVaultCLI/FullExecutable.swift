@@ -24,7 +24,11 @@ public enum FullExecutable {
             io.error("\(needing) needs \(name), which is not installed next to \(me.path)")
             return ExitCode.notAvailable
         }
+        // SIGPIPE as this process found it, so that the full one records it (and `exec` hands
+        // it on to its command) as it was, not as this process set it.
+        InheritedSignals.restoreBrokenPipes()
         execv(path, CommandLine.unsafeArgv)
+        InheritedSignals.ignoreBrokenPipes()
         io.error("\(needing) needs \(name): cannot run \(path): \(String(cString: strerror(errno)))")
         return ExitCode.notAvailable
     }

@@ -11,6 +11,12 @@ public struct ParsedArguments: Sendable {
     public var flags: Set<String> = []
     /// The options given, by name (without their `--`), with their values.
     public var options: [String: String] = [:]
+    /// Every value of each option, in the order given (`options` keeps the last one): for the
+    /// options a command takes more than once (`exec --env`, `exec --fd`).
+    public var optionValues: [String: [String]] = [:]
+    /// How many positionals stood before `--`; `nil` when there was no `--` (`exec` takes its
+    /// command only after it).
+    public var separatorIndex: Int?
 
     /// The flag every command accepts: `--help`, or `-h`.
     public static let helpFlag = "help"
@@ -39,6 +45,7 @@ public struct ParsedArguments: Sendable {
             }
             if argument == "--" {
                 onlyPositionals = true
+                separatorIndex = positionals.count
                 continue
             }
             var name = String(argument.dropFirst(2))
@@ -53,6 +60,7 @@ public struct ParsedArguments: Sendable {
             } else if allowedOptions.contains(name) {
                 guard let value = inlineValue ?? iterator.next() else { throw UsageError("--\(name) needs a value") }
                 options[name] = value
+                optionValues[name, default: []].append(value)
             } else {
                 throw UsageError("unknown option --\(name)")
             }

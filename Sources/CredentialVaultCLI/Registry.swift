@@ -8,7 +8,8 @@ public enum Registry {
     /// The vault commands (this library).
     public static let vaultCommands: [any Command.Type] = [
         StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
-        InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self,
+        InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, CustodyCommand.self,
+        AcceptRestoreCommand.self, ExecCommand.self, GitCredentialCommand.self, DockerCredentialCommand.self,
     ]
 
     /// The commands `credvault-full` adds, by name and summary (the full executable's command
@@ -35,8 +36,11 @@ public enum Registry {
             commands:
 
             """
-        for (name, summary) in vaultCommands.map({ ($0.name, $0.summary) }) + fullOnly {
-            text += "  " + name.padding(toLength: 10, withPad: " ", startingAt: 0) + summary + "\n"
+        let commands = vaultCommands.map({ ($0.name, $0.summary) }) + fullOnly
+        // One column for the names, as wide as the longest (never cut off) plus two spaces.
+        let width = commands.map(\.0.count).max() ?? 0
+        for (name, summary) in commands {
+            text += "  " + name + String(repeating: " ", count: width + 2 - name.count) + summary + "\n"
         }
         text += "\n" + VaultOptions.help + "\nExit codes: " + exitCodeHelp
         return text
@@ -46,6 +50,8 @@ public enum Registry {
         0 success, 1 not found, 2 usage error, 3 other failure (stdout not writable too), 4 wrong
         passphrase or key, 5 corrupted or tampered vault, 6 device mismatch, 7 busy or timed out,
         8 not available, 9 permission denied, 10 locked, 11 the OpenID provider refused (auth),
-        12 the provider could not be reached (auth).
+        12 the provider could not be reached (auth), 13 the vault was rolled back to an older copy
+        (accept-restore); credvault exec: 126 the command cannot be run, 127 it was not found, else
+        the command's own status.
         """
 }

@@ -5,10 +5,10 @@ import Synchronization
 /// The options every command shares: which backend and vault, and how to unlock it.
 /// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
 public enum VaultOptions {
-    public static let flags: Set<String> = ["device", "ask-passphrase", "json"]
+    public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter"]
     public static let options: Set<String> = [
-        "vault", "passphrase-file", "key-file", "kdf", "backend", "postgres", "fleet-host", "fleet-schema", "fleet-key-file",
-        "fleet-passphrase-file",
+        "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "postgres", "fleet-host", "fleet-schema",
+        "fleet-key-file", "fleet-passphrase-file",
     ]
 
     public static let help = """
@@ -35,6 +35,13 @@ public enum VaultOptions {
           --device                   unlock with this machine's device key (the default)
           --kdf interactive|moderate|sensitive
                                      Argon2id cost when a passphrase vault is created (default: moderate)
+          --custody file|keyring|tpm who keeps the device secret and rollback counter of a vault being
+                                     created (default: file, the host-secret file, the weakest); an
+                                     existing vault uses the custodian its header names
+          --rollback-counter, --no-rollback-counter
+                                     whether a new vault gets a rollback counter (default: with
+                                     keyring and tpm custody); an older copy is then refused (exit 13)
+          --tpm-tcti TCTI            the TPM to use (default: $CREDVAULT_TPM_TCTI, else device:/dev/tpmrm0)
           --json                     machine-readable output
         """
 
@@ -63,6 +70,42 @@ public enum VaultOptions {
         try SecretReader.passphrase(fromFile: path)
     }
 
+    /// The custody `--custody` asks for (default `file`).
+    public static func custody(_ args: ParsedArguments) throws -> DeviceCustody {
+        guard let name = args.options["custody"] else { return .file }
+        guard let custody = DeviceCustody(name: name) else { throw UsageError("--custody is file, keyring or tpm") }
+        return custody
+    }
+
+    /// Whether a new vault gets a rollback counter (`nil`: the custody's default).
+    public static func rollbackCounter(_ args: ParsedArguments) throws -> Bool? {
+        switch (args.flags.contains("rollback-counter"), args.flags.contains("no-rollback-counter")) {
+        case (true, true): throw UsageError("give --rollback-counter or --no-rollback-counter, not both")
+        case (true, false): return true
+        case (false, true): return false
+        case (false, false): return nil
+        }
+    }
+
+    /// The sealed-file configuration: the custody and counter a new vault gets, and the
+    /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`).
+    public static func configuration(_ args: ParsedArguments) throws -> SealedFileConfiguration {
+        var configuration = SealedFileConfiguration()
+        configuration.custody = try custody(args)
+        configuration.rollbackCounter = try rollbackCounter(args)
+        if let backends = installed.withLock({ $0 }) { configuration.custodians = try backends.custodians(args) }
+        return configuration
+    }
+
+    /// What in this command line needs `credvault-full`'s custodians: a `--custody` other than
+    /// `file`, or an existing vault whose header names one; `nil` when nothing does. Reads only
+    /// the vault's header.
+    public static func custodyNeedingFullExecutable(_ args: ParsedArguments) -> String? {
+        if let name = args.options["custody"], name != DeviceCustody.file.name { return "--custody \(name)" }
+        if let custody = LockedVault.custody(at: vaultURL(args)), custody != .file { return "a vault under \(custody.name) custody" }
+        return nil
+    }
+
     /// The Argon2id preset for a new passphrase vault.
     public static func kdf(_ args: ParsedArguments) throws -> KDFParameters {
         switch args.options["kdf"] ?? "moderate" {
@@ -77,7 +120,13 @@ public enum VaultOptions {
 
     /// The backend name from `--backend` or `$CREDVAULT_BACKEND` (default `file`).
     public static func backendName(_ args: ParsedArguments) -> String {
-        args.options["backend"] ?? ProcessInfo.processInfo.environment["CREDVAULT_BACKEND"] ?? "file"
+        backendName(args, default: VaultBackend.file.rawValue)
+    }
+
+    /// The backend name from `--backend` or `$CREDVAULT_BACKEND`, else `fallback` (the
+    /// credential helpers' is `auto`, the choice for desktop users).
+    public static func backendName(_ args: ParsedArguments, default fallback: String) -> String {
+        args.options["backend"] ?? ProcessInfo.processInfo.environment["CREDVAULT_BACKEND"] ?? fallback
     }
 
     /// Opens the chosen store. With `create`, a missing vault is created; without, `nil` is
@@ -142,15 +191,16 @@ public enum VaultOptions {
         // reported, never taken for an empty vault or a place to create one.
         let present = try LockedVault.ifPresent(at: url)
         let key = try explicitKey(args, confirmNew: create && present == nil)
+        let configuration = try configuration(args)
         guard let locked = present else {
             guard create else { return nil }
-            return try SealedFileStore.openOrCreate(at: url, key: key ?? .device, kdf: kdf(args))
+            return try SealedFileStore.openOrCreate(at: url, key: key ?? .device, kdf: kdf(args), configuration: configuration)
         }
         if key == nil && locked.keySource != .device {
             throw UsageError(
                 "\(url.path) is unlocked with a \(locked.keySource): give --passphrase-file, --key-file or --ask-passphrase")
         }
-        return try locked.unlock(with: key ?? .device)
+        return try locked.unlock(with: key ?? .device, configuration: configuration)
     }
 }
 
@@ -209,6 +259,8 @@ public protocol ExtendedBackends: Sendable {
     /// Adds the Secret Service's state, collection and capabilities to `info` (`credvault
     /// info`); returns the exit code. Never prompts.
     func describeSecretService(into info: inout [(String, String)]) -> Int32
+    /// The keyring and TPM custodians (`--tpm-tcti` or `$CREDVAULT_TPM_TCTI` names the TPM).
+    func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian]
     /// The fleet store of `--postgres` (or `$CREDVAULT_POSTGRES`), opened as this host.
     func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore
 }

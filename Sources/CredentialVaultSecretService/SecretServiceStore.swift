@@ -73,7 +73,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// The store's configuration.
     public let configuration: SecretServiceConfiguration
     private let connection = ServiceConnection.shared
-    private let naming: CredentialNaming
+    let naming: CredentialNaming
     /// The earliest expiry of the ephemeral items this store wrote and has not purged yet
     /// (by `configuration.clock`).
     private let pendingExpiry = Mutex<Date?>(nil)
@@ -365,7 +365,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
     }
 
     /// The key's newest item, as `newest(_:_:)` finds it.
-    private struct Newest {
+    struct Newest {
         /// Its path.
         let path: String
         /// The path of its collection.
@@ -386,7 +386,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// reported as a missing credential.
     /// The key's newest item; past an ephemeral credential's time to live, its items are
     /// purged and `expired` is thrown.
-    private func unexpiredNewest(_ call: ServiceCall, _ key: CredentialKey, now: Date) throws(CredentialVaultError) -> Newest? {
+    func unexpiredNewest(_ call: ServiceCall, _ key: CredentialKey, now: Date) throws(CredentialVaultError) -> Newest? {
         guard let found = try newest(call, key) else { return nil }
         if found.isExpired(at: now) {
             for item in found.all { _ = try call.delete(item) }

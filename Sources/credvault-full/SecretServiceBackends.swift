@@ -32,6 +32,11 @@ struct SecretServiceBackends: ExtendedBackends {
         return BackendResolution(kind: kind, reason: decision.reason)
     }
 
+    /// The login keyring's custodian (the TPM's joins it when `CredentialVaultTPM` is linked).
+    func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian] {
+        [KeyringCustodian()]
+    }
+
     func openSecretService() -> any CredentialStore {
         SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault))
     }

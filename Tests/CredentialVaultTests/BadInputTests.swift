@@ -136,13 +136,13 @@ import Testing
     @Test func aFutureMajorVersionIsRefused() throws {
         let (url, bytes) = try smallVault()
         var future = bytes
-        future[8] = UInt8(VaultHeader.currentMajor + 1)
+        future[8] = UInt8(VaultHeader.supportedMajors.upperBound + 1)
         let error = openAndReadAll(future, at: url)
         guard case .unsupported(let message) = error else {
             Issue.record("expected unsupported, got \(String(describing: error))")
             return
         }
-        #expect(message.contains("\(VaultHeader.currentMajor + 1).0") && message.contains("upgrade"))
+        #expect(message.contains("\(VaultHeader.supportedMajors.upperBound + 1).0") && message.contains("upgrade"))
         var newerMinor = bytes
         newerMinor[10] = 9
         #expect(openAndReadAll(newerMinor, at: url) != nil, "the minor version is authenticated too")

@@ -3,13 +3,13 @@ import Testing
 
 @testable import CredentialVault
 
-/// Vault files written by formats 1.0 to 5.0, kept forever: every future version must still
+/// Vault files written by formats 1.0 to 6.0, kept forever: every future version must still
 /// open them and read exactly these values. A new format version gets a new folder, written with
 /// CREDVAULT_WRITE_FIXTURES=1 swift test --filter GoldenFixtureTests (it writes the current
 /// format's folder and never touches the older ones).
 @Suite final class GoldenFixtureTests {
     static let fixtureRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-    static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0", "v5": "5.0"]
+    static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0", "v5": "5.0", "v6": "6.0"]
     static let passphrase = "golden fixture passphrase v1"
     static let machineID = "golden-fixture-machine-id"
     let dir = TempDirectory()
@@ -39,7 +39,13 @@ import Testing
         try FileManager.default.copyItem(at: fixtureRoot.appendingPathComponent(version), to: target)
         chmod(target.path, 0o700)
         for name in try FileManager.default.contentsOfDirectory(atPath: target.path) {
-            chmod(target.appendingPathComponent(name).path, 0o600)
+            let path = target.appendingPathComponent(name).path
+            if name == "counters" {  // 6.0: the host-file custodian's rollback counters
+                chmod(path, 0o700)
+                for counter in try FileManager.default.contentsOfDirectory(atPath: path) { chmod(path + "/" + counter, 0o600) }
+            } else {
+                chmod(path, 0o600)
+            }
         }
         return (target, DeviceIdentity(hostSecretURL: target.appendingPathComponent("host-secret"), machineID: machineID))
     }
@@ -54,7 +60,7 @@ import Testing
         try SealedFileStore.open(at: url, key: .passphrase(passphrase), configuration: configuration)
     }
 
-    @Test(arguments: ["v1", "v2", "v3", "v4", "v5"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
+    @Test(arguments: ["v1", "v2", "v3", "v4", "v5", "v6"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
     func fixturesOpenAndReadExactly(version: String, name: String) throws {
         let (folder, device) = try privateCopy(version)
         let key: VaultKey =
@@ -78,8 +84,17 @@ import Testing
             #expect(metadata.modified == times.map { Self.writingStart.addingTimeInterval(TimeInterval($0.modified)) })
             #expect(metadata.expiresAt == nil)
         }
-        // On another machine the device-only record is refused, the portable ones open.
-        if name != "device.cvault" {
+        // 6.0 fixtures have a rollback counter (host-file custody): on another machine, where
+        // it is missing, they are refused until a restore is accepted.
+        if version == "v6" {
+            #expect(throws: CredentialVaultError.self) {
+                _ = try SealedFileStore.open(
+                    at: folder.appendingPathComponent(name), key: key,
+                    configuration: SealedFileConfiguration(device: TestVault.device(in: self.dir, name: "other")))
+            }
+            #expect(store.hasRollbackCounter && store.custody == .file)
+        } else if name != "device.cvault" {
+            // On another machine the device-only record is refused, the portable ones open.
             let elsewhere = try SealedFileStore.open(
                 at: folder.appendingPathComponent(name), key: key,
                 configuration: SealedFileConfiguration(device: TestVault.device(in: dir, name: "other")))
@@ -138,7 +153,8 @@ import Testing
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CREDVAULT_WRITE_FIXTURES"] == "1"))
     func writeFixtures() throws {
-        let folder = Self.fixtureRoot.appendingPathComponent("v\(VaultHeader.currentMajor)")
+        // The newest format: 6.0, with a rollback counter under the host-file custodian.
+        let folder = Self.fixtureRoot.appendingPathComponent("v\(VaultHeader.custodyMajor)")
         guard !FileManager.default.fileExists(atPath: folder.path) else { return }  // never rewrite a released version
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         chmod(folder.path, 0o700)
@@ -149,9 +165,10 @@ import Testing
         let device = DeviceIdentity(hostSecretURL: secret, machineID: Self.machineID)
         for (name, key) in [("passphrase.cvault", VaultKey.passphrase(Self.passphrase)), ("keyfile.cvault", .keyFile(keyFile)), ("device.cvault", .device)] {
             let clock = ManualClock(start: Self.writingStart)
+            var configuration = SealedFileConfiguration(device: device, clock: clock)
+            configuration.rollbackCounter = true
             let store = try SealedFileStore.create(
-                at: folder.appendingPathComponent(name), key: key, kdf: .insecureTestingOnly,
-                configuration: SealedFileConfiguration(device: device, clock: clock))
+                at: folder.appendingPathComponent(name), key: key, kdf: .insecureTestingOnly, configuration: configuration)
             func save(_ value: Data, _ credential: CredentialKey, _ options: StorageOptions) throws {
                 clock.advance(by: .seconds(1))
                 try store.save(value, for: credential, options: options)

@@ -45,8 +45,12 @@ import Testing
     }
 
     /// `vault`, and the file's size after the rewrite and after each save (the entries' ends).
-    private func vaultWithEnds(_ name: String, savesAfterRewrite saves: Int) throws -> (URL, [UInt8], Content, [Int]) {
-        let store = try TestVault.create(dir, name: "\(name)/v.cvault", key: .keyFile(keyFile))
+    /// With `counter`, a 6.0 vault with a rollback counter (96-byte commit records).
+    private func vaultWithEnds(_ name: String, savesAfterRewrite saves: Int, counter: Bool = false) throws -> (URL, [UInt8], Content, [Int]) {
+        var configuration = TestVault.configuration(dir)
+        configuration.rollbackCounter = counter
+        let store = try SealedFileStore.create(
+            at: dir.path("\(name)/v.cvault"), key: .keyFile(keyFile), kdf: TestVault.kdf, configuration: configuration)
         try store.save(Data("to be revoked".utf8), for: revoked, options: .portable)
         try store.save(Data("single use".utf8), for: verifier, options: .ephemeral(ttl: .seconds(600)))
         try store.changeKey(from: .keyFile(keyFile), to: .keyFile(keyFile))  // a rewrite: a fresh snapshot
@@ -70,13 +74,18 @@ import Testing
         try store.save(Data(value.utf8), for: token, options: .portable)
     }
 
+    /// The commit record size of the file's format (96 bytes from 6.0 on).
+    private func recordSize(_ bytes: [UInt8]) -> Int {
+        CommitRecord.carriesCounter(UInt16(bytes[8])) ? CommitRecord.counterSize : CommitRecord.size
+    }
+
     private func commitRecord(_ bytes: [UInt8], _ slot: Int) -> ArraySlice<UInt8> {
-        bytes[CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + CommitRecord.size]
+        bytes[CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + recordSize(bytes)]
     }
 
     private func replacing(_ bytes: [UInt8], slot: Int, with record: ArraySlice<UInt8>) -> [UInt8] {
         var edited = bytes
-        edited.replaceSubrange(CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + CommitRecord.size, with: record)
+        edited.replaceSubrange(CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + recordSize(bytes), with: record)
         return edited
     }
 
@@ -88,7 +97,7 @@ import Testing
         func recordEdits(_ base: [UInt8], _ what: String) {
             for slot in 0..<2 {
                 edits.append(("\(what), record \(1 - slot) copied over record \(slot)", replacing(base, slot: slot, with: commitRecord(base, 1 - slot))))
-                for bit in stride(from: 0, to: CommitRecord.size * 8, by: what.isEmpty ? 1 : 29) {
+                for bit in stride(from: 0, to: recordSize(base) * 8, by: what.isEmpty ? 1 : 29) {
                     var flipped = base
                     flipped[CommitRecord.offsets[slot] + bit / 8] ^= UInt8(1 << (bit % 8))
                     edits.append(("\(what), bit \(bit) of record \(slot) flipped", flipped))
@@ -113,10 +122,12 @@ import Testing
 
     /// A vault 0 to 5 saves after a rewrite: every keyless edit is detected or changes nothing.
     /// (On main at 59df243, copying the older record over the newer and cutting the file back
-    /// with the newer record flipped both undid the last write silently.)
-    @Test(arguments: 0...5)
-    func everyKeylessEditIsDetectedOrChangesNothing(saves: Int) throws {
-        let (url, bytes, written, ends) = try vaultWithEnds("saves-\(saves)", savesAfterRewrite: saves)
+    /// with the newer record flipped both undid the last write silently.) The 6.0 layout (a
+    /// rollback counter in 96-byte commit records) is swept at 0 and 3 saves.
+    @Test(arguments: (0...5).map { ($0, false) } + [(0, true), (3, true)])
+    func everyKeylessEditIsDetectedOrChangesNothing(saves: Int, counter: Bool) throws {
+        let (url, bytes, written, ends) = try vaultWithEnds("saves-\(saves)-\(counter)", savesAfterRewrite: saves, counter: counter)
+        #expect((bytes[8] == 6) == counter)
         let end = try snapshotEnd(url)
         var detected = 0
         for (what, edited) in edits(of: bytes, snapshotEnd: end, ends: ends) {

@@ -20,6 +20,8 @@
 //       reads a secret on stdin, searches /proc/PID/mem for it (see MemoryScan.swift).
 //   hold-lock VAULT SECONDS
 //       holds the lock file with a raw flock for SECONDS, printing "locked" once it has it.
+//   rollback-crash-writer VAULT KEYFILE POINT N
+//       saves until a custodian kills the process at POINT of save N (RollbackCrashCommands.swift).
 //   disable-core-dumps
 //       ProcessHardening.disableCoreDumps(), then waits for stdin to close (HardeningCommands.swift).
 //
@@ -42,6 +44,7 @@ do {
     case ("scan-memory", 1): scanMemory(rest)
     case ("save-as-user", 3): try saveAsUser(rest)
     case ("disable-core-dumps", 0): try disableCoreDumps()
+    case ("rollback-crash-writer", 4): try rollbackCrashWriter(rest)
     default: fail("unknown helper command or wrong arguments: \(command)")
     }
 } catch {

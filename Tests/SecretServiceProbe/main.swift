@@ -39,6 +39,7 @@ func caseName(_ error: CredentialVaultError) -> String {
     case .io: "io"
     case .invalidArgument: "invalidArgument"
     case .cancelled: "cancelled"
+    case .rolledBack: "rolledBack"
     }
 }
 

@@ -32,6 +32,9 @@ final class Workspace {
     /// Vault settings using the workspace's device identity.
     var configuration: SealedFileConfiguration { SealedFileConfiguration(device: device) }
 
+    /// The directory of the benchmark's host secret, where the host-file custodian keeps counters.
+    var hostStateDirectory: URL { device.hostSecretURL.deletingLastPathComponent() }
+
     /// A fresh private (0700) directory under `root`.
     func directory(_ name: String) throws -> URL {
         let url = root.appendingPathComponent(name)

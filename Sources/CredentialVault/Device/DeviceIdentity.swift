@@ -50,12 +50,36 @@ public struct DeviceIdentity: Sendable, Hashable {
         message.append(contentsOf: machineID.utf8)
         return message.withUnsafeBytes { Crypto.keyedHashKey(key: secret, [$0]) }
     }
+
+    /// The device master key under a keyring or TPM custodian: BLAKE2b keyed with the host
+    /// secret over a label, the custody, the custodian's secret `held` and the machine id. Both
+    /// secrets are needed: a copy of `$HOME` lacks `held`, another local user lacks the host
+    /// secret (and so the binding the custodian wants before it releases `held`).
+    func masterKey(custody: DeviceCustody, held: SecureBytes, need: () -> HostSecret.Need) throws(CredentialVaultError) -> SecureBytes {
+        let secret = try HostSecret.loadOrCreate(at: hostSecretURL, need: need)
+        var label = Array("CredentialVault device key v2\u{0}".utf8)
+        label.append(custody.rawValue)
+        let machine = Array(machineID.utf8)
+        return label.withUnsafeBytes { l in
+            held.withUnsafeBytes { h in machine.withUnsafeBytes { m in Crypto.keyedHashKey(key: secret, [l, h, m]) } }
+        }
+    }
+
+    /// What a custodian asks for before it releases its secret or touches a counter (the TPM
+    /// object's authValue): a hash keyed with the host secret, so only who can read the host
+    /// secret gets it.
+    func custodianBinding(need: () -> HostSecret.Need) throws(CredentialVaultError) -> SecureBytes {
+        let secret = try HostSecret.loadOrCreate(at: hostSecretURL, need: need)
+        var message = Array("CredentialVault custodian binding v1\u{0}".utf8)
+        message.append(contentsOf: machineID.utf8)
+        return message.withUnsafeBytes { Crypto.keyedHashKey(key: secret, [$0]) }
+    }
 }
 
 /// The XDG base directories, with their documented defaults.
-enum XDGDirectories {
+package enum XDGDirectories {
     static var data: URL { directory("XDG_DATA_HOME", default: ".local/share") }
-    static var state: URL { directory("XDG_STATE_HOME", default: ".local/state") }
+    package static var state: URL { directory("XDG_STATE_HOME", default: ".local/state") }
 
     private static func directory(_ variable: String, default relative: String) -> URL {
         if let value = ProcessInfo.processInfo.environment[variable], value.hasPrefix("/") {

@@ -10,7 +10,7 @@ import Glibc
 /// after a crash the file is the old or the new one, and once this returns the new one
 /// survives power loss. A rename never replaces a symbolic link or a file with other hard
 /// links (that would leave the link's target, or the other name, with the old content).
-enum AtomicFile {
+package enum AtomicFile {
     /// Writes `bytes` as the new content of `location` (a new file, or one replacing a regular
     /// file with a single name; anything else is refused and left as it was). With `lock` (the
     /// vault lock the caller holds), the new file is locked before it takes the name and the
@@ -37,7 +37,7 @@ enum AtomicFile {
     /// name removed. Returns `false`, having changed nothing, when something already has the
     /// name (another process created it first, or a file appeared since the caller looked). A
     /// reader never sees the file incomplete, and after a crash it is whole or absent.
-    static func create(_ bytes: [UInt8], at location: FileLocation) throws(CredentialVaultError) -> Bool {
+    package static func create(_ bytes: [UInt8], at location: FileLocation) throws(CredentialVaultError) -> Bool {
         let directory = location.directoryFD
         var created = true
         _ = try place(bytes, at: location, locked: false) { (temp) throws(CredentialVaultError) in

@@ -6,14 +6,14 @@ import Glibc
 /// every open, rename, unlink and fsync of it goes through that directory's descriptor, so a
 /// directory renamed or swapped after the check cannot redirect the work to another place. A
 /// location without a directory (a key file the caller names) is resolved by path.
-struct FileLocation: Sendable {
+package struct FileLocation: Sendable {
     /// The checked directory; `nil` for a file resolved by its path.
     let directory: PrivateDirectory?
     /// The name inside `directory` (one component), or the whole path without one.
     let name: String
 
     /// The file `name` in `directory`.
-    init(_ name: String, in directory: PrivateDirectory) {
+    package init(_ name: String, in directory: PrivateDirectory) {
         self.directory = directory
         self.name = name
     }
@@ -25,7 +25,7 @@ struct FileLocation: Sendable {
     }
 
     /// The path, for messages only: the work itself never goes by it.
-    var path: String {
+    package var path: String {
         guard let directory else { return name }
         return directory.path == "/" ? "/\(name)" : "\(directory.path)/\(name)"
     }

@@ -7,9 +7,9 @@ import Glibc
 /// the descriptor (`FileLocation`), never by path again: renaming the directory away and putting
 /// another in its place afterwards cannot redirect a write to the impostor. The path may pass
 /// through symbolic links (it is resolved once, here); what is checked is the directory reached.
-final class PrivateDirectory: Sendable {
+package final class PrivateDirectory: Sendable {
     /// The path it was opened by, for messages.
-    let path: String
+    package let path: String
     let fd: Int32
     /// Device and inode: the same for every path that reaches this directory.
     let identity: String
@@ -23,7 +23,7 @@ final class PrivateDirectory: Sendable {
     deinit { close(fd) }
 
     /// Opens and checks an existing directory; `nil` when there is none at `path`.
-    static func open(_ path: String) throws(CredentialVaultError) -> PrivateDirectory? {
+    package static func open(_ path: String) throws(CredentialVaultError) -> PrivateDirectory? {
         let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -47,7 +47,7 @@ final class PrivateDirectory: Sendable {
 
     /// Creates the directory (mode 0700, and missing parents 0700 too; existing parents are not
     /// checked, they may be shared like /var/lib) unless it exists, then opens and checks it.
-    static func create(_ path: String) throws(CredentialVaultError) -> PrivateDirectory {
+    package static func create(_ path: String) throws(CredentialVaultError) -> PrivateDirectory {
         try makeDirectories(path)
         guard let directory = try open(path) else { throw .io("cannot create the directory \(path)") }
         return directory

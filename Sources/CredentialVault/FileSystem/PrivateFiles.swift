@@ -136,7 +136,7 @@ package enum PrivateFiles {
     }
 
     /// Reads a whole private file (see `open`) of at most `limit` bytes; `nil` when it does not exist.
-    static func read(_ location: FileLocation, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
+    package static func read(_ location: FileLocation, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
         try readVersion(location, rules: Rules(limit: limit))?.bytes
     }
 

@@ -25,9 +25,9 @@ extension JournaledFile {
         else { return nil }
         var decoded: [CommitRecord?] = []
         for (slot, offset) in CommitRecord.offsets.enumerated() {
-            guard let bytes = try? file.read(at: offset, count: CommitRecord.size) else { return nil }
+            guard let bytes = try? file.read(at: offset, count: CommitRecord.size(header)) else { return nil }
             let bound = CommitRecord.bindsSlot(header) ? slot : nil
-            decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey, slot: bound) })
+            decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey, slot: bound, major: header.major) })
         }
         // A damaged commit record a reader already knows of, with nothing committed since:
         // unchanged (the next write repairs it), not a whole-file read on every call. Exactly
@@ -72,7 +72,7 @@ extension JournaledFile {
         guard let entries, local.generation == newest.generation, constantTimeEquals(local.chain, newest.chain) else { return nil }
         let position = JournalPosition(
             generation: newest.generation, end: Int(newest.journalEnd), chain: newest.chain, newestSlot: newestSlot,
-            snapshotEnd: known.snapshotEnd, recordCount: Int(newest.recordCount))
+            snapshotEnd: known.snapshotEnd, recordCount: Int(newest.recordCount), counter: newest.counter)
         return CatchUp(entries: entries, position: position, fingerprint: fingerprint)
     }
 }

@@ -17,6 +17,9 @@ struct JournalPosition: Sendable, Equatable {
     /// with this position, so that no more than one entry past an intact record is ever rolled
     /// forward and two intact records are always one generation apart.
     var otherSlotDamaged = false
+    /// The rollback counter of the state (format 6.0): the newest commit record's, one more for
+    /// a rolled-forward entry (whose torn commit record carried it).
+    var counter = RollbackStamp()
 
     /// The journal's size in bytes.
     var journalBytes: Int { end - snapshotEnd }
@@ -40,7 +43,8 @@ enum JournaledFile {
     /// A whole file for these records: both commit records name the snapshot, the journal is
     /// empty. Returns the bytes and the journal position they describe.
     static func serialize(
-        header: VaultHeader, records: Dictionary<CredentialKey, RecordEntry>.Values, macKey: SecureBytes
+        header: VaultHeader, records: Dictionary<CredentialKey, RecordEntry>.Values, macKey: SecureBytes,
+        counter: RollbackStamp = RollbackStamp()
     ) -> (bytes: [UInt8], position: JournalPosition) {
         var snapshotMAC: [UInt8] = []
         var bytes = VaultFile.layOut(header: header, records: records, tableOffset: CommitRecord.snapshotOffset) { head, table in
@@ -48,14 +52,15 @@ enum JournaledFile {
             return snapshotMAC
         }
         let commit = CommitRecord(
-            generation: header.generation, journalEnd: UInt64(bytes.count), recordCount: header.recordCount, chain: snapshotMAC)
+            generation: header.generation, journalEnd: UInt64(bytes.count), recordCount: header.recordCount, chain: snapshotMAC,
+            counter: counter)
         for (slot, offset) in CommitRecord.offsets.enumerated() {
-            let encoded = commit.encoded(macKey: macKey, slot: CommitRecord.bindsSlot(header) ? slot : nil)
-            bytes.replaceSubrange(offset..<offset + CommitRecord.size, with: encoded)
+            let encoded = commit.encoded(macKey: macKey, slot: CommitRecord.bindsSlot(header) ? slot : nil, major: header.major)
+            bytes.replaceSubrange(offset..<offset + encoded.count, with: encoded)
         }
         let position = JournalPosition(
             generation: header.generation, end: bytes.count, chain: snapshotMAC, newestSlot: 0, snapshotEnd: bytes.count,
-            recordCount: Int(header.recordCount))
+            recordCount: Int(header.recordCount), counter: counter)
         return (bytes, position)
     }
 
@@ -86,7 +91,7 @@ enum JournaledFile {
 
     private static func read(_ raw: UnsafeRawBufferPointer, header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> Contents {
         // Padding is zero: no byte of the file is left unchecked.
-        let padding = [VaultHeader.size..<CommitRecord.offsets[0]] + CommitRecord.offsets.map { $0 + CommitRecord.size..<$0 + CommitRecord.blockSize }
+        let padding = [VaultHeader.size..<CommitRecord.offsets[0]] + CommitRecord.offsets.map { $0 + CommitRecord.size(header)..<$0 + CommitRecord.blockSize }
         for range in padding where raw[range].contains(where: { $0 != 0 }) { throw .corrupted("damaged padding at byte \(range.lowerBound)") }
         let commits = CommitRecord.decodeBoth(raw, header: header, macKey: macKey)
         // The snapshot: `recordCount` records, then their MAC.
@@ -114,7 +119,7 @@ enum JournaledFile {
         let end = Int(newest.journalEnd)
         var position = JournalPosition(
             generation: header.generation, end: snapshotEnd, chain: snapshotMAC, newestSlot: choice.newestSlot,
-            snapshotEnd: snapshotEnd, recordCount: Int(newest.recordCount))
+            snapshotEnd: snapshotEnd, recordCount: Int(newest.recordCount), counter: newest.counter)
         let committed = try entries(
             UnsafeRawBufferPointer(rebasing: raw[..<end]), from: &position, macKey: macKey, strict: true, passing: choice.older)
         guard position.generation == newest.generation, constantTimeEquals(position.chain, newest.chain) else { throw .tampered }
@@ -125,6 +130,7 @@ enum JournaledFile {
             // was durable before: no complete entry there means no crash damaged the record.
             rolled = try entries(raw, from: &position, macKey: macKey, strict: false, atMost: 1)
             guard rolled.count == 1 else { throw .tampered }
+            position.counter.value &+= CommitRecord.carriesCounter(header.major) ? 1 : 0
         }
         // Past that, at most the residue of one interrupted append, and only with both records
         // intact (a writer repairs a damaged record before it appends). A complete entry more

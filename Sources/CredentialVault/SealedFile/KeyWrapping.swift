@@ -12,7 +12,7 @@ enum KeyWrapping {
     /// `hostSecretNeed` says what depends on the host secret if it is missing (by default: this
     /// device-key vault, so a missing one is an error, not a new secret).
     static func keyEncryptionKey(
-        _ key: VaultKey, header: VaultHeader, device: () throws(CredentialVaultError) -> DeviceIdentity,
+        _ key: VaultKey, header: VaultHeader, configuration: SealedFileConfiguration,
         hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> SecureBytes {
         switch (key, header.keySource) {
@@ -33,12 +33,16 @@ enum KeyWrapping {
                 header.salt.withUnsafeBytes { s in contents.withUnsafeBytes { c in Crypto.keyedHashKey(key: nil, [l, s, c]) } }
             }
         case (.device, .device):
-            let master = try device().masterKey(need: hostSecretNeed)
-            let base = Crypto.subkey(of: master, id: 1, context: "CVDEVKEK")
-            return header.salt.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
+            return deviceKEK(master: try configuration.masterKey(custody: header.custody, need: hostSecretNeed), header: header)
         default:
             throw .invalidArgument("this vault is unlocked with its \(header.keySource), not a \(key)")
         }
+    }
+
+    /// The KEK of a device-key vault from the device master key.
+    static func deviceKEK(master: SecureBytes, header: VaultHeader) -> SecureBytes {
+        let base = Crypto.subkey(of: master, id: 1, context: "CVDEVKEK")
+        return header.salt.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
     }
 
     /// Wraps the data key, bound to the header's first 64 bytes (version, id, key parameters).
@@ -79,9 +83,13 @@ struct VaultKeys: Sendable {
 
     /// The device-only record key of one vault on this machine (`need`: see `DeviceIdentity.masterKey`).
     static func deviceRecordKey(
-        device: DeviceIdentity, vaultID: [UInt8], need: () -> HostSecret.Need
+        configuration: SealedFileConfiguration, custody: DeviceCustody, vaultID: [UInt8], need: () -> HostSecret.Need
     ) throws(CredentialVaultError) -> SecureBytes {
-        let master = try device.masterKey(need: need)
+        deviceRecordKey(master: try configuration.masterKey(custody: custody, need: need), vaultID: vaultID)
+    }
+
+    /// The device-only record key of one vault from the device master key.
+    static func deviceRecordKey(master: SecureBytes, vaultID: [UInt8]) -> SecureBytes {
         let base = Crypto.subkey(of: master, id: 2, context: "CVDEVREC")
         return vaultID.withUnsafeBytes { Crypto.keyedHashKey(key: base, [$0]) }
     }

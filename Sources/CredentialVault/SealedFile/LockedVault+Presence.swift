@@ -13,3 +13,17 @@ extension LockedVault {
         }
     }
 }
+
+extension LockedVault {
+    /// The custody the header of the vault at `url` names, read from its first bytes only
+    /// (through the same checked directory and file opening as every read); `nil` when there is
+    /// no vault there that can be read. For choosing an executable or custodian before opening;
+    /// `unlock` checks everything again.
+    public static func custody(at url: URL) -> DeviceCustody? {
+        guard let directory = try? PrivateDirectory.open(url.deletingLastPathComponent().path),
+            let file = try? InPlaceFile(FileLocation(url.lastPathComponent, in: directory), writable: false),
+            let bytes = try? file.read(at: 0, count: VaultHeader.size), let header = try? VaultHeader.decode(bytes: bytes)
+        else { return nil }
+        return header.custody
+    }
+}

@@ -13,6 +13,10 @@ public struct LockedVault: Sendable {
     public let kdf: KDFParameters?
     /// The file's format version, for example `"1.0"`.
     public let formatVersion: String
+    /// Who keeps its device secret and rollback counter (`.file` before format 6.0).
+    public var custody: DeviceCustody { header.custody }
+    /// Whether it has a rollback counter.
+    public var hasRollbackCounter: Bool { header.hasRollbackCounter }
     let header: VaultHeader
     let bytes: [UInt8]
     let fingerprint: AtomicFile.Fingerprint
@@ -45,14 +49,34 @@ public struct LockedVault: Sendable {
     /// Unlocks the vault: one key derivation, then the data key is unwrapped and the file
     /// authenticated. Throws `wrongPassphrase` (or `deviceMismatch` for a device-key vault from
     /// another machine), `tampered` or `corrupted`; nothing on disk is changed by a failure.
+    /// Throws `rolledBack` when the file is older than its rollback counter, and `notAvailable`
+    /// when its custodian is not among `configuration.custodians`.
     public func unlock(
         with key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
-        let kek = try KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice)
+        try unlock(with: key, configuration: configuration, acceptingRollback: false)
+    }
+
+    /// `unlock`, optionally without the rollback check (`SealedFileStore.acceptRestore`).
+    func unlock(
+        with key: VaultKey, configuration: SealedFileConfiguration, acceptingRollback: Bool
+    ) throws(CredentialVaultError) -> SealedFileStore {
+        let kek: SecureBytes
+        var deviceKey: SecureBytes?
+        if case .device = key, header.keySource == .device {
+            // One device master key (one custodian secret: one TPM unseal) for the unlock and the
+            // device-only records both.
+            let master = try configuration.masterKey(custody: header.custody, need: { .deviceKeyVault })
+            kek = KeyWrapping.deviceKEK(master: master, header: header)
+            deviceKey = VaultKeys.deviceRecordKey(master: master, vaultID: header.vaultID)
+        } else {
+            kek = try KeyWrapping.keyEncryptionKey(key, header: header, configuration: configuration)
+        }
         let keys = VaultKeys(dataKey: try KeyWrapping.unwrap(header: header, kek: kek))
         let (contents, fingerprint) = try VaultContents.decodeUnlocked(
             bytes: bytes, fingerprint: fingerprint, header: header, keys: keys, location: location)
         return try SealedFileStore(
-            url: url, location: location, keys: keys, contents: contents, fingerprint: fingerprint, configuration: configuration)
+            url: url, location: location, keys: keys, contents: contents, fingerprint: fingerprint, configuration: configuration,
+            deviceKey: deviceKey, acceptingRollback: acceptingRollback)
     }
 }

@@ -20,6 +20,18 @@ public struct SealedFileConfiguration: Sendable {
         set { explicitDefaultService = newValue }
     }
     private var explicitDefaultService: String?
+    /// Who keeps the device secret and the rollback counter of vaults this configuration
+    /// creates (default `.file`, the host-secret file). An existing vault keeps its own, which
+    /// its header records; `changeCustody` moves it.
+    public var custody: DeviceCustody = .file
+    /// The keyring and TPM custodians this application can use (`KeyringCustodian` in
+    /// CredentialVaultSecretService, `TPMCustodian` in CredentialVaultTPM); the host-secret
+    /// file's is always there. A vault whose custodian is not here is `notAvailable`.
+    public var custodians: [any DeviceCustodian] = []
+    /// Whether new vaults get a rollback counter; `nil` (default): with keyring and TPM custody
+    /// yes, with the host-secret file no (its counter is opt-in: a file-custody vault copied to
+    /// another machine would need `acceptRestore` there; see SECURITY.md, *Rollback*).
+    public var rollbackCounter: Bool?
 
     /// Creates a configuration (defaults: this machine, the system clock, a 10 s lock wait, the
     /// `credvault` namespace, its application's default service).

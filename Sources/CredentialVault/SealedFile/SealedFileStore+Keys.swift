@@ -38,7 +38,8 @@ extension SealedFileStore {
             let need = Self.hostSecretNeed(s.contents)
             return try Self.wrappedHeader(
                 for: new, kdf: kdf, vaultID: s.contents.header.vaultID, dataKey: s.keys.dataKey,
-                generation: s.contents.header.generation, configuration: self.configuration, hostSecretNeed: { need })
+                generation: s.contents.header.generation, custody: s.contents.header.custody,
+                rollbackCounter: s.contents.header.hasRollbackCounter, configuration: self.configuration, hostSecretNeed: { need })
         }
         let known = try read { $0 }
         let prepared = try prepare(known)
@@ -62,7 +63,7 @@ extension SealedFileStore {
             try self.verify(key, in: s)
             return try Self.wrappedHeader(
                 for: key, kdf: parameters, vaultID: header.vaultID, dataKey: dataKey, generation: header.generation,
-                configuration: self.configuration)
+                custody: header.custody, rollbackCounter: header.hasRollbackCounter, configuration: self.configuration)
         }
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
         let new = VaultKeys(dataKey: dataKey)
@@ -91,9 +92,9 @@ extension SealedFileStore {
     }
 
     /// Checks that `key` unwraps this vault's current data key.
-    private func verify(_ key: VaultKey, in s: State) throws(CredentialVaultError) {
+    func verify(_ key: VaultKey, in s: State) throws(CredentialVaultError) {
         let header = s.contents.header
-        let kek = try KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice)
+        let kek = try KeyWrapping.keyEncryptionKey(key, header: header, configuration: configuration)
         let unwrapped = try KeyWrapping.unwrap(header: header, kek: kek)
         guard unwrapped.constantTimeEquals(s.keys.dataKey) else { throw .wrongPassphrase }
     }

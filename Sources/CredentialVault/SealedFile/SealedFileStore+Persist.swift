@@ -18,11 +18,26 @@ extension SealedFileStore {
     /// the one exception) and the draft must be discarded. `lock` is the vault lock held.
     func persist(_ draft: inout State, previousHeader: VaultHeader, lock: VaultLock) throws(CredentialVaultError) {
         let contents = draft.contents
+        guard contents.header.hasRollbackCounter == (draft.rollback != nil) else {
+            throw .locked  // the vault's custody changed under this object: open it again
+        }
+        // The counter value the new state carries (checked against the custodian first).
+        let known = contents.journal?.counter ?? RollbackStamp()
+        let stamp = try draft.rollback?.next(after: known, known: draft.checkedCounter) ?? known
+        draft.checkedCounter = nil
+        if try persist(&draft, previousHeader: previousHeader, lock: lock, stamp: stamp) { draft.rollback?.committed(stamp) }
+    }
+
+    /// Writes the draft with `stamp` in its commit records; `false` when there was nothing to write.
+    private func persist(
+        _ draft: inout State, previousHeader: VaultHeader, lock: VaultLock, stamp: RollbackStamp
+    ) throws(CredentialVaultError) -> Bool {
+        let contents = draft.contents
         if contents.header.major >= 3, contents.header == previousHeader, let journal = contents.journal,
-            let known = draft.fingerprint
+            let known = draft.fingerprint, !draft.rewriteRequested
         {
             let ops = contents.pendingOps()
-            if ops.isEmpty { return }  // put back as it was: nothing to write
+            if ops.isEmpty { return false }  // put back as it was: nothing to write
             let macKey = draft.keys.macKey
             let (entry, chain) = JournalEntry.encode(ops, after: journal.chain, macKey: macKey)
             let limit = max(journal.snapshotEnd, Self.minimumJournalLimit)
@@ -37,42 +52,43 @@ extension SealedFileStore {
                     // one generation apart and a crash in the append below leaves residue only.
                     let repaired = CommitRecord(
                         generation: journal.generation, journalEnd: UInt64(journal.end), recordCount: UInt32(journal.recordCount),
-                        chain: journal.chain)
+                        chain: journal.chain, counter: journal.counter)
                     let damagedSlot = 1 - journal.newestSlot
                     try file.repair(
-                        commitRecord: repaired.encoded(macKey: macKey, slot: bindsSlot ? damagedSlot : nil),
+                        commitRecord: repaired.encoded(macKey: macKey, slot: bindsSlot ? damagedSlot : nil, major: contents.header.major),
                         at: CommitRecord.offsets[damagedSlot])
                     journal.newestSlot = damagedSlot
                     journal.otherSlotDamaged = false
                 }
                 let commit = CommitRecord(
                     generation: journal.generation + 1, journalEnd: UInt64(journal.end + entry.count),
-                    recordCount: UInt32(contents.records.count), chain: chain)
+                    recordCount: UInt32(contents.records.count), chain: chain, counter: stamp)
                 let slot = 1 - journal.newestSlot
-                let encoded = commit.encoded(macKey: macKey, slot: bindsSlot ? slot : nil)
+                let encoded = commit.encoded(macKey: macKey, slot: bindsSlot ? slot : nil, major: contents.header.major)
                 try file.commit(
                     entry: entry, at: journal.end, size: size, commitRecord: encoded,
                     commitOffset: CommitRecord.offsets[slot])
                 draft.contents.journal = JournalPosition(
                     generation: commit.generation, end: Int(commit.journalEnd), chain: chain, newestSlot: slot,
-                    snapshotEnd: journal.snapshotEnd, recordCount: contents.records.count)
+                    snapshotEnd: journal.snapshotEnd, recordCount: contents.records.count, counter: stamp)
                 // Durable now: a failing fstat must not turn it into a reported failure (no
                 // fingerprint only means the next read checks the file).
                 draft.fingerprint = try? file.fingerprint()
-                return
+                return true
             }
         }
-        try rewrite(&draft, lock: lock)
+        try rewrite(&draft, lock: lock, stamp: stamp)
+        return true
     }
 
     /// Replaces the whole file with the draft's state (a fresh snapshot and an empty journal in
     /// format 3), atomically and durably; the new file is locked by `lock` (the vault lock held)
     /// before it takes the vault's name, and replaces only the file read under that lock.
-    private func rewrite(_ draft: inout State, lock: VaultLock) throws(CredentialVaultError) {
+    private func rewrite(_ draft: inout State, lock: VaultLock, stamp: RollbackStamp) throws(CredentialVaultError) {
         let generation = (draft.contents.journal?.generation ?? draft.contents.header.generation) &+ 1
         draft.contents.header.generation = generation
         draft.contents.header.recordCount = UInt32(draft.contents.records.count)
-        let (bytes, journal) = draft.contents.wholeFile(keys: draft.keys)
+        let (bytes, journal) = draft.contents.wholeFile(keys: draft.keys, counter: stamp)
         guard bytes.count <= VaultFile.maxSize else {
             throw .invalidArgument("the vault would grow past \(VaultFile.maxSize >> 20) MiB; nothing was changed")
         }
@@ -82,5 +98,6 @@ extension SealedFileStore {
         try AtomicFile.write(bytes, to: location, replacing: draft.fingerprint, lock: lock)
         draft.contents.journal = journal
         draft.fingerprint = AtomicFile.fingerprint(location)
+        draft.rewriteRequested = false
     }
 }

@@ -34,12 +34,23 @@ extension SealedFileStore {
             throw .io(
                 "\(location.path) was replaced by another file (a different vault) since it was opened; it was not overwritten and nothing was changed: open it again")
         }
-        do {
+        do throws(CredentialVaultError) {
             // Under the lock (`verify`) the file is stable; without it, a verdict is re-read first.
             let (contents, read) =
                 verify
                 ? (try VaultContents.decode(bytes: bytes, header: header, keys: state.keys), fingerprint)
                 : try VaultContents.decodeUnlocked(bytes: bytes, fingerprint: fingerprint, header: header, keys: state.keys, location: location)
+            // A file replaced or rewritten by someone: an older copy put back is refused here.
+            // Moved to another custodian by another process: its device key is another one now,
+            // and this object's is stale (as after another process rotated the key): reopen.
+            if contents.header.custody != state.contents.header.custody { throw CredentialVaultError.locked }
+            if contents.header.hasRollbackCounter {
+                guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
+                if let journal = contents.journal {
+                    let value = try rollback.verify(journal.counter)
+                    if verify { state.checkedCounter = value }  // under the lock: still true at the write
+                }
+            }
             state.contents = contents
             state.fingerprint = settled(read, journal: contents.journal)
         } catch .tampered where header.wrappedKey != state.contents.header.wrappedKey {
@@ -119,6 +130,7 @@ extension SealedFileStore {
         let now = configuration.clock.now()
         let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
+            s.checkedCounter = nil
             try Self.refresh(&s, location: location, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
@@ -165,7 +177,7 @@ extension SealedFileStore {
     func deviceKey(_ s: inout State) throws(CredentialVaultError) -> SecureBytes {
         if let key = s.deviceKey { return key }
         let key = try VaultKeys.deviceRecordKey(
-            device: configuration.resolvedDevice(), vaultID: s.contents.header.vaultID, need: { Self.hostSecretNeed(s.contents) })
+            configuration: configuration, custody: s.contents.header.custody, vaultID: s.contents.header.vaultID, need: { Self.hostSecretNeed(s.contents) })
         s.deviceKey = key
         return key
     }

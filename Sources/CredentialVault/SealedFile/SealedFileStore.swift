@@ -17,6 +17,13 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         var contents: VaultContents
         var fingerprint: AtomicFile.Fingerprint?
         var deviceKey: SecureBytes?
+        /// The rollback counter's guard (format 6.0 vaults that have one).
+        var rollback: RollbackGuard?
+        /// The next write rewrites the whole file even without a change (`acceptRestore`).
+        var rewriteRequested = false
+        /// The custodian's counter value, when a read under the vault lock checked it against
+        /// the file just now (so that the write that follows does not read it again).
+        var checkedCounter: UInt64?
     }
 
     /// The vault file.
@@ -33,7 +40,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     let state: Mutex<State>
     /// The header's key source and version as last read or written, readable without waiting
     /// for `state` (which a write holds through its `fdatasync`): `keySource`, `formatVersion`.
-    let headerSummary: Mutex<(keySource: KeySource, version: String)>
+    let headerSummary: Mutex<HeaderSummary>
     /// The thread the async API runs this store's blocking work on (one: writes take the vault
     /// lock one at a time anyway), started on first use and ended when idle.
     let threads = StoreThreads(name: "credvault-file")
@@ -55,8 +62,17 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
 
     init(
         url: URL, location: FileLocation, keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint?,
-        configuration: SealedFileConfiguration
+        configuration: SealedFileConfiguration, rollback: RollbackGuard? = nil, deviceKey: SecureBytes? = nil,
+        acceptingRollback: Bool = false
     ) throws(CredentialVaultError) {
+        var rollback = rollback
+        if contents.header.hasRollbackCounter {
+            if rollback == nil {
+                rollback = try configuration.rollbackGuard(
+                    custody: contents.header.custody, vaultID: contents.header.vaultID, need: { Self.hostSecretNeed(contents) })
+            }
+            if !acceptingRollback, let rollback, let journal = contents.journal { try rollback.verify(journal.counter) }
+        }
         self.url = url
         self.location = location
         lockLocation = VaultLock.lockFileLocation(of: location)
@@ -64,17 +80,29 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         self.configuration = configuration
         headerSummary = Mutex(Self.summary(of: contents.header))
         state = Mutex(
-            State(keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: nil))
+            State(
+                keys: keys, contents: contents, fingerprint: fingerprint.map { Self.settled($0, journal: contents.journal) }, deviceKey: deviceKey,
+                rollback: rollback, rewriteRequested: acceptingRollback))
         // Expired ephemeral records are purged on open. Best effort, and without waiting for
         // the lock (opening is a read): if the vault is locked, busy or read-only they stay on
         // disk, but they are never served.
-        if contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {
+        if !acceptingRollback, contents.records.values.contains(where: { $0.isExpired(at: configuration.clock.now()) }) {
             _ = try? mutate(waiting: false, { _ in false })
         }
     }
 
-    static func summary(of header: VaultHeader) -> (keySource: KeySource, version: String) {
-        (header.keySource, "\(header.major).\(header.minor)")
+    /// What the header says that callers may ask without waiting for a write.
+    struct HeaderSummary: Sendable {
+        var keySource: KeySource
+        var version: String
+        var custody: DeviceCustody
+        var rollbackCounter: Bool
+    }
+
+    static func summary(of header: VaultHeader) -> HeaderSummary {
+        HeaderSummary(
+            keySource: header.keySource, version: "\(header.major).\(header.minor)", custody: header.custody,
+            rollbackCounter: header.hasRollbackCounter)
     }
 
     /// Opens and unlocks an existing vault (see `LockedVault`).
@@ -100,12 +128,22 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         }
         AtomicFile.removeStaleTemporaries(of: location)  // of a create killed mid-write
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
+        let vaultID = Crypto.randomBytes(VaultHeader.idSize)
         let header = try wrappedHeader(
-            for: key, kdf: kdf, vaultID: Crypto.randomBytes(VaultHeader.idSize), dataKey: dataKey, generation: 0,
-            configuration: configuration, hostSecretNeed: { .none })
+            for: key, kdf: kdf, vaultID: vaultID, dataKey: dataKey, generation: 0, custody: configuration.custody,
+            rollbackCounter: configuration.makesRollbackCounter, configuration: configuration, hostSecretNeed: { .none })
         let keys = VaultKeys(dataKey: dataKey)
         var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
-        let (bytes, journal) = contents.wholeFile(keys: keys)
+        // The counter first: a vault file never exists without the counter it names.
+        var rollback: RollbackGuard?
+        var stamp = RollbackStamp()
+        if header.hasRollbackCounter {
+            let made = try configuration.rollbackGuard(custody: header.custody, vaultID: vaultID, need: { .none })
+            let counter = try made.custodian.createCounter(vaultID: vaultID, binding: made.binding)
+            stamp = RollbackStamp(reference: counter.reference, value: counter.value)
+            rollback = made
+        }
+        let (bytes, journal) = contents.wholeFile(keys: keys, counter: stamp)
         contents.journal = journal
         // Never replaces: a vault that appeared during the key derivation (a restore) stays.
         guard try AtomicFile.create(bytes, at: location) else {
@@ -114,7 +152,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         try directory.checkStillAtPath(after: "the creation of \(url.path)")
         return try SealedFileStore(
             url: url, location: location, keys: keys, contents: contents, fingerprint: AtomicFile.fingerprint(location),
-            configuration: configuration)
+            configuration: configuration, rollback: rollback)
     }
 
     /// Opens the vault at `url`, creating it first when there is none.
@@ -142,7 +180,8 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     /// `hostSecretNeed` says what depends on the host secret, should a device key find none.
     static func wrappedHeader(
         for key: VaultKey, kdf: KDFParameters, vaultID: [UInt8], dataKey: SecureBytes, generation: UInt64,
-        configuration: SealedFileConfiguration, hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
+        custody: DeviceCustody, rollbackCounter: Bool, configuration: SealedFileConfiguration,
+        hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> VaultHeader {
         let isPassphrase = if case .passphrase = key { true } else { false }
         let source: KeySource =
@@ -154,9 +193,11 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         var header = VaultHeader(
             vaultID: vaultID, keySource: source, kdf: isPassphrase ? .argon2id13 : .none,
             opsLimit: isPassphrase ? kdf.opsLimit : 0, memLimitBytes: isPassphrase ? kdf.memLimitBytes : 0,
-            salt: Crypto.randomBytes(Crypto.saltBytes), wrappedKey: [], generation: generation, recordCount: 0)
+            salt: Crypto.randomBytes(Crypto.saltBytes), wrappedKey: [], generation: generation, recordCount: 0,
+            custody: custody, hasRollbackCounter: rollbackCounter)
+        header.major = VaultHeader.major(custody: custody, rollbackCounter: rollbackCounter)
         let kek = try KeyWrapping.keyEncryptionKey(
-            key, header: header, device: configuration.resolvedDevice, hostSecretNeed: hostSecretNeed)
+            key, header: header, configuration: configuration, hostSecretNeed: hostSecretNeed)
         header.wrappedKey = KeyWrapping.wrap(dataKey, kek: kek, header: header)
         return header
     }

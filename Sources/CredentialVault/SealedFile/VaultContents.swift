@@ -83,13 +83,13 @@ struct VaultContents: Sendable {
 
     /// The whole file for this state (a new vault, a rewrite, formats 1 and 2); for format 3
     /// also where its (empty) journal then stands.
-    func wholeFile(keys: VaultKeys) -> (bytes: [UInt8], journal: JournalPosition?) {
+    func wholeFile(keys: VaultKeys, counter: RollbackStamp = RollbackStamp()) -> (bytes: [UInt8], journal: JournalPosition?) {
         var header = header
         header.recordCount = UInt32(records.count)
         guard header.major >= 3 else {
             return (VaultFile.serialize(header: header, records: records.values, macKey: keys.macKey), nil)
         }
-        let (bytes, position) = JournaledFile.serialize(header: header, records: records.values, macKey: keys.macKey)
+        let (bytes, position) = JournaledFile.serialize(header: header, records: records.values, macKey: keys.macKey, counter: counter)
         return (bytes, position)
     }
 

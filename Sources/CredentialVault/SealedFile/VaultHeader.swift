@@ -1,4 +1,4 @@
-/// The fixed-size header of a sealed-file vault (the same in formats 1.x to 5.x); see
+/// The fixed-size header of a sealed-file vault (the same in formats 1.x to 6.x); see
 /// docs/FORMAT.md.
 ///
 ///     offset size field
@@ -8,7 +8,8 @@
 ///         12   16 vault id (random)
 ///         28    1 key source (1 passphrase, 2 key file, 3 device key)
 ///         29    1 KDF (0 none, 1 Argon2id v1.3)
-///         30    2 reserved, zero
+///         30    1 custody (6.0; before: reserved, zero): 0 host-secret file, 1 login keyring, 2 TPM
+///         31    1 flags (6.0; before: reserved, zero): 1 rollback counter
 ///         32    8 KDF ops limit
 ///         40    8 KDF memory limit in bytes
 ///         48   16 salt
@@ -26,8 +27,14 @@ struct VaultHeader: Equatable {
     /// are read and written in their own format until their key is changed or rotated (the
     /// re-wrap binds the new major). Why majors and not 3.1 or 4.1: an older reader must say
     /// "newer format, upgrade", not "tampered" or "corrupted", for a file it cannot read.
+    ///
+    /// Format 6 is 5 with the custody of the device key and a rollback counter recorded
+    /// (`custody`, `hasRollbackCounter`); it is written only for vaults that use either, so that
+    /// every other vault stays readable by older readers. Why a major: a 5.0 reader would open a
+    /// rollback-protected vault without checking its counter.
     static let currentMajor: UInt16 = 5
-    static let supportedMajors: ClosedRange<UInt16> = 1...5
+    static let custodyMajor: UInt16 = 6
+    static let supportedMajors: ClosedRange<UInt16> = 1...6
     static let currentMinor: UInt16 = 0
     static let keyParametersSize = 64
     static let wrappedKeySize = Crypto.keyBytes + Crypto.sealOverhead
@@ -50,6 +57,15 @@ struct VaultHeader: Equatable {
     var wrappedKey: [UInt8]
     var generation: UInt64
     var recordCount: UInt32
+    /// Who keeps the device secret (format 6; `.file` before).
+    var custody: DeviceCustody = .file
+    /// Whether the commit records carry a rollback counter that the custodian keeps too (format 6).
+    var hasRollbackCounter = false
+
+    /// The major version a vault with this custody and counter is written in.
+    static func major(custody: DeviceCustody, rollbackCounter: Bool) -> UInt16 {
+        custody == .file && !rollbackCounter ? currentMajor : custodyMajor
+    }
 
     /// The first 64 bytes: what the wrapped data key is bound to.
     func keyParameterBytes() -> [UInt8] {
@@ -60,7 +76,8 @@ struct VaultHeader: Equatable {
         w.raw(vaultID)
         w.u8(keySource.rawValue)
         w.u8(kdf.rawValue)
-        w.u16(0)
+        w.u8(custody.rawValue)
+        w.u8(hasRollbackCounter ? 1 : 0)
         w.u64(opsLimit)
         w.u64(memLimitBytes)
         w.raw(salt)
@@ -95,12 +112,22 @@ struct VaultHeader: Equatable {
             throw .unsupported("vault format \(major).\(minor) is newer than this library (reads 1.x to \(supportedMajors.upperBound).x); upgrade CredentialVault")
         }
         guard let id = reader.bytes(idSize), let sourceByte = reader.u8(), let kdfByte = reader.u8(),
-            let reserved = reader.u16(), let ops = reader.u64(), let mem = reader.u64(),
+            let custodyByte = reader.u8(), let flags = reader.u8(), let ops = reader.u64(), let mem = reader.u64(),
             let salt = reader.bytes(Crypto.saltBytes), let wrapped = reader.bytes(wrappedKeySize),
             let generation = reader.u64(), let count = reader.u32()
         else { throw .corrupted("truncated header") }
         guard let source = KeySource(rawValue: sourceByte) else { throw .corrupted("unknown key source \(sourceByte)") }
-        guard let kdf = KDF(rawValue: kdfByte), reserved == 0 else { throw .corrupted("unknown KDF or reserved bits set") }
+        guard let kdf = KDF(rawValue: kdfByte) else { throw .corrupted("unknown KDF \(kdfByte)") }
+        // Before 6.0 both bytes are reserved; in 6.0 a custody this library does not know is a
+        // newer minor's (`unsupported`), never read as a weaker one.
+        if major < custodyMajor {
+            guard custodyByte == 0, flags == 0 else { throw .corrupted("reserved bits set") }
+        } else {
+            guard flags & ~1 == 0 else { throw .corrupted("unknown header flags \(flags)") }
+        }
+        guard let custody = DeviceCustody(rawValue: custodyByte) else {
+            throw .unsupported("this vault's device key is held by custodian \(custodyByte), which this library does not know; upgrade CredentialVault")
+        }
         switch (source, kdf) {
         case (.passphrase, .argon2id13):
             guard KDFParameters.isInRange(opsLimit: ops, memLimitBytes: mem) else {
@@ -113,6 +140,7 @@ struct VaultHeader: Equatable {
         }
         return VaultHeader(
             major: major, minor: minor, vaultID: id, keySource: source, kdf: kdf, opsLimit: ops,
-            memLimitBytes: mem, salt: salt, wrappedKey: wrapped, generation: generation, recordCount: count)
+            memLimitBytes: mem, salt: salt, wrappedKey: wrapped, generation: generation, recordCount: count, custody: custody,
+            hasRollbackCounter: flags & 1 != 0)
     }
 }

@@ -34,6 +34,11 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
     case cancelled
     /// The caller passed something invalid (an empty service, a non-UTF-8 string value, ...).
     case invalidArgument(String)
+    /// The vault is older than its rollback counter (an older copy was put back: a backup
+    /// restore, a snapshot, an attacker), or the counter disagrees with it. Nothing was read or
+    /// changed; a deliberate restore is accepted with `SealedFileStore.acceptRestore`
+    /// (`credvault accept-restore`).
+    case rolledBack(String)
 
     /// One line saying what happened and what to do.
     public var description: String {
@@ -54,6 +59,8 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
         case .io(let why): "input/output error: \(why)"
         case .cancelled: "the operation was cancelled"
         case .invalidArgument(let why): "invalid argument: \(why)"
+        case .rolledBack(let why):
+            "the vault was rolled back (\(why)): a revoked or used credential could come back, so it was not opened; if you restored it from a backup on purpose, run `credvault accept-restore`"
         }
     }
 }

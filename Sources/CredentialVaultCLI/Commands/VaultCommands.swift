@@ -7,9 +7,16 @@ public enum InitCommand: Command {
     public static let summary = "create a sealed-file vault"
     public static let help = """
         usage: credvault init [--vault PATH] [--passphrase-file PATH | --key-file PATH | --ask-passphrase | --device] [--kdf PRESET]
+                              [--custody file|keyring|tpm] [--rollback-counter | --no-rollback-counter]
 
         Creates an empty vault (directory 0700, file 0600) unlocked by the given key (default:
-        this machine's device key). Fails when a vault exists.
+        this machine's device key). Fails when a vault exists. --custody chooses who keeps the
+        device secret (device-only credentials, a device-key vault) and the rollback counter:
+        tpm (this machine's TPM; a copy of $HOME without it opens nothing device-only), keyring
+        (the login keyring; a copy of $HOME also needs the login password) or file (the
+        host-secret file, the default and the weakest). Keyring and tpm vaults get a rollback
+        counter: an older copy of the vault put back is refused (exit 13) until
+        `credvault accept-restore`.
 
         """ + VaultOptions.help
     public static let flags: Set<String> = []
@@ -19,8 +26,9 @@ public enum InitCommand: Command {
         _ = try args.positionals()
         let url = VaultOptions.vaultURL(args)
         let key = try VaultOptions.explicitKey(args, confirmNew: true) ?? .device
-        let store = try SealedFileStore.create(at: url, key: key, kdf: VaultOptions.kdf(args))
-        io.status("created \(store.url.path) (unlocked with its \(store.keySource))")
+        let store = try SealedFileStore.create(at: url, key: key, kdf: VaultOptions.kdf(args), configuration: VaultOptions.configuration(args))
+        let counter = store.hasRollbackCounter ? ", with a rollback counter" : ""
+        io.status("created \(store.url.path) (unlocked with its \(store.keySource); custody: \(store.custody.name)\(counter))")
         return ExitCode.success
     }
 }
@@ -137,6 +145,10 @@ public enum InfoCommand: Command {
             if let locked = try LockedVault.ifPresent(at: url) {
                 info.append(("format", locked.formatVersion))
                 info.append(("unlocked with", locked.keySource.description))
+                info.append(("custody", locked.custody.description))
+                info.append((
+                    "rollback counter",
+                    locked.hasRollbackCounter ? "yes, kept by the \(locked.custody.name) custodian (an older copy is refused)" : "no"))
                 if let kdf = locked.kdf { info.append(("kdf", kdf.description)) }
                 if let store = try VaultOptions.openSealedFile(args, create: false) {
                     info.append(("credentials", String(try store.listKeys().count)))
@@ -155,5 +167,69 @@ public enum InfoCommand: Command {
             for (name, value) in info { io.print("\(name): \(TerminalText.escaped(value))") }
         }
         return status
+    }
+}
+
+/// `credvault custody`: move the vault to another custodian.
+public enum CustodyCommand: Command {
+    public static let name = "custody"
+    public static let summary = "move the vault's device secret and rollback counter to another custodian"
+    public static let help = """
+        usage: credvault custody file|keyring|tpm [--rollback-counter | --no-rollback-counter] [key options]
+
+        Moves the vault to the TPM, the login keyring or the host-secret file: the data key is
+        wrapped again (the current key, common options, is checked first), device-only
+        credentials are sealed again with the new device key, and a new rollback counter is
+        made at the new custodian (default: with keyring and tpm) and the old one removed.
+        Atomic: after a crash the vault opens under the old custody or the new one.
+
+        """ + VaultOptions.help
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
+
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        let name = try args.positionals("custody")[0]
+        guard let custody = DeviceCustody(name: name) else { throw UsageError("the custody is file, keyring or tpm") }
+        let key = try VaultOptions.explicitKey(args) ?? .device
+        guard let store = try VaultOptions.openSealedFile(args, create: false) else {
+            throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
+        }
+        try store.changeCustody(to: custody, key: key, rollbackCounter: VaultOptions.rollbackCounter(args))
+        let counter = store.hasRollbackCounter ? " with a rollback counter" : " without a rollback counter"
+        io.status("\(store.url.path) is now under \(custody.name) custody\(counter)")
+        return ExitCode.success
+    }
+}
+
+/// `credvault accept-restore`: accept a vault restored from a backup on purpose.
+public enum AcceptRestoreCommand: Command {
+    public static let name = "accept-restore"
+    public static let summary = "accept a vault restored from an older copy (refused with exit 13 until then)"
+    public static let help = """
+        usage: credvault accept-restore [key options]
+
+        A vault with a rollback counter refuses an older copy of itself (exit 13): a backup
+        restore, a disk snapshot, or an attacker bringing back a revoked token or a used
+        single-use value. When you restored it on purpose, this opens it (the key, common
+        options, is checked), and makes the restored state the current one: the counter moves
+        on, so every other copy, the one it replaced included, is refused from now on.
+        Credentials revoked or used since that copy are back: revoke them again if needed.
+
+        """ + VaultOptions.help
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
+
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        let url = VaultOptions.vaultURL(args)
+        guard let locked = try LockedVault.ifPresent(at: url) else { throw CredentialVaultError.notAvailable("no vault at \(url.path)") }
+        guard locked.hasRollbackCounter else {
+            io.status("\(url.path) has no rollback counter: there is nothing to accept")
+            return ExitCode.success
+        }
+        let key = try VaultOptions.explicitKey(args) ?? .device
+        let store = try SealedFileStore.acceptRestore(at: url, key: key, configuration: VaultOptions.configuration(args))
+        io.status("accepted \(store.url.path) as restored (\(try store.listKeys().count) credentials); older copies are refused from now on")
+        return ExitCode.success
     }
 }

@@ -1,0 +1,55 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Keeps a device secret and per-vault rollback counters outside the vault file. The sealed
+/// file asks it for both; the custodians are `HostFileCustodian` (this library), the login
+/// keyring's (`CredentialVaultSecretService`) and the TPM's (`CredentialVaultTPM`).
+///
+/// Calls block (a file, a D-Bus call, a TPM command): the sealed file makes them on threads it
+/// owns, never on Swift's cooperative pool. Every wait a custodian makes has a deadline.
+public protocol DeviceCustodian: Sendable {
+    /// The custody this custodian gives; recorded in the vaults made with it.
+    var custody: DeviceCustody { get }
+
+    /// This user's 32-byte device secret, made (and kept) when `create` is true and none exists.
+    ///
+    /// `binding` is a key derived from the host secret: a custodian that can require a secret
+    /// to release its own (the TPM's object authValue) requires this one, so that another local
+    /// user who reaches the custodian but cannot read the user's host secret gets nothing.
+    ///
+    /// Errors: `notAvailable` (no such custodian here: no TPM, no keyring), `locked` (the keyring
+    /// is locked), `deviceMismatch` (the secret was sealed by another TPM or under other PCR
+    /// values), `timedOut`, `io`; with `create` false and no secret: `notAvailable` saying so.
+    func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes
+
+    /// Makes a rollback counter for the vault `vaultID` and returns where it is (`reference`,
+    /// recorded in the vault, opaque to it: a TPM NV index, 0 for others) and its value now.
+    func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter
+
+    /// The value of the counter `reference` of the vault `vaultID`; `nil` when it does not exist.
+    func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64?
+
+    /// Adds one to the counter. Counters never go back (a TPM refuses to; the others are
+    /// written durably before this returns).
+    func incrementCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError)
+
+    /// Removes the counter (a vault moved to another custodian, or deleted); no error when absent.
+    func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError)
+}
+
+/// Where a vault's rollback counter is and its value when it was made or read.
+public struct RollbackCounter: Sendable, Hashable {
+    /// The custodian's name for the counter (a TPM NV index; 0 for the keyring and the file).
+    public var reference: UInt32
+    /// Its value.
+    public var value: UInt64
+
+    /// A counter `reference` at `value`.
+    public init(reference: UInt32, value: UInt64) {
+        self.reference = reference
+        self.value = value
+    }
+}

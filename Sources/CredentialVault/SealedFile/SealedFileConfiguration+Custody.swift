@@ -1,0 +1,42 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The custodians a configuration offers, and the keys derived through them.
+extension SealedFileConfiguration {
+    /// The custodian for `custody`: one of `custodians`, or for `.file` the host-secret file's
+    /// (beside the host secret). Throws `notAvailable` when a vault needs a custodian this
+    /// configuration does not offer: a vault made with TPM custody never opens with the file alone.
+    func custodian(for custody: DeviceCustody) throws(CredentialVaultError) -> any DeviceCustodian {
+        if let match = custodians.first(where: { $0.custody == custody }) { return match }
+        guard custody == .file else {
+            throw .notAvailable(
+                "this vault's device key and rollback counter are held by the \(custody.name) custodian, which was not configured (SealedFileConfiguration.custodians; credvault: --custody \(custody.name))")
+        }
+        return HostFileCustodian(directory: try resolvedDevice().hostSecretURL.deletingLastPathComponent())
+    }
+
+    /// Whether a new vault gets a rollback counter: as asked, else with keyring and TPM custody.
+    var makesRollbackCounter: Bool { rollbackCounter ?? (custody != .file) }
+
+    /// The device master key under `custody`: for `.file` the host secret and the machine id
+    /// (unchanged since format 1), otherwise also the custodian's device secret, which it
+    /// releases only against the binding (`DeviceIdentity.custodianBinding`).
+    func masterKey(custody: DeviceCustody, need: () -> HostSecret.Need) throws(CredentialVaultError) -> SecureBytes {
+        let device = try resolvedDevice()
+        guard custody != .file else { return try device.masterKey(need: need) }
+        let custodian = try custodian(for: custody)
+        let binding = try device.custodianBinding(need: need)
+        let canCreate = if case .none = need() { true } else { false }
+        let held = try custodian.deviceSecret(binding: binding, create: canCreate)
+        return try device.masterKey(custody: custody, held: held, need: need)
+    }
+
+    /// The rollback guard of the vault `vaultID` under `custody`.
+    func rollbackGuard(custody: DeviceCustody, vaultID: [UInt8], need: () -> HostSecret.Need) throws(CredentialVaultError) -> RollbackGuard {
+        let custodian = try custodian(for: custody)
+        return RollbackGuard(custodian: custodian, vaultID: vaultID, binding: try resolvedDevice().custodianBinding(need: need))
+    }
+}

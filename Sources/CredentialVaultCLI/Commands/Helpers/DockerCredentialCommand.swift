@@ -1,0 +1,146 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import CredentialVault
+
+/// `credvault docker-credential store|get|erase|list|version`, also run as
+/// `docker-credential-credvault`: docker's credential-helper protocol over any backend.
+public enum DockerCredentialCommand: Command {
+    public static let name = "docker-credential"
+    public static let summary = "docker credential helper (\"credsStore\": \"credvault\")"
+    public static let help = """
+        usage: credvault docker-credential [common options] store|get|erase|list|version
+               docker-credential-credvault store|get|erase|list|version   (a link to credvault)
+
+        Speaks docker's credential-helper protocol: set "credsStore": "credvault" (or
+        "credHelpers": {"REGISTRY": "credvault"}) in ~/.docker/config.json, with
+        docker-credential-credvault, a link to credvault, on PATH.
+          store   reads {"ServerURL", "Username", "Secret"} (JSON) from stdin and keeps the
+                  secret under the service docker:SERVERURL and the account USERNAME, replacing
+                  any other account of that registry
+          get     reads a server URL from stdin, writes {"ServerURL", "Username", "Secret"}
+          erase   reads a server URL from stdin, deletes its credential
+          list    writes {"SERVERURL": "USERNAME", ...}
+        As docker expects: an error is one line on stdout with exit code 1, "credentials not
+        found in native keychain" for a registry it does not know. The backend is --backend,
+        else $CREDVAULT_BACKEND, else auto (the Secret Service when it is reachable, else the
+        sealed file). No secret is written anywhere but get's answer.
+
+        """ + VaultOptions.help
+    public static let flags: Set<String> = []
+    public static let options: Set<String> = []
+    public static var defaultBackend: String { "auto" }
+
+    /// The largest input read (docker sends a few hundred bytes).
+    static let limit = 1 << 20
+
+    /// A failure in docker's terms: `message` on stdout, exit code 1.
+    struct Failure: Error {
+        let message: String
+    }
+
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        do {
+            guard args.positionals.count == 1 else { throw Failure(message: "Usage: docker-credential-credvault <store|get|erase|list|version>") }
+            let backend = VaultOptions.backendName(args, default: defaultBackend)
+            switch args.positionals[0] {
+            case "store": try store(backend, args)
+            case "get": try get(backend, args, io)
+            case "erase": try erase(backend, args)
+            case "list": try list(backend, args, io)
+            case "version": io.print("docker-credential-credvault (CredentialVault)")
+            case let action: throw Failure(message: "Unknown credential action `\(TerminalText.escaped(action))`")
+            }
+            return ExitCode.success
+        } catch is OutputError {
+            return ExitCode.failure
+        } catch {
+            io.print(TerminalText.escaped(describe(error)))
+            return ExitCode.notFound
+        }
+    }
+
+    /// The one line docker shows for `error` (never a value: none of these errors holds one).
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case let failure as Failure: failure.message
+        case let usage as UsageError: usage.message
+        case let locked as LockedKeyringError: locked.message
+        case let vault as CredentialVaultError: vault.description
+        default: "cannot handle the credentials"
+        }
+    }
+
+    private static func store(_ backend: String, _ args: ParsedArguments) throws {
+        var input = try ProtocolInput.read(limit: limit, untilBlankLine: false, what: "credentials")
+        defer { input.resetBytes(in: 0..<input.count) }
+        // A decoding error can quote the input: replaced by a message of our own.
+        guard let credentials = try? JSONDecoder().decode(DockerCredentials.self, from: input) else {
+            throw Failure(message: "the input is not docker's credentials JSON ({\"ServerURL\", \"Username\", \"Secret\"})")
+        }
+        guard !credentials.ServerURL.isEmpty else { throw Failure(message: DockerCredentials.Message.missingServerURL) }
+        guard !credentials.Username.isEmpty else { throw Failure(message: DockerCredentials.Message.missingUsername) }
+        let service = DockerCredentials.service(credentials.ServerURL)
+        let key = CredentialKey(service: service, account: credentials.Username, label: "docker credential for \(credentials.ServerURL)")
+        try key.validate()
+        guard let store = try VaultOptions.openStore(named: backend, args, create: true) else { throw Failure(message: "no store") }
+        var secret = Data(credentials.Secret.utf8)
+        defer { secret.resetBytes(in: 0..<secret.count) }
+        try store.save(secret, for: key, options: StorageOptions(accessibility: .deviceOnly))
+        // One credential per registry, as docker's own helpers keep: the new one first, so a
+        // failure here never leaves the registry with none.
+        for other in try store.listKeys(service: service) where other != key { _ = try store.delete(other) }
+    }
+
+    private static func get(_ backend: String, _ args: ParsedArguments, _ io: TerminalIO) throws {
+        let serverURL = try readServerURL()
+        guard let store = try VaultOptions.openStore(named: backend, args, create: false),
+            let key = try store.listKeys(service: DockerCredentials.service(serverURL)).min(by: { Array($0.account.utf8).lexicographicallyPrecedes(Array($1.account.utf8)) }),
+            var value = try store.load(key)
+        else { throw Failure(message: DockerCredentials.Message.notFound) }
+        defer { value.resetBytes(in: 0..<value.count) }
+        guard let secret = String(validating: value, as: UTF8.self) else {
+            throw Failure(message: "the stored secret for \(serverURL) is not UTF-8 text, which docker's JSON cannot carry")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var answer = try encoder.encode(DockerCredentials(ServerURL: serverURL, Username: key.account, Secret: secret))
+        defer { answer.resetBytes(in: 0..<answer.count) }
+        try io.output(TerminalText.jsonEscaped(answer) + Data("\n".utf8))
+    }
+
+    private static func erase(_ backend: String, _ args: ParsedArguments) throws {
+        let serverURL = try readServerURL()
+        let keys = try VaultOptions.openStore(named: backend, args, create: false)
+            .map { store in try store.listKeys(service: DockerCredentials.service(serverURL)).map { (store, $0) } } ?? []
+        var deleted = false
+        for (store, key) in keys { deleted = try store.delete(key) || deleted }
+        guard deleted else { throw Failure(message: DockerCredentials.Message.notFound) }
+    }
+
+    private static func list(_ backend: String, _ args: ParsedArguments, _ io: TerminalIO) throws {
+        var registries: [String: String] = [:]
+        if let store = try VaultOptions.openStore(named: backend, args, create: false) {
+            for key in try store.listKeys() where key.service.hasPrefix(DockerCredentials.prefix) {
+                let serverURL = String(key.service.dropFirst(DockerCredentials.prefix.count))
+                if let known = registries[serverURL], !Array(key.account.utf8).lexicographicallyPrecedes(Array(known.utf8)) { continue }
+                registries[serverURL] = key.account
+            }
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try io.output(TerminalText.jsonEscaped(encoder.encode(registries)) + Data("\n".utf8))
+    }
+
+    /// The server URL `get` and `erase` read: all of stdin, without surrounding white space.
+    private static func readServerURL() throws -> String {
+        var input = try ProtocolInput.read(limit: limit, untilBlankLine: false, what: "server URL")
+        defer { input.resetBytes(in: 0..<input.count) }
+        guard let text = String(validating: input, as: UTF8.self) else { throw Failure(message: "the server URL is not UTF-8") }
+        let serverURL = String(text.unicodeScalars.drop { $0.properties.isWhitespace }.reversed().drop { $0.properties.isWhitespace }.reversed().map(Character.init))
+        guard !serverURL.isEmpty else { throw Failure(message: DockerCredentials.Message.missingServerURL) }
+        return serverURL
+    }
+}

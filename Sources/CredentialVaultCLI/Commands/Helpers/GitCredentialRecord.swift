@@ -1,0 +1,69 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The stored value of a git credential. A password alone is stored as its bytes, so that
+/// `credvault lookup git:https://example.com alice` prints it and `credvault exec --env` hands it
+/// on. With the fields git may send beside it (`password_expiry_utc`, `oauth_refresh_token`),
+/// the value is a record: a NUL byte, `git-credential`, a newline, then `key=value` lines. A git
+/// password cannot start with NUL (git's values are C strings), so the two never collide.
+struct GitCredentialRecord {
+    /// The password or token.
+    var password: Data
+    /// `password_expiry_utc`, as git sent it.
+    var passwordExpiry: String?
+    /// `oauth_refresh_token`.
+    var refreshToken: Data?
+
+    static let marker = Data("\u{0}git-credential\n".utf8)
+
+    /// The stored bytes (the caller wipes them).
+    var encoded: Data {
+        guard passwordExpiry != nil || refreshToken != nil else { return password }
+        var out = Self.marker + Data("password=".utf8) + password + Data("\n".utf8)
+        if let passwordExpiry { out += Data("password_expiry_utc=\(passwordExpiry)\n".utf8) }
+        if let refreshToken { out += Data("oauth_refresh_token=".utf8) + refreshToken + Data("\n".utf8) }
+        return out
+    }
+
+    /// Decodes a stored value; `nil` for a record this helper did not write in a form it reads.
+    init?(decoding value: Data) {
+        guard value.starts(with: Self.marker) else {
+            password = value
+            return
+        }
+        guard let fields = try? GitCredentialRequest(parsing: Data(value.dropFirst(Self.marker.count))), let password = fields.password
+        else { return nil }
+        self.password = password
+        passwordExpiry = fields.passwordExpiry
+        refreshToken = fields.refreshToken
+    }
+
+    init(password: Data, passwordExpiry: String?, refreshToken: Data?) {
+        self.password = password
+        self.passwordExpiry = passwordExpiry
+        self.refreshToken = refreshToken
+    }
+
+    /// The answer to `get`: `username=`, `password=` and the other fields, one line each; `nil`
+    /// when a value holds a byte git's protocol cannot carry (NUL, CR, LF: a stored value with a
+    /// newline would otherwise forge further lines of the answer).
+    func answer(username: String) -> Data? {
+        let unsafe: Set<UInt8> = [0x00, 0x0A, 0x0D]
+        guard !username.utf8.contains(where: unsafe.contains), !password.contains(where: unsafe.contains),
+            !(refreshToken?.contains(where: unsafe.contains) ?? false)
+        else { return nil }
+        var out = Data("username=\(username)\npassword=".utf8) + password + Data("\n".utf8)
+        if let passwordExpiry { out += Data("password_expiry_utc=\(passwordExpiry)\n".utf8) }
+        if let refreshToken { out += Data("oauth_refresh_token=".utf8) + refreshToken + Data("\n".utf8) }
+        return out
+    }
+
+    /// Wipes the secrets it holds.
+    mutating func wipe() {
+        password.wipe()
+        refreshToken?.wipe()
+    }
+}

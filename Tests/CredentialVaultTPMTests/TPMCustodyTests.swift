@@ -1,0 +1,66 @@
+import CredentialVault
+import CredentialVaultTesting
+import Foundation
+import Testing
+
+@testable import CredentialVaultTPM
+
+/// TPM custody of sealed-file vaults (issue 14) against swtpm: the custody suite every
+/// custodian passes, and what a copy of `$HOME` gets with another TPM or none.
+@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"), .serialized)
+final class TPMCustodyTests {
+    let tpm: SoftwareTPM
+
+    init() throws { tpm = try SoftwareTPM() }
+
+    /// A custodian of `tpm` keeping its blob beside the setup's host secret.
+    private func custodian(_ tpm: SoftwareTPM, _ setup: CustodySuite.Setup, tcti: String? = nil) -> TPMCustodian {
+        TPMCustodian(configuration: TPMConfiguration(
+            tcti: tcti ?? tpm.tcti, directory: setup.directory.appendingPathComponent("state").path))
+    }
+
+    private func run(_ check: (CustodySuite.Setup) throws -> Void) throws {
+        var setup = try CustodySuite.Setup.scratch(custody: .tpm, custodians: [])
+        defer { setup.remove() }
+        setup.configuration.custodians = [custodian(tpm, setup)]
+        try check(setup)
+    }
+
+    @Test func createsAndReopens() throws { try run { try CustodySuite.createsAndReopens($0) } }
+    @Test func refusesAnOlderCopy() throws { try run(CustodySuite.refusesAnOlderCopy) }
+    @Test func everySaveAdvancesTheCounter() throws { try run(CustodySuite.everySaveAdvancesTheCounter) }
+    @Test func movesBetweenCustodians() throws { try run(CustodySuite.movesBetweenCustodians) }
+    @Test func keyChangesAndRotationKeepCustody() throws { try run(CustodySuite.keyChangesAndRotationKeepCustody) }
+
+    /// The same `$HOME` (host secret, sealed blob, vault) with another TPM, or with none, opens
+    /// no device-only value; this TPM still does afterwards.
+    @Test func aHomeCopyWithAnotherTPMOrNoneOpensNothingDeviceOnly() throws {
+        try run { setup in
+            let store = try CustodySuite.createsAndReopens(setup)
+            let deviceOnly = CredentialKey(service: "custody", account: "device-only")
+            let other = try SoftwareTPM()
+            for elsewhere in [custodian(other, setup), custodian(tpm, setup, tcti: "swtpm:path=\(setup.directory.path)/no-tpm")] {
+                var configuration = setup.configuration
+                configuration.custodians = [elsewhere]
+                #expect(throws: CredentialVaultError.self) {
+                    _ = try SealedFileStore.open(at: store.url, key: setup.key, configuration: configuration).load(deviceOnly)
+                }
+            }
+            let again = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+            #expect(try again.load(deviceOnly) == Data("device".utf8))
+        }
+    }
+
+    /// A device-key vault under TPM custody: no passphrase, and the host secret alone opens nothing.
+    @Test func aDeviceKeyVaultNeedsTheTPM() throws {
+        try run { setup in
+            var setup = setup
+            setup.key = .device
+            let store = try CustodySuite.createsAndReopens(setup)
+            var asFile = setup.configuration
+            asFile.custodians = []
+            asFile.custody = .file
+            #expect(throws: CredentialVaultError.self) { _ = try SealedFileStore.open(at: store.url, key: .device, configuration: asFile) }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@testable import CredentialVaultCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the credential helpers read from their client: bounded in size and time, and for git
+/// not a byte past the request's blank line.
+@Suite struct ProtocolInputTests {
+    /// A pipe with `text` written into it; its write end is closed when `close` is true.
+    func pipeHolding(_ text: String, close closeWriter: Bool) throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        try #require(pipe(&fds) == 0)
+        text.utf8CString.withUnsafeBytes { _ = write(fds[1], $0.baseAddress, $0.count - 1) }
+        if closeWriter {
+            close(fds[1])
+            fds[1] = -1
+        }
+        return (fds[0], fds[1])
+    }
+
+    @Test func aGitRequestEndsAtItsBlankLineAndNothingAfterItIsRead() throws {
+        for (request, rest) in [("protocol=https\nhost=h\n\n", "next"), ("protocol=https\r\nhost=h\r\n\r\n", "x"), ("\n", "y")] {
+            let (reader, writer) = try pipeHolding(request + rest, close: false)
+            defer { close(reader); close(writer) }
+            let read = try ProtocolInput.read(from: reader, limit: 1024, untilBlankLine: true, what: "request", idleMillis: 5_000)
+            #expect(read == Data(request.utf8))
+            var left = [UInt8](repeating: 0, count: 16)
+            #expect(Glibc.read(reader, &left, 16) == rest.utf8.count, "the rest is still unread")
+        }
+    }
+
+    @Test func aClientThatSendsNothingIsGivenUpOn() throws {
+        let (reader, writer) = try pipeHolding("protocol=https\n", close: false)
+        defer { close(reader); close(writer) }
+        let start = ContinuousClock.now
+        #expect(throws: UsageError.self) {
+            try ProtocolInput.read(from: reader, limit: 1024, untilBlankLine: true, what: "request", idleMillis: 100)
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test func inputOverTheLimitIsRefusedAndTheEndOfInputEndsIt() throws {
+        let (big, _) = try pipeHolding(String(repeating: "a", count: 2000), close: true)
+        defer { close(big) }
+        #expect(throws: UsageError.self) { try ProtocolInput.read(from: big, limit: 1000, untilBlankLine: false, what: "input") }
+        let (small, _) = try pipeHolding("https://ghcr.io\n", close: true)
+        defer { close(small) }
+        #expect(try ProtocolInput.read(from: small, limit: 1000, untilBlankLine: false, what: "input") == Data("https://ghcr.io\n".utf8))
+    }
+}

@@ -1,0 +1,103 @@
+import CredentialVaultTesting
+import Foundation
+import Testing
+
+@testable import CredentialVault
+
+/// Rollback detection with the host-secret file custodian (issue 14): the custody suite, and
+/// what only the file custodian does (its counter file, opt-in, formats).
+@Suite final class RollbackTests {
+    let dir = TempDirectory()
+
+    private func setup() -> CustodySuite.Setup {
+        var configuration = TestVault.configuration(dir)
+        configuration.rollbackCounter = true
+        mkdir(dir.path("vaults").path, 0o700)
+        return CustodySuite.Setup(configuration: configuration, directory: dir.path("vaults"), key: .passphrase(TestVault.passphrase))
+    }
+
+    @Test func createsAndReopens() throws { try CustodySuite.createsAndReopens(setup()) }
+    @Test func refusesAnOlderCopy() throws { try CustodySuite.refusesAnOlderCopy(setup()) }
+    @Test func everySaveAdvancesTheCounter() throws { try CustodySuite.everySaveAdvancesTheCounter(setup()) }
+    @Test func movesBetweenCustodians() throws { try CustodySuite.movesBetweenCustodians(setup()) }
+    @Test func keyChangesAndRotationKeepCustody() throws { try CustodySuite.keyChangesAndRotationKeepCustody(setup()) }
+
+    /// Without asking, a file-custody vault stays 5.0 with no counter (readable by older
+    /// releases, portable); asking makes it 6.0.
+    @Test func theFileCounterIsOptIn() throws {
+        let plain = try TestVault.create(dir)
+        #expect(plain.formatVersion == "5.0")
+        #expect(!plain.hasRollbackCounter)
+        #expect(plain.custody == .file)
+    }
+
+    /// The counter lives beside the host secret; removing it refuses the vault until a
+    /// restore is accepted (then a new counter is made).
+    @Test func aMissingCounterIsRefusedUntilAccepted() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let counters = TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
+        let names = try FileManager.default.contentsOfDirectory(atPath: counters.path)
+        #expect(names.count == 1)
+        try FileManager.default.removeItem(at: counters.appendingPathComponent(names[0]))
+        do {
+            _ = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+            Issue.record("a vault whose counter is missing opened")
+        } catch {
+            guard case .rolledBack(let why) = error else { throw error }
+            #expect(why.contains("missing"))
+        }
+        let accepted = try SealedFileStore.acceptRestore(at: store.url, key: s.key, configuration: s.configuration)
+        #expect(try accepted.load(CredentialKey(service: "custody", account: "portable")) == Data("portable".utf8))
+        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
+    }
+
+    /// A crash between the durable write and the counter's increment leaves the file one ahead:
+    /// accepted, and the next write completes the increment (never two ahead).
+    @Test func aFileOneAheadIsAcceptedAndCaughtUp() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let counters = TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
+        let name = try FileManager.default.contentsOfDirectory(atPath: counters.path)[0]
+        let counterFile = counters.appendingPathComponent(name)
+        let before = try Data(contentsOf: counterFile)
+        try store.save(Data("a".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+        // Put the counter back one step: as if the increment had not happened.
+        try CustodySuite.writeInPlaceForTests(before, to: counterFile)
+        let reopened = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+        try reopened.save(Data("b".utf8), for: CredentialKey(service: "s", account: "b"), options: .portable)
+        let value = try Data(contentsOf: counterFile).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        let old = before.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+        #expect(value == old + 2)
+        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).load(CredentialKey(service: "s", account: "b")) != nil)
+    }
+
+    /// The custody and flags bytes are authenticated (the data-key wrap's associated data): an
+    /// edit naming a weaker custodian or dropping the counter does not open; unknown values are
+    /// refused before any key is derived.
+    @Test func theCustodyBytesCannotBeEditedOrInvented() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let bytes = try Data(contentsOf: store.url)
+        func opening(_ edit: (inout Data) -> Void) -> CredentialVaultError? {
+            var edited = bytes
+            edit(&edited)
+            do {
+                try CustodySuite.writeInPlaceForTests(edited, to: store.url)
+                _ = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+                return nil
+            } catch let error as CredentialVaultError {
+                return error
+            } catch {
+                return .io("\(error)")
+            }
+        }
+        #expect(opening { $0[31] = 0 } == .wrongPassphrase, "dropping the counter flag breaks the key wrap")
+        #expect(opening { $0[30] = 1 } == .wrongPassphrase, "naming another custodian breaks the key wrap")
+        if case .unsupported = opening({ $0[30] = 7 }) {} else { Issue.record("an unknown custodian is unsupported") }
+        if case .corrupted = opening({ $0[31] = 3 }) {} else { Issue.record("unknown flags are corrupted") }
+        if case .corrupted = opening({ $0[8] = 5 }) {} else { Issue.record("custody bytes in a 5.0 header are corrupted") }
+        try CustodySuite.writeInPlaceForTests(bytes, to: store.url)
+        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
+    }
+}

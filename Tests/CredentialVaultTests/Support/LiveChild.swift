@@ -1,0 +1,122 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process a test talks to while it runs: its PID, its stdout read line by line, its
+/// stdin open (or closed, or a file), signals sent to it, then its end. `posix_spawn` with
+/// default signal dispositions and an empty mask, as from a shell; every other descriptor of
+/// the test process is close-on-exec. Each wait has a deadline; a child still running when
+/// the test ends is killed.
+final class LiveChild {
+    /// How the child's stdin is set up.
+    enum Input {
+        /// A pipe the test keeps open (and may close with `closeStdin`).
+        case pipe
+        /// Descriptor 0 closed.
+        case closed
+        /// A file, opened for reading.
+        case file(URL)
+    }
+
+    let pid: pid_t
+    private var stdinWriter: Int32 = -1
+    private let reader: FileHandle
+    private var pending = Data()
+    private var status: Int32?
+
+    init(_ executable: URL, _ arguments: [String], environment: [String: String], stdin: Input = .pipe) throws {
+        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
+        guard pipe(&input) == 0, pipe(&output) == 0 else { throw POSIXError(.EMFILE) }
+        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        switch stdin {
+        case .pipe: posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        case .closed: posix_spawn_file_actions_addclose(&actions, 0)
+        case .file(let url): posix_spawn_file_actions_addopen(&actions, 0, url.path, O_RDONLY, 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        var attributes = ShellLikeSpawn.attributes()
+        defer { posix_spawnattr_destroy(&attributes) }
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
+        close(input[0])
+        close(output[1])
+        guard spawned == 0 else {
+            close(input[1])
+            close(output[0])
+            throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL)
+        }
+        pid = child
+        if case .pipe = stdin { stdinWriter = input[1] } else { close(input[1]) }
+        reader = FileHandle(fileDescriptor: output[0], closeOnDealloc: true)
+    }
+
+    deinit {
+        if status == nil {
+            kill(pid, SIGKILL)
+            _ = wait()
+        }
+        if stdinWriter >= 0 { close(stdinWriter) }
+    }
+
+    /// Writes `data` to the child's stdin pipe (small: it fits the pipe's buffer).
+    func write(_ data: Data) {
+        data.withUnsafeBytes { _ = Glibc.write(stdinWriter, $0.baseAddress, $0.count) }
+    }
+
+    /// Closes the write end of the child's stdin pipe.
+    func closeStdin() {
+        if stdinWriter >= 0 { close(stdinWriter) }
+        stdinWriter = -1
+    }
+
+    /// The next line of the child's stdout (without its newline); `nil` at its end or when no
+    /// line came within `seconds`.
+    func nextLine(within seconds: Int32 = 20) -> String? {
+        let deadline = ContinuousClock.now + .seconds(Int(seconds))
+        while true {
+            if let newline = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeSubrange(...newline)
+                return line
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { return nil }
+            var ready = pollfd(fd: reader.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let millis = Int32(min(left.components.seconds * 1000 + 1, 20_000))
+            guard poll(&ready, 1, millis) > 0 else { continue }
+            let chunk = reader.availableData
+            if chunk.isEmpty { return nil }
+            pending.append(chunk)
+        }
+    }
+
+    /// Waits (at most `seconds`, then SIGKILL) for the child's end: its raw wait status.
+    @discardableResult
+    func wait(within seconds: Double = 20) -> Int32 {
+        if let status { return status }
+        // A child that hangs is killed (and then reported by its signal), never waited for forever.
+        let watchdog = DispatchWorkItem { [pid] in kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: watchdog)
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+        watchdog.cancel()
+        status = raw
+        return raw
+    }
+
+    /// The exit code, or `nil` when a signal ended it.
+    static func exitCode(_ status: Int32) -> Int32? { status & 0x7F == 0 ? (status >> 8) & 0xFF : nil }
+    /// The signal that ended it, if one did.
+    static func signal(_ status: Int32) -> Int32? { status & 0x7F == 0 ? nil : status & 0x7F }
+}
