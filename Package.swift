@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "CredentialVaultSecretService", targets: ["CredentialVaultSecretService"]),
         .library(name: "CredentialVaultAuth", targets: ["CredentialVaultAuth"]),
         .library(name: "CredentialVaultCLI", targets: ["CredentialVaultCLI"]),
+        // The fleet store: credentials sealed client-side in PostgreSQL (the only product linking libpq).
+        .library(name: "CredentialVaultPostgres", targets: ["CredentialVaultPostgres"]),
         // The TPM 2.0 device custodian (tpm2-tss ESYS): a device secret sealed to this machine's
         // TPM and rollback counters in its NV memory.
         .library(name: "CredentialVaultTPM", targets: ["CredentialVaultTPM"]),
@@ -43,6 +45,8 @@ let package = Package(
         // process on some responses a provider or proxy can send).
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
+        // libpq, only linked by the fleet store.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // tpm2-tss: ESYS + marshalling + response codes in one module (the TPM2B types defined
         // once), and the TCTI loader.
         .systemLibrary(name: "CTSS2Esys", pkgConfig: "tss2-esys", providers: [.apt(["libtss2-dev"])]),
@@ -55,6 +59,7 @@ let package = Package(
             name: "CredentialVaultTPM",
             dependencies: ["CredentialVault", "CTSS2Esys", "CTSS2TctiLdr"],
             swiftSettings: strict),
+        .target(name: "CredentialVaultPostgres", dependencies: ["CredentialVault", "CLibPQ"], swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
             dependencies: ["CredentialVault", "CLibSecret", "CSodium"],
@@ -75,11 +80,17 @@ let package = Package(
             linkerSettings: [.unsafeFlags(["-static-stdlib"] + staticFoundation, .when(configuration: .release))]),
         .executableTarget(
             name: "credvault-full",
-            dependencies: ["CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth", "CredentialVaultTPM"],
+            dependencies: [
+                "CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth", "CredentialVaultTPM",
+                "CredentialVaultPostgres",
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "credvault-bench",
-            dependencies: ["CredentialVault", "CredentialVaultSecretService", "CredentialVaultTPM", "CSodium", "CLibSecret", "credvault", "credvault-full"],
+            dependencies: [
+                "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTPM", "CSodium", "CLibSecret", "credvault", "credvault-full",
+                "CredentialVaultPostgres", "CLibPQ",
+            ],
             path: "Benchmarks/credvault-bench",
             swiftSettings: strict),
 
@@ -101,7 +112,10 @@ let package = Package(
         // OpenSSL and libsodium are used directly by the tests to generate real keys and sign.
         .testTarget(
             name: "CredentialVaultAuthTests",
-            dependencies: ["CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full"],
+            dependencies: [
+                "CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full",
+                "credvault-pghelper",
+            ],
             swiftSettings: strict),
         // Runs Secret Service operations in a process of its own, on another D-Bus bus than the
         // test process's (locked keyring, no provider, no bus, stopped daemon). Tests only.
@@ -116,7 +130,16 @@ let package = Package(
                 "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
             ],
             swiftSettings: strict),
-            // TPM custody and the kernel keyring against swtpm and the real kernel; the helper runs
+        // The fleet store against a real PostgreSQL (scripts/services/postgres.sh), with its
+        // helper process for the multi-process tests.
+        .executableTarget(
+            name: "credvault-pghelper", dependencies: ["CredentialVault", "CredentialVaultPostgres"], path: "Tests/PostgresHelper",
+            swiftSettings: strict),
+        .testTarget(
+            name: "CredentialVaultPostgresTests",
+            dependencies: ["CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper", "credvault", "credvault-full"],
+            swiftSettings: strict),
+        // TPM custody and the kernel keyring against swtpm and the real kernel; the helper runs
         // as another user (nobody) and is the process whose memory the scan reads.
         .executableTarget(
             name: "credvault-tpm-helper",

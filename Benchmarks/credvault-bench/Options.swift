@@ -4,7 +4,7 @@ import Foundation
 struct Options {
     enum Group: String, CaseIterable {
         case seal, unlock, file, async, custody, memory, secretService = "secret-service", cli
-        case tpm
+        case tpm, postgres
     }
 
     var quick = false
@@ -24,16 +24,20 @@ struct Options {
     var runsFactor: Double?
     /// Run the Secret Service group against the session's keyring even outside a private bus.
     var useSessionKeyring = false
+    /// The PostgreSQL server of the fleet-store group (`--postgres`, else
+    /// `$CREDVAULT_BENCH_POSTGRES` or `$CREDVAULT_TEST_POSTGRES`); the group is skipped without one.
+    var postgres: String? = ProcessInfo.processInfo.environment["CREDVAULT_BENCH_POSTGRES"]
+        ?? ProcessInfo.processInfo.environment["CREDVAULT_TEST_POSTGRES"]
 
     static let usage = """
         usage: credvault-bench [--quick] [--json | --json-out FILE] [--only GROUP,...] [--items N,...] [--dir PATH]
-                               [--credvault PATH] [--credvault-baseline PATH] [--runs-factor X] [--session-keyring]
+                               [--credvault PATH] [--credvault-baseline PATH] [--runs-factor X] [--session-keyring] [--postgres CONNINFO]
 
         Measures CredentialVault next to raw libsodium / libsecret and the physical floor, in one run.
           --quick            a small smoke run (CI): fewer runs, items 1 and 100
           --json             JSON Lines on stdout (one object per figure); notes on stderr
           --json-out FILE    the table on stdout and the JSON Lines in FILE, from the same run
-          --only GROUPS      some of: seal, unlock, file, async, custody, memory, secret-service, cli, tpm
+          --only GROUPS      some of: seal, unlock, file, async, custody, memory, secret-service, cli, tpm, postgres
           --items N,...      item counts for the backends (default 1,100,1000,10000)
           --dir PATH         where vaults are written (default: $TMPDIR or /tmp); durable-write
                              figures are those of this file system
@@ -44,6 +48,9 @@ struct Options {
           --runs-factor X    multiply the number of runs (e.g. 3 on a noisy machine)
           --session-keyring  also measure the Secret Service of the current session bus; by
                              default only a private one (scripts/with-keyring.sh) is used
+          --postgres CONNINFO
+                             the PostgreSQL server of the fleet-store group (default
+                             $CREDVAULT_BENCH_POSTGRES, else $CREDVAULT_TEST_POSTGRES; skipped without)
         """
 
     /// Parses `arguments` (without the program name); prints usage and exits on `--help` or an error.
@@ -79,6 +86,7 @@ struct Options {
                 guard let factor = Double(value(arg)), factor > 0 else { fail("--runs-factor takes a positive number") }
                 options.runsFactor = factor
             case "--session-keyring": options.useSessionKeyring = true
+            case "--postgres": options.postgres = value(arg)
             case "--help", "-h":
                 print(usage)
                 exit(0)

@@ -26,6 +26,7 @@ public enum Registry {
         ("migrate", "move credentials from one backend to another"),
         ("auth", "sign in with OpenID Connect and hand out access tokens"),
         ("insforge", "sign in to an InsForge backend, session kept in the vault"),
+        ("fleet", "share credentials with a fleet of hosts through PostgreSQL"),
     ]
 
     /// The summary of the full-only command `name`.

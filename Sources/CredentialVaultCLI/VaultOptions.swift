@@ -13,14 +13,27 @@ import Synchronization
 /// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
 public enum VaultOptions {
     public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter"]
-    public static let options: Set<String> = ["vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache"]
+    public static let options: Set<String> = [
+        "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
+        "fleet-schema", "fleet-key-file", "fleet-passphrase-file",
+    ]
 
     public static let help = """
         common options:
-          --backend file|secret-service|memory|auto
+          --backend file|secret-service|memory|auto|postgres
                                      storage backend (default: file, or $CREDVAULT_BACKEND); auto is
                                      the Secret Service when it is reachable, else the file; a locked
                                      keyring is reported (exit code 10), never replaced by the file
+          --postgres URL             the fleet store's libpq connection string or URL (with --backend
+                                     postgres; default $CREDVAULT_POSTGRES), unlocked with this host's
+                                     --key-file or --passphrase-file (see credvault fleet --help)
+          --fleet-host NAME          this host's name in the fleet store (default $CREDVAULT_FLEET_HOST,
+                                     else the machine's host name)
+          --fleet-schema NAME        the fleet store's schema (default $CREDVAULT_FLEET_SCHEMA, else credvault)
+          --fleet-key-file PATH, --fleet-passphrase-file PATH
+                                     this host's fleet key when another backend of the same command
+                                     (migrate) takes --key-file or --passphrase-file
+                                     ($CREDVAULT_FLEET_KEY_FILE does the same)
           --vault PATH               sealed-file vault (default: $XDG_DATA_HOME/credential-vault/default.cvault)
           --passphrase-file PATH     unlock with the passphrase in PATH (one trailing newline is ignored);
                                      $CREDVAULT_PASSPHRASE_FILE does the same
@@ -142,6 +155,7 @@ public enum VaultOptions {
         case .file: return try openSealedFile(args, create: create)
         case .secretService: return try extendedBackends().openSecretService()
         case .memory: return InMemoryStore()
+        case .postgres: return try extendedBackends().openPostgres(args)
         }
     }
 
@@ -154,15 +168,16 @@ public enum VaultOptions {
         switch name {
         case VaultBackend.file.rawValue: return BackendResolution(kind: .file, reason: "chosen explicitly")
         case VaultBackend.memory.rawValue: return BackendResolution(kind: .memory, reason: "chosen explicitly")
+        case VaultBackend.postgres.rawValue: return BackendResolution(kind: .postgres, reason: "chosen explicitly")
         case _ where needsFullExecutable(name): return try extendedBackends().resolve(name, vaultURL: vaultURL(args))
-        default: throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto)")
+        default: throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto, postgres)")
         }
     }
 
     /// Whether the backend called `name` needs the Secret Service (which only `credvault-full`
     /// links): `secret-service`, and `auto` (or `automatic`), which asks it.
     public static func needsFullExecutable(_ name: String) -> Bool {
-        ["secret-service", "auto", "automatic"].contains(name)
+        ["secret-service", "auto", "automatic", "postgres"].contains(name)
     }
 
     /// Installs the Secret Service and the automatic choice (`credvault-full` does, first thing).
@@ -252,6 +267,8 @@ public enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
     case file
     /// Process memory: nothing survives the process.
     case memory
+    /// The fleet store in PostgreSQL (only in `credvault-full`).
+    case postgres
 
     /// The name as `--backend` takes it.
     public var description: String { rawValue }
@@ -299,4 +316,13 @@ public protocol ExtendedBackends: Sendable {
     func describeSecretService(into info: inout [(String, String)]) -> Int32
     /// The keyring and TPM custodians (`--tpm-tcti` or `$CREDVAULT_TPM_TCTI` names the TPM).
     func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian]
+    /// The fleet store of `--postgres` (or `$CREDVAULT_POSTGRES`), opened as this host.
+    func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore
+}
+
+extension ExtendedBackends {
+    /// Without the fleet store module: not available.
+    public func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore {
+        throw CredentialVaultError.notAvailable("the postgres backend is only in \(FullExecutable.name)")
+    }
 }

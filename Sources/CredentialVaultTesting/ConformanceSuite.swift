@@ -31,34 +31,35 @@ public enum ConformanceSuite {
         _ check: ConformanceCheck, on store: SuiteStore, backend: ConformanceBackend, clock: ManualClock, api: ConformanceAPI
     ) async throws {
         let key = CredentialKey(service: "conformance.example", account: "alice")
+        let persistent = store.persistentOptions
         switch check {
         case .roundTripSizes:
             for size in [0, 1, 31, 4096, 1 << 20] {
                 let value = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
-                try await store.save(value, for: key, options: .default)
+                try await store.save(value, for: key, options: persistent)
                 #expect(try await store.load(key) == value, "size \(size) must round-trip exactly")
             }
         case .binaryValues:
             let value = Data([0, 0xFF, 0, 1, 0xFE, 0, 0, 0x80, 0xFF])
-            try await store.save(value, for: key, options: .default)
+            try await store.save(value, for: key, options: persistent)
             #expect(try await store.load(key) == value)
             let allBytes = Data((0...255).map { UInt8($0) })
             try await store.save(allBytes, for: key, options: .portable)
             #expect(try await store.load(key) == allBytes)
         case .unicodeNames:
             let unicode = CredentialKey(service: "сервис.日本語.example", account: "Zoë 👩‍💻 ñ")
-            try await store.save(Data("ключ".utf8), for: unicode, options: .default)
+            try await store.save(Data("ключ".utf8), for: unicode, options: persistent)
             #expect(try await store.load(unicode) == Data("ключ".utf8))
             #expect(try await store.listKeys(service: unicode.service) == [unicode])
         case .overwrite:
-            try await store.save(Data("first".utf8), for: key, options: .default)
-            try await store.save(Data("second, longer".utf8), for: key, options: .default)
+            try await store.save(Data("first".utf8), for: key, options: persistent)
+            try await store.save(Data("second, longer".utf8), for: key, options: persistent)
             #expect(try await store.load(key) == Data("second, longer".utf8))
             #expect(try await store.listKeys(service: key.service).count == 1)
         case .deleteMissing:
             #expect(try await store.delete(key) == false)
             #expect(try await store.load(key) == nil)
-            try await store.save(Data("x".utf8), for: key, options: .default)
+            try await store.save(Data("x".utf8), for: key, options: persistent)
             #expect(try await store.delete(key) == true)
             #expect(try await store.load(key) == nil)
             #expect(try await store.delete(key) == false)
@@ -67,7 +68,7 @@ public enum ConformanceSuite {
                 CredentialKey(service: "conformance.b", account: "2"), CredentialKey(service: "conformance.a", account: "1"),
                 CredentialKey(service: "conformance.b", account: "1"),
             ]
-            for k in keys { try await store.save(Data(k.account.utf8), for: k, options: .default) }
+            for k in keys { try await store.save(Data(k.account.utf8), for: k, options: persistent) }
             #expect(try await store.listKeys(service: "conformance.b") == [keys[2], keys[0]])
             let all = try await store.listKeys().filter { $0.service.hasPrefix("conformance.") }
             #expect(all == [keys[1], keys[2], keys[0]])
@@ -76,7 +77,7 @@ public enum ConformanceSuite {
             #expect(try await store.take(key) == Data("verifier".utf8))
             #expect(try await store.take(key) == nil)
             #expect(try await store.load(key) == nil)
-            try await store.save(Data("persistent".utf8), for: key, options: .default)
+            try await store.save(Data("persistent".utf8), for: key, options: persistent)
             #expect(try await store.take(key) == Data("persistent".utf8))
             #expect(try await store.load(key) == nil)
         case .takeIsSingleUse:
@@ -95,7 +96,7 @@ public enum ConformanceSuite {
         case .ephemeralNeverListed:
             try await store.save(Data("v".utf8), for: key, options: .ephemeral())
             let other = CredentialKey(service: key.service, account: "bob")
-            try await store.save(Data("w".utf8), for: other, options: .default)
+            try await store.save(Data("w".utf8), for: other, options: persistent)
             #expect(try await store.listKeys(service: key.service) == [other])
             let metadata = try #require(try await store.metadata(for: key))
             #expect(metadata.isEphemeral)
@@ -107,6 +108,12 @@ public enum ConformanceSuite {
             if let created = metadata.created, let modified = metadata.modified { #expect(created <= modified) }
             #expect(try await store.metadata(for: other)?.expiresAt == nil, "a persistent credential has no expiry")
         case .deviceOnlyByDefault:
+            guard store.capabilities.supportsDeviceOnly else {
+                // A backend that cannot keep a credential device-only refuses it: never a silent downgrade.
+                await #expect(throws: CredentialVaultError.self) { try await store.save(Data("v".utf8), for: key) }
+                #expect(try await store.load(key) == nil, "a refused save stored nothing")
+                return
+            }
             try await store.save(Data("v".utf8), for: key)
             #expect(try await store.metadata(for: key)?.accessibility == .deviceOnly)
             await #expect(throws: CredentialVaultError.self) {
@@ -123,24 +130,35 @@ public enum ConformanceSuite {
             #expect(metadata.key == key && metadata.accessibility == .portable && !metadata.isEphemeral)
         case .deleteAll:
             let other = CredentialKey(service: "conformance.other", account: "x")
-            try await store.save(Data("1".utf8), for: key, options: .default)
-            try await store.save(Data("2".utf8), for: other, options: .default)
+            try await store.save(Data("1".utf8), for: key, options: persistent)
+            try await store.save(Data("2".utf8), for: other, options: persistent)
             #expect(try await store.deleteAll(service: key.service) == 1)
             #expect(try await store.load(key) == nil)
             #expect(try await store.load(other) == Data("2".utf8))
         case .stringConveniences:
+            guard store.capabilities.supportsDeviceOnly else {
+                // The string conveniences save device-only credentials: refused here; the loads
+                // and deletes work on what was saved with options.
+                await #expect(throws: CredentialVaultError.self) { try await store.save(key: "conformance-token", value: "héllo") }
+                let text = CredentialKey(service: store.defaultService, account: "conformance-token")
+                try await store.save(Data("héllo".utf8), for: text, options: persistent)
+                #expect(try await store.load(key: "conformance-token") == "héllo")
+                try await store.delete(key: "conformance-token")
+                #expect(try await store.load(key: "conformance-token") == nil)
+                return
+            }
             try await store.save(key: "conformance-token", value: "héllo")
             #expect(try await store.load(key: "conformance-token") == "héllo")
             try await store.delete(key: "conformance-token")
             #expect(try await store.load(key: "conformance-token") == nil)
             let binary = CredentialKey(service: store.defaultService, account: "conformance-binary")
-            try await store.save(Data([0xFF, 0xFE]), for: binary, options: .default)
+            try await store.save(Data([0xFF, 0xFE]), for: binary, options: persistent)
             await #expect(throws: CredentialVaultError.self) { try await store.load(key: "conformance-binary") }
             #expect(try await store.load(binary) == Data([0xFF, 0xFE]), "a failed string load loses nothing")
             try await store.delete(binary)
         case .invalidArguments:
-            await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: CredentialKey(service: "", account: "a"), options: .default) }
-            await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: CredentialKey(service: "s", account: "a\u{0}b"), options: .default) }
+            await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: CredentialKey(service: "", account: "a"), options: persistent) }
+            await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: CredentialKey(service: "s", account: "a\u{0}b"), options: persistent) }
             await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: key, options: .ephemeral(ttl: .zero)) }
         case .exactByteNames:
             try await NameRules.exactBytes(
@@ -160,7 +178,7 @@ public enum ConformanceSuite {
                 group.cancelAll()
                 group.addTask {
                     do throws(CredentialVaultError) {
-                        return .success(try await async.save(Data("c".utf8), for: key, options: .default))
+                        return .success(try await async.save(Data("c".utf8), for: key, options: persistent))
                     } catch { return .failure(error) }
                 }
                 return await group.next()!
@@ -176,7 +194,7 @@ public enum ConformanceSuite {
                 CredentialKey(service: "conformance.q.app", account: "admin"), CredentialKey(service: "conformance.q.apx", account: "user:3"),
                 CredentialKey(service: "conformance.r", account: "user:4"),
             ]
-            for k in keys { try await store.save(Data(k.account.utf8), for: k, options: .default) }
+            for k in keys { try await store.save(Data(k.account.utf8), for: k, options: persistent) }
             try await store.save(Data("v".utf8), for: CredentialKey(service: "conformance.q.app", account: "user:ephemeral"), options: .ephemeral())
             #expect(try await store.listKeys(KeyQuery(service: "conformance.q.app", accountPrefix: "user:")) == [keys[0], keys[1]])
             #expect(try await store.listKeys(KeyQuery(servicePrefix: "conformance.q.ap")) == [keys[2], keys[0], keys[1], keys[3]])

@@ -23,8 +23,8 @@ enum NameRules {
             let byService = (CredentialKey(service: service + first, account: "a"), CredentialKey(service: service + second, account: "a"))
             for (one, other) in [byAccount, byService] {
                 #expect(one != other, "\(Array(one.account.utf8)) and \(Array(other.account.utf8)) are two keys")
-                try await store.save(Data("one".utf8), for: one, options: .default)
-                try await store.save(Data("other".utf8), for: other, options: .default)
+                try await store.save(Data("one".utf8), for: one, options: store.persistentOptions)
+                try await store.save(Data("other".utf8), for: other, options: store.persistentOptions)
                 #expect(try await store.load(one) == Data("one".utf8), "saving the other did not replace it")
                 #expect(try await store.load(other) == Data("other".utf8))
             }
@@ -59,7 +59,7 @@ enum NameRules {
                 CredentialKey(service: "conformance.ctl\(character)x", account: "a"),
                 CredentialKey(service: "conformance.ctl", account: "a\(character)"),
             ] {
-                await expectInvalid("save U+\(String(code, radix: 16))") { try await store.save(Data("v".utf8), for: key, options: .default) }
+                await expectInvalid("save U+\(String(code, radix: 16))") { try await store.save(Data("v".utf8), for: key, options: store.persistentOptions) }
                 await expectInvalid("load U+\(String(code, radix: 16))") { _ = try await store.load(key) }
                 await expectInvalid("take U+\(String(code, radix: 16))") { _ = try await store.take(key) }
                 await expectInvalid("delete U+\(String(code, radix: 16))") { _ = try await store.delete(key) }
@@ -69,7 +69,7 @@ enum NameRules {
         #expect(try await store.listKeys().filter { $0.service.hasPrefix("conformance.ctl") }.isEmpty, "nothing was stored")
         // The first printable characters after each range, and other non-control spaces, are names.
         let fine = CredentialKey(service: "conformance.ctl \u{A0}\u{2028}~", account: "\u{A1} a")
-        try await store.save(Data("v".utf8), for: fine, options: .default)
+        try await store.save(Data("v".utf8), for: fine, options: store.persistentOptions)
         #expect(try await store.load(fine) == Data("v".utf8))
         #expect(try await store.delete(fine))
     }

@@ -21,6 +21,11 @@ struct SuiteStore: Sendable {
     var capabilities: BackendCapabilities { store.sync?.capabilities ?? store.async!.capabilities }
     var defaultService: String { store.sync?.defaultService ?? store.async!.defaultService }
 
+    /// The options of the suite's persistent saves: the default (device-only), or `.portable`
+    /// on a backend that cannot keep a credential device-only (a shared fleet store), which
+    /// must refuse device-only with `unsupported` instead (checked by `deviceOnlyByDefault`).
+    var persistentOptions: StorageOptions { capabilities.supportsDeviceOnly ? .default : .portable }
+
     func save(_ value: Data, for key: CredentialKey, options: StorageOptions = .default) async throws(CredentialVaultError) {
         switch api {
         case .sync: try store.sync!.save(value, for: key, options: options)
@@ -112,14 +117,15 @@ struct SuiteStore: Sendable {
     func concurrentRoundTrips(_ count: Int, service: String) async throws -> Int {
         @Sendable func key(_ i: Int) -> CredentialKey { CredentialKey(service: service, account: "task-\(i)") }
         @Sendable func value(_ i: Int) -> Data { Data("value-\(i)".utf8) }
+        let options = persistentOptions
         return try await concurrently(
             count,
             sync: { store, i in
-                try store.save(value(i), for: key(i), options: .default)
+                try store.save(value(i), for: key(i), options: options)
                 return try store.load(key(i)) == value(i) ? 1 : 0
             },
             async: { store, i in
-                try await store.save(value(i), for: key(i), options: .default)
+                try await store.save(value(i), for: key(i), options: options)
                 return try await store.load(key(i)) == value(i) ? 1 : 0
             }
         ).reduce(0, +)

@@ -8,4 +8,4 @@ import Foundation
 // a PCR policy refused); the CLI reports errors itself, in one line. A caller's own setting wins.
 setenv("TSS2_LOG", "all+NONE", 0)
 VaultOptions.install(SecretServiceBackends())
-CommandLineTool.main(commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self])
+CommandLineTool.main(commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self, FleetCommand.self])

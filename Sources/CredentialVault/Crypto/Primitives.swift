@@ -38,16 +38,16 @@ extension Data: ContiguousBytesLike {
 /// - BLAKE2b (`crypto_generichash`) as keyed hash / MAC, and `crypto_kdf` (BLAKE2b-based) to
 ///   derive independent subkeys, so one key is never used for two purposes.
 package enum Crypto {
-    static let keyBytes = 32
-    static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_npubbytes())
-    static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_abytes())
+    package static let keyBytes = 32
+    package static let nonceBytes = Int(crypto_aead_xchacha20poly1305_ietf_npubbytes())
+    package static let tagBytes = Int(crypto_aead_xchacha20poly1305_ietf_abytes())
     /// Nonce plus tag: what sealing adds to a plaintext.
-    static let sealOverhead = nonceBytes + tagBytes
-    static let saltBytes = Int(crypto_pwhash_argon2id_saltbytes())
-    static let macBytes = 32
+    package static let sealOverhead = nonceBytes + tagBytes
+    package static let saltBytes = Int(crypto_pwhash_argon2id_saltbytes())
+    package static let macBytes = 32
 
     /// Random bytes from libsodium's CSPRNG (getrandom).
-    static func randomBytes(_ count: Int) -> [UInt8] {
+    package static func randomBytes(_ count: Int) -> [UInt8] {
         Sodium.ensureInitialized()
         var out = [UInt8](repeating: 0, count: count)
         if count > 0 { out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) } }
@@ -56,7 +56,7 @@ package enum Crypto {
 
     /// Seals `plaintext` into `out` (exactly `plaintext.count + sealOverhead` bytes) as
     /// `nonce || ciphertext || tag`, with a fresh random nonce.
-    static func sealRaw(
+    package static func sealRaw(
         _ plaintext: UnsafeRawBufferPointer, key: SecureBytes, associatedData: UnsafeRawBufferPointer,
         into out: UnsafeMutableRawBufferPointer
     ) {
@@ -76,7 +76,7 @@ package enum Crypto {
 
     /// Opens `box` (`nonce || ciphertext || tag`) into `out` (exactly `box.count - sealOverhead`
     /// bytes). Returns `false` when authentication fails (then `out` holds nothing useful).
-    static func openRaw(
+    package static func openRaw(
         _ box: UnsafeRawBufferPointer, key: SecureBytes, associatedData: UnsafeRawBufferPointer,
         into out: UnsafeMutableRawBufferPointer
     ) -> Bool {
@@ -98,7 +98,7 @@ package enum Crypto {
     }
 
     /// Seals `plaintext` as `nonce || ciphertext || tag`, appended to `output`.
-    static func seal(
+    package static func seal(
         _ plaintext: UnsafeRawBufferPointer, key: SecureBytes, associatedData: [UInt8], into output: inout [UInt8]
     ) {
         let start = output.count
@@ -111,7 +111,7 @@ package enum Crypto {
     }
 
     /// Seals `plaintext`, returning `nonce || ciphertext || tag`.
-    static func seal(_ plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8]) -> [UInt8] {
+    package static func seal(_ plaintext: [UInt8], key: SecureBytes, associatedData: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         plaintext.withUnsafeBytes { seal($0, key: key, associatedData: associatedData, into: &out) }
         return out
@@ -119,7 +119,7 @@ package enum Crypto {
 
     /// Opens `nonce || ciphertext || tag` into `output` (resized to the plaintext length).
     /// Returns `false` when authentication fails; `output` then holds only zeros.
-    static func open(
+    package static func open(
         _ box: UnsafeRawBufferPointer, key: SecureBytes, associatedData: [UInt8], into output: inout [UInt8]
     ) -> Bool {
         guard box.count >= sealOverhead else { return false }
@@ -132,7 +132,7 @@ package enum Crypto {
     }
 
     /// Opens `nonce || ciphertext || tag`; `nil` when authentication fails.
-    static func open(_ box: [UInt8], key: SecureBytes, associatedData: [UInt8]) -> [UInt8]? {
+    package static func open(_ box: [UInt8], key: SecureBytes, associatedData: [UInt8]) -> [UInt8]? {
         var out: [UInt8] = []
         let ok = box.withUnsafeBytes { open($0, key: key, associatedData: associatedData, into: &out) }
         return ok ? out : nil
@@ -140,7 +140,7 @@ package enum Crypto {
 
     /// Argon2id13 over `passphrase` into a 32-byte key in guarded memory. `nil` when libsodium
     /// refuses (out of memory); the parameters are range-checked by the caller first.
-    static func argon2id(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimitBytes: Int) -> SecureBytes? {
+    package static func argon2id(passphrase: SecureBytes, salt: [UInt8], opsLimit: UInt64, memLimitBytes: Int) -> SecureBytes? {
         Sodium.ensureInitialized()
         PasswordDerivationCounter.record()
         let key = SecureBytes(count: keyBytes)
@@ -192,7 +192,7 @@ package enum Crypto {
     }
 
     /// A 32-byte subkey of `master` for the purpose named by the 8-character `context`.
-    static func subkey(of master: SecureBytes, id: UInt64, context: StaticString) -> SecureBytes {
+    package static func subkey(of master: SecureBytes, id: UInt64, context: StaticString) -> SecureBytes {
         precondition(context.utf8CodeUnitCount == 8, "crypto_kdf contexts are 8 bytes")
         Sodium.ensureInitialized()
         let sub = SecureBytes(count: keyBytes)

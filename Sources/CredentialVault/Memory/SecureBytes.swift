@@ -80,7 +80,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
 }
 
 /// Wipes a byte array in place (`sodium_memzero`, which the compiler may not optimise away).
-func wipe(_ bytes: inout [UInt8]) {
+package func wipe(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { buffer in
         if let base = buffer.baseAddress, buffer.count > 0 { sodium_memzero(base, buffer.count) }
     }

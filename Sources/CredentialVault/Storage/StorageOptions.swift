@@ -72,7 +72,7 @@ public struct StorageOptions: Sendable, Hashable {
 
 extension Duration {
     /// The duration in (fractional) seconds.
-    var timeInterval: Double {
+    package var timeInterval: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }

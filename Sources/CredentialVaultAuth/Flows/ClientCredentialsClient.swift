@@ -23,17 +23,19 @@ public actor ClientCredentialsClient {
     ///   - configuration: issuer, client id and a confidential `clientAuthentication`
     ///     (`scopes` there are ignored; pass them here).
     ///   - scopes: the scopes to request (none: the provider's default).
-    ///   - store: where the token is cached (persistent, device-only).
+    ///   - store: where the token is cached (persistent, with `storageOptions`).
     ///   - refreshMargin: a cached token expiring within this margin is replaced (default 60 s;
     ///     for a token living less than twice the margin, half of its lifetime).
     ///   - minimumRefreshInterval: no new token is requested (unless forced) sooner than this
     ///     after the previous one (default 2 s), even when the provider issues tokens that
     ///     have expired already: the cached one is returned meanwhile.
+    ///   - storageOptions: how the token is stored (default device-only; `.portable` for a store
+    ///     shared by hosts, such as the fleet store, which refuses device-only).
     public init(
         configuration: OIDCConfiguration, scopes: [String] = [], store: any AsyncTokenStorage,
         refreshMargin: Duration = .seconds(60), minimumRefreshInterval: Duration = .seconds(2), retryPolicy: RetryPolicy = .default,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
-        logger: AuthLogger = AuthLogger()
+        logger: AuthLogger = AuthLogger(), storageOptions: StorageOptions = .default
     ) throws(AuthError) {
         try configuration.validate()
         guard configuration.clientAuthentication.isConfidential else {
@@ -50,7 +52,7 @@ public actor ClientCredentialsClient {
                 service: configuration.storageService,
                 account: "client-credentials \(configuration.clientID)@\(configuration.issuer.absoluteString) [\(scopeText)]",
                 label: "client credentials token of \(configuration.clientID)"),
-            options: .default)
+            options: storageOptions)
     }
 
     /// A valid access token: the cached one unless it is due (or `forceRefresh`), else a new

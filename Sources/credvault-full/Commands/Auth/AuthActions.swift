@@ -25,7 +25,10 @@ enum AuthToken {
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
         let client = try ClientCredentialsClient(
             configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: .clientSecretBasic(secret: secret)),
-            scopes: context.scopes ?? [], store: store, logger: context.logger)
+            scopes: context.scopes ?? [], store: store, logger: context.logger,
+            // A store shared by hosts (the fleet store) cannot keep it device-only: there the
+            // service token is shared by design.
+            storageOptions: store.capabilities.supportsDeviceOnly ? .default : .portable)
         context.say(try await client.accessToken(forceRefresh: context.args.value.flags.contains("force-refresh")))
         return ExitCode.success
     }

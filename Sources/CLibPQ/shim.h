@@ -1,0 +1,2 @@
+// libpq (Debian libpq-dev), for the fleet store only.
+#include <libpq-fe.h>

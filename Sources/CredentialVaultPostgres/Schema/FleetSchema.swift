@@ -1,0 +1,106 @@
+/// The store's tables and statements (docs/FLEET.md describes them). Every statement names
+/// the schema explicitly (a validated identifier, never user text inside a literal) and takes
+/// its values as binary parameters.
+struct FleetSchema: Sendable {
+    /// The schema version this code reads and writes. A store of another version is refused
+    /// (`unsupported`): it is never migrated silently.
+    static let version: Int64 = 1
+
+    let name: String
+
+    /// The channel NOTIFY wakes readers on (a hint: the generation is what is trusted).
+    var channel: String { "credvault_\(name)" }
+
+    /// Creates the schema, tables and trigger (in the caller's transaction). Fails when the
+    /// schema exists already (SQLSTATE 42P06): `init` never touches an existing store.
+    var creation: String {
+        """
+        CREATE SCHEMA \(name);
+        CREATE TABLE \(name).fleet_meta (
+            singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+            schema_version bigint NOT NULL,
+            store_id bytea NOT NULL CHECK (length(store_id) = 16),
+            key_epoch bigint NOT NULL,
+            generation bigint NOT NULL);
+        CREATE TABLE \(name).fleet_hosts (
+            host text PRIMARY KEY,
+            key_source bigint NOT NULL,
+            salt bytea NOT NULL,
+            ops_limit bigint NOT NULL,
+            mem_limit bigint NOT NULL,
+            key_epoch bigint NOT NULL,
+            wrapped_key bytea NOT NULL);
+        CREATE TABLE \(name).fleet_records (
+            name_hash bytea PRIMARY KEY CHECK (length(name_hash) = 32),
+            version bigint NOT NULL,
+            key_epoch bigint NOT NULL,
+            expires_at bigint,
+            sealed bytea NOT NULL);
+        CREATE INDEX fleet_records_expiry ON \(name).fleet_records (expires_at) WHERE expires_at IS NOT NULL;
+        CREATE FUNCTION \(name).fleet_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE \(name).fleet_meta SET generation = generation + 1;
+            PERFORM pg_notify('\(channel)', '');
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER fleet_records_changed AFTER INSERT OR UPDATE OR DELETE ON \(name).fleet_records
+            FOR EACH ROW EXECUTE FUNCTION \(name).fleet_changed();
+        """
+    }
+
+    var insertMeta: String {
+        "INSERT INTO \(name).fleet_meta (schema_version, store_id, key_epoch, generation) VALUES ($1, $2, $3, 0)"
+    }
+    var readMeta: String { "SELECT schema_version, store_id, key_epoch, generation FROM \(name).fleet_meta" }
+    var readGeneration: String { "SELECT generation, key_epoch FROM \(name).fleet_meta" }
+
+    var insertHost: String {
+        """
+        INSERT INTO \(name).fleet_hosts (host, key_source, salt, ops_limit, mem_limit, key_epoch, wrapped_key)
+        VALUES ($1, $2, $3, $4, $5, $6, $7)
+        """
+    }
+    var readHost: String {
+        "SELECT key_source, salt, ops_limit, mem_limit, key_epoch, wrapped_key FROM \(name).fleet_hosts WHERE host = $1"
+    }
+    /// Never the last host: the store would open nowhere.
+    var deleteHost: String {
+        "DELETE FROM \(name).fleet_hosts WHERE host = $1 AND (SELECT count(*) FROM \(name).fleet_hosts) > 1"
+    }
+    var deleteAllHosts: String { "DELETE FROM \(name).fleet_hosts" }
+    var lockForRotation: String {
+        "LOCK TABLE \(name).fleet_records IN EXCLUSIVE MODE; SELECT 1 FROM \(name).fleet_meta FOR UPDATE"
+    }
+    var setEpoch: String { "UPDATE \(name).fleet_meta SET key_epoch = $1 WHERE key_epoch = $2" }
+    var listHosts: String { "SELECT host, key_source, key_epoch FROM \(name).fleet_hosts ORDER BY host" }
+
+    /// One round trip gives the row and the generation it is consistent with (one snapshot).
+    var readRecord: String {
+        """
+        SELECT m.generation, r.version, r.key_epoch, r.sealed, m.key_epoch
+        FROM \(name).fleet_meta m LEFT JOIN \(name).fleet_records r ON r.name_hash = $1
+        """
+    }
+    var insertRecord: String {
+        """
+        INSERT INTO \(name).fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (name_hash) DO NOTHING
+        """
+    }
+    /// Compare-and-swap: 1 row affected = won, 0 = another writer came first.
+    var updateRecord: String {
+        """
+        UPDATE \(name).fleet_records SET version = $3, key_epoch = $4, expires_at = $5, sealed = $6
+        WHERE name_hash = $1 AND version = $2
+        """
+    }
+    var deleteRecordVersion: String { "DELETE FROM \(name).fleet_records WHERE name_hash = $1 AND version = $2" }
+    var deleteRecord: String { "DELETE FROM \(name).fleet_records WHERE name_hash = $1" }
+    var deleteEverything: String { "DELETE FROM \(name).fleet_records" }
+    var persistentRecords: String {
+        "SELECT name_hash, version, key_epoch, sealed FROM \(name).fleet_records WHERE expires_at IS NULL"
+    }
+    var allRecords: String { "SELECT name_hash, version, key_epoch, sealed, expires_at FROM \(name).fleet_records" }
+    var purgeExpired: String { "DELETE FROM \(name).fleet_records WHERE expires_at IS NOT NULL AND expires_at <= $1" }
+    var countRecords: String { "SELECT count(*)::int8 FROM \(name).fleet_records" }
+}

@@ -1,0 +1,117 @@
+import CredentialVault
+import Foundation
+
+/// What a host of the fleet unlocks the store's data key with. Each enrolled host has its own
+/// wrapping of the data key (a row of `fleet_hosts`), so hosts are added and removed without
+/// re-sealing a record. A device key is not offered: a shared store is not one device.
+public enum FleetHostKey: Sendable, CustomStringConvertible {
+    /// A key file of 32 bytes to 64 KiB of random data (`credvault keygen`), private (0600);
+    /// hashed with BLAKE2b, not stretched.
+    case keyFile(URL)
+    /// A passphrase, stretched with Argon2id (the parameters stored with the host's wrapping).
+    case passphrase(SecureBytes)
+
+    /// A passphrase from UTF-8 text.
+    public static func passphrase(_ text: String) -> FleetHostKey {
+        .passphrase(SecureBytes(copying: Array(text.utf8)))
+    }
+
+    /// How the wrapping is recorded: 1 passphrase, 2 key file (the sealed file's numbering).
+    var source: Int64 {
+        switch self {
+        case .passphrase: 1
+        case .keyFile: 2
+        }
+    }
+
+    /// Redacted: names the kind of key only.
+    public var description: String {
+        switch self {
+        case .keyFile(let url): "key file \(url.path)"
+        case .passphrase: "passphrase"
+        }
+    }
+}
+
+/// One host's wrapping of the data key, as stored in `fleet_hosts`.
+struct HostWrapping: Sendable {
+    let host: String
+    let source: Int64
+    let salt: Data
+    let opsLimit: Int64
+    let memLimit: Int64
+    let epoch: Int64
+    let wrapped: Data
+
+    /// Key files hold 32 bytes to 64 KiB.
+    static let keyFileSizes = 32...65536
+
+    /// Wraps `dataKey` for `host` under `key` (a fresh salt; Argon2id with `kdf` for a passphrase).
+    static func make(
+        host: String, key: FleetHostKey, kdf: KDFParameters, dataKey: SecureBytes, storeID: Data, epoch: Int64
+    ) throws(CredentialVaultError) -> HostWrapping {
+        let salt = Data(Crypto.randomBytes(Crypto.saltBytes))
+        let ops = key.source == 1 ? Int64(kdf.opsLimit) : 0
+        let mem = key.source == 1 ? Int64(kdf.memLimitBytes) : 0
+        let draft = HostWrapping(host: host, source: key.source, salt: salt, opsLimit: ops, memLimit: mem, epoch: epoch, wrapped: Data())
+        let kek = try draft.keyEncryptionKey(key)
+        var out: [UInt8] = []
+        dataKey.withUnsafeBytes { Crypto.seal($0, key: kek, associatedData: draft.associatedData(storeID: storeID), into: &out) }
+        return HostWrapping(host: host, source: key.source, salt: salt, opsLimit: ops, memLimit: mem, epoch: epoch, wrapped: Data(out))
+    }
+
+    /// Unwraps the data key; `wrongPassphrase` when `key` is not the one that wrapped it (or
+    /// the row, or the store id it is bound to, was edited).
+    func unwrap(_ key: FleetHostKey, storeID: Data) throws(CredentialVaultError) -> SecureBytes {
+        guard key.source == source else {
+            throw .invalidArgument("host \(host) is enrolled with a \(source == 1 ? "passphrase" : "key file"), not a \(key)")
+        }
+        let kek = try keyEncryptionKey(key)
+        var plain: [UInt8] = []
+        defer { wipe(&plain) }
+        let ok = wrapped.withUnsafeBytes { Crypto.open($0, key: kek, associatedData: associatedData(storeID: storeID), into: &plain) }
+        guard ok, plain.count == Crypto.keyBytes else { throw .wrongPassphrase }
+        return SecureBytes(copying: plain)
+    }
+
+    /// The key-encryption key: Argon2id over the passphrase with this row's salt and (range
+    /// checked) parameters, or BLAKE2b over a label, the salt and the key file.
+    private func keyEncryptionKey(_ key: FleetHostKey) throws(CredentialVaultError) -> SecureBytes {
+        switch key {
+        case .passphrase(let passphrase):
+            // The row's parameters are checked before use: a hostile row must not make a
+            // host allocate gigabytes or spin for minutes.
+            guard opsLimit > 0, memLimit > 0 else { throw .corrupted("the host's Argon2id parameters are missing") }
+            let kdf: KDFParameters
+            do throws(CredentialVaultError) {
+                kdf = try KDFParameters(opsLimit: UInt64(opsLimit), memLimitBytes: UInt64(memLimit))
+            } catch { throw .corrupted("the host's Argon2id parameters are out of range") }
+            guard let kek = Crypto.argon2id(passphrase: passphrase, salt: Array(salt), opsLimit: kdf.opsLimit, memLimitBytes: Int(kdf.memLimitBytes))
+            else { throw .io("Argon2id could not allocate \(kdf.memLimitBytes >> 20) MiB") }
+            return kek
+        case .keyFile(let url):
+            let contents = try SecretFile.read(url.path, what: "the key file", limit: Self.keyFileSizes.upperBound)
+            guard Self.keyFileSizes.contains(contents.count) else {
+                throw .invalidArgument("a key file holds 32 bytes to 64 KiB of random data")
+            }
+            let label = Array("CredentialVault fleet key file v1\u{0}".utf8)
+            return label.withUnsafeBytes { l in
+                salt.withUnsafeBytes { s in contents.withUnsafeBytes { c in Crypto.keyedHashKey(key: nil, [l, s, c]) } }
+            }
+        }
+    }
+
+    /// What the wrapping is bound to: the store id and every field of the host's row.
+    private func associatedData(storeID: Data) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.raw(Array("CVFLEETK".utf8))
+        writer.raw(Array(storeID))
+        writer.string16(host)
+        writer.u64(UInt64(bitPattern: source))
+        writer.raw(Array(salt))
+        writer.u64(UInt64(bitPattern: opsLimit))
+        writer.u64(UInt64(bitPattern: memLimit))
+        writer.u64(UInt64(bitPattern: epoch))
+        return writer.bytes
+    }
+}

@@ -1,0 +1,68 @@
+import CredentialVault
+import Foundation
+
+/// The keys of an open fleet store, each derived for one purpose from the data key (so the
+/// key that hashes names never seals, and the reverse), and the associated data that binds a
+/// sealed row to its store, record and version.
+struct FleetKeys: Sendable {
+    /// The store's random 256-bit data key (wrapped per host in `fleet_hosts`).
+    let dataKey: SecureBytes
+    /// Seals records (XChaCha20-Poly1305), made once: a key in guarded memory costs a
+    /// `sodium_malloc` (pages and guard pages), too much per call.
+    let sealer: SealingKey
+    /// Keys the BLAKE2b hash that names a record in the table.
+    let nameKey: SecureBytes
+    /// The store's random id (16 bytes, in `fleet_meta`).
+    let storeID: Data
+    /// Which data key this is (incremented by each rotation).
+    let keyEpoch: Int64
+
+    init(dataKey: SecureBytes, storeID: Data, keyEpoch: Int64) throws(CredentialVaultError) {
+        self.dataKey = dataKey
+        sealer = try SealingKey(copying: Crypto.subkey(of: dataKey, id: 1, context: "CVFLTREC"))
+        nameKey = Crypto.subkey(of: dataKey, id: 2, context: "CVFLTNAM")
+        self.storeID = storeID
+        self.keyEpoch = keyEpoch
+    }
+
+    /// The record id: keyed BLAKE2b-256 of the length-prefixed service and account bytes (the
+    /// prefixes keep ("ab", "c") and ("a", "bc") apart). The label is not part of the identity.
+    func nameHash(_ key: CredentialKey) -> Data {
+        var writer = ByteWriter(capacity: key.service.utf8.count + key.account.utf8.count + 8)
+        writer.u32(UInt32(key.service.utf8.count))
+        writer.raw(Array(key.service.utf8))
+        writer.u32(UInt32(key.account.utf8.count))
+        writer.raw(Array(key.account.utf8))
+        return Data(writer.bytes.withUnsafeBytes { Crypto.keyedHash(key: nameKey, [$0]) })
+    }
+
+    /// What a row's seal is bound to: the format tag, the store id, the record id (name hash),
+    /// the row version and the key epoch. A row copied to another name, another store or
+    /// another version, or its version edited, no longer opens (`tampered`).
+    func associatedData(nameHash: Data, version: Int64, epoch: Int64) -> Data {
+        var writer = ByteWriter(capacity: 8 + storeID.count + nameHash.count + 16)
+        writer.raw(Array("CVFLEET1".utf8))
+        writer.raw(Array(storeID))
+        writer.raw(Array(nameHash))
+        writer.u64(UInt64(bitPattern: version))
+        writer.u64(UInt64(bitPattern: epoch))
+        return Data(writer.bytes)
+    }
+
+    /// Seals a record's plaintext for `version` of the row named `nameHash`.
+    func seal(_ plaintext: Data, nameHash: Data, version: Int64) -> Data {
+        return sealer.seal(plaintext, associatedData: associatedData(nameHash: nameHash, version: version, epoch: keyEpoch))
+    }
+
+    /// Opens a row; `tampered` when its ciphertext, name hash, version or epoch was changed.
+    func open(_ sealed: Data, nameHash: Data, version: Int64, epoch: Int64) throws(CredentialVaultError) -> Data {
+        guard epoch == keyEpoch else {
+            // A newer epoch is a rotation made after this store was opened; an older one, or
+            // an edited epoch, cannot be opened with this key either.
+            if epoch > keyEpoch { throw .locked }
+            throw .tampered
+        }
+        guard sealed.count >= SealingKey.overhead else { throw .tampered }
+        return try sealer.open(sealed, associatedData: associatedData(nameHash: nameHash, version: version, epoch: epoch))
+    }
+}

@@ -1,0 +1,103 @@
+import CredentialVault
+import Foundation
+
+/// How a `PostgresStore` reaches its database, and its deadlines.
+///
+/// The connection string is libpq's (`host=a,b port=5432,5432 dbname=fleet sslmode=verify-full
+/// sslrootcert=/etc/ssl/fleet-ca.pem target_session_attrs=read-write`) or a URL
+/// (`postgresql://user@db.example/fleet?sslmode=verify-full`). Put the password in a passfile
+/// (`passfile=`, `PGPASSFILE`) rather than in the string: the string is kept in memory as is.
+/// `connect_timeout` in the string is overridden by `connectTimeout`.
+public struct PostgresConfiguration: Sendable, CustomStringConvertible {
+    /// libpq connection string or URL.
+    public var connectionString: String
+    /// The schema holding the store's tables (a plain lowercase identifier): several stores
+    /// can share one database.
+    public var schema: String
+    /// Bound on each connect attempt, per host tried (libpq counts whole seconds, at least 2).
+    public var connectTimeout: Duration
+    /// Bound on each statement, enforced by the server (`statement_timeout`, `lock_timeout` for
+    /// row locks) and, a second later, by the client (a hung server or network).
+    public var statementTimeout: Duration
+    /// How long `withExclusiveAccess` waits for the fleet-wide lock before `busy`.
+    public var exclusiveAccessTimeout: Duration
+    /// How long a cached read may be served without asking the server whether the store changed
+    /// (the staleness bound of reads, see docs/FLEET.md). `.zero` disables the cache.
+    public var freshnessInterval: Duration
+    /// Whether a thread with its own connection LISTENs for changes and expires the cache at
+    /// once (a hint that shortens staleness in the common case; the interval is the bound).
+    public var listensForChanges = true
+    /// How many times an operation is retried on a new connection after a lost connection or a
+    /// failover (with a short backoff: 50 ms, doubling).
+    public var reconnectAttempts: Int
+    /// The source of "now" for ephemeral expiry and metadata dates.
+    public var clock: any CredentialClock
+    /// How many threads (each with its connection) serve the async API at most.
+    public var threads: Int
+
+    /// A configuration with the defaults: schema `credvault`, connect 5 s, statements 5 s,
+    /// exclusive access 10 s, freshness 1 s, 3 reconnect attempts, 4 threads.
+    public init(
+        connectionString: String, schema: String = "credvault", connectTimeout: Duration = .seconds(5),
+        statementTimeout: Duration = .seconds(5), exclusiveAccessTimeout: Duration = .seconds(10),
+        freshnessInterval: Duration = .seconds(1), reconnectAttempts: Int = 3, clock: any CredentialClock = SystemClock(),
+        threads: Int = 4
+    ) {
+        self.connectionString = connectionString
+        self.schema = schema
+        self.connectTimeout = connectTimeout
+        self.statementTimeout = statementTimeout
+        self.exclusiveAccessTimeout = exclusiveAccessTimeout
+        self.freshnessInterval = freshnessInterval
+        self.reconnectAttempts = reconnectAttempts
+        self.clock = clock
+        self.threads = threads
+    }
+
+    /// Throws `invalidArgument` for values the store cannot honour (out-of-range deadlines, a
+    /// schema name that is not a plain identifier, a NUL in the connection string).
+    public func validate() throws(CredentialVaultError) {
+        guard !connectionString.isEmpty, !connectionString.utf8.contains(0) else {
+            throw .invalidArgument("the PostgreSQL connection string must be non-empty and without NUL")
+        }
+        guard Self.isIdentifier(schema) else {
+            throw .invalidArgument("the fleet schema name must be a lowercase identifier (a-z, 0-9, _; at most 48 characters)")
+        }
+        guard connectTimeout >= .seconds(1), connectTimeout <= .seconds(300) else {
+            throw .invalidArgument("the connect timeout must be between 1 s and 300 s")
+        }
+        for (name, value) in [("statement", statementTimeout), ("exclusive access", exclusiveAccessTimeout)] {
+            guard value >= .milliseconds(10), value <= .seconds(3600) else {
+                throw .invalidArgument("the \(name) timeout must be between 10 ms and 1 hour")
+            }
+        }
+        guard freshnessInterval >= .zero, freshnessInterval <= .seconds(3600) else {
+            throw .invalidArgument("the freshness interval must be between 0 and 1 hour")
+        }
+        guard (0...10).contains(reconnectAttempts) else { throw .invalidArgument("reconnect attempts must be 0...10") }
+        guard (1...64).contains(threads) else { throw .invalidArgument("threads must be 1...64") }
+    }
+
+    /// libpq's whole seconds (rounded up; at least 2, since libpq reads 1 as 2).
+    var connectTimeoutSeconds: Int {
+        let parts = connectTimeout.components
+        return max(2, Int(parts.seconds) + (parts.attoseconds > 0 ? 1 : 0))
+    }
+
+    /// The server's `lock_timeout` for row and table locks: four fifths of the statement
+    /// timeout, so that a statement waiting for another session's lock ends with `busy` (SQLSTATE
+    /// 55P03) before the statement timeout would end it with `timedOut`.
+    var lockTimeout: Duration { statementTimeout * 4 / 5 }
+
+    static func isIdentifier(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...48).contains(bytes.count), let first = bytes.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) || first == UInt8(ascii: "_")
+        else { return false }
+        return bytes.allSatisfy {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_")
+        }
+    }
+
+    /// Redacted: the connection string may hold a password.
+    public var description: String { "PostgresConfiguration(schema: \(schema), connection: redacted)" }
+}

@@ -1,0 +1,151 @@
+import CredentialVault
+import Foundation
+
+/// One enrolled host, as `hosts()` lists it.
+public struct FleetHost: Sendable, Hashable {
+    /// The host's name.
+    public let name: String
+    /// `passphrase` or `key file`.
+    public let keyKind: String
+    /// The data key epoch its wrapping is of.
+    public let keyEpoch: Int64
+}
+
+/// What `status()` reports.
+public struct FleetStatus: Sendable, Hashable {
+    /// The store id (32 hex digits).
+    public let storeID: String
+    /// The schema version of the store.
+    public let schemaVersion: Int64
+    /// The data key epoch.
+    public let keyEpoch: Int64
+    /// The store-wide generation (one more per change of a record).
+    public let generation: Int64
+    /// How many rows (credentials, ephemeral ones included) the store holds.
+    public let records: Int64
+    /// The enrolled hosts.
+    public let hosts: [FleetHost]
+}
+
+/// Enrolling and removing hosts, the status, and the data key's rotation.
+extension PostgresStore {
+    /// Enrols `name` with its own key: the data key is wrapped for it (no record is re-sealed).
+    /// Throws `invalidArgument` when the host is enrolled already.
+    public func addHost(_ name: String, key: FleetHostKey, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
+        try Self.validateHostName(name)
+        let wrapping = try HostWrapping.make(
+            host: name, key: key, kdf: kdf, dataKey: keys.dataKey, storeID: keys.storeID, epoch: keys.keyEpoch)
+        let added = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Bool in
+            do throws(PGFailure) {
+                _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: pool.statementDeadline)
+                return true
+            } catch {
+                if error.sqlState == "23505" { return false }
+                throw error
+            }
+        }
+        guard added else { throw .invalidArgument("host \(name) is enrolled already: remove it first to give it another key") }
+    }
+
+    /// Removes `name`'s wrapping of the data key; returns whether it was enrolled. The last host
+    /// is never removed (the store would open nowhere). A removed host that kept the data key
+    /// (it was open there) still knows it: rotate the data key after removing a host you
+    /// no longer trust.
+    @discardableResult
+    public func removeHost(_ name: String) throws(CredentialVaultError) -> Bool {
+        let removed = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Int in
+            try c.queryUnprepared(schema.deleteHost, [.text(name)], deadline: pool.statementDeadline).affectedRows
+        }
+        if removed == 0, try hosts().contains(where: { $0.name == name }) {
+            throw .invalidArgument("host \(name) is the last enrolled host: add another before removing it")
+        }
+        return removed > 0
+    }
+
+    /// The enrolled hosts, by name.
+    public func hosts() throws(CredentialVaultError) -> [FleetHost] {
+        let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
+            try c.queryUnprepared(schema.listHosts, [], deadline: pool.statementDeadline)
+        }
+        return (0..<result.rowCount).compactMap { i in
+            guard let name = result.text(i, 0), let source = result.int8(i, 1), let epoch = result.int8(i, 2) else { return nil }
+            return FleetHost(name: name, keyKind: source == 1 ? "passphrase" : "key file", keyEpoch: epoch)
+        }
+    }
+
+    /// The store's id, schema version, key epoch, generation, row count and hosts.
+    public func status() throws(CredentialVaultError) -> FleetStatus {
+        let (meta, count) = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> (PGResult, PGResult) in
+            (
+                try c.queryUnprepared(schema.readMeta, [], deadline: pool.statementDeadline),
+                try c.queryUnprepared(schema.countRecords, [], deadline: pool.statementDeadline)
+            )
+        }
+        guard let version = meta.int8(0, 0), let epoch = meta.int8(0, 2), let generation = meta.int8(0, 3), let records = count.int8(0, 0)
+        else { throw .corrupted("the fleet store's fleet_meta row is missing or malformed") }
+        return FleetStatus(
+            storeID: storeID, schemaVersion: version, keyEpoch: epoch, generation: generation, records: records, hosts: try hosts())
+    }
+
+    /// Rotates the data key: a new random key, every row re-sealed (and re-hashed: the name key
+    /// derives from the data key) and the new key wrapped for each host of `hosts`, in one
+    /// transaction; every other host's wrapping is dropped (enrol it again with `addHost`).
+    /// Returns the store opened with the new key; this store, and every other process's, then
+    /// reports `locked` (reopen it).
+    public func rotateDataKey(
+        hosts: [String: FleetHostKey], kdf: KDFParameters = .moderate
+    ) throws(CredentialVaultError) -> PostgresStore {
+        guard hosts[host] != nil else { throw .invalidArgument("give this host's own key among the hosts to keep") }
+        let newKeys = try FleetKeys(dataKey: SecureBytes.random(count: Crypto.keyBytes), storeID: keys.storeID, keyEpoch: keys.keyEpoch + 1)
+        var wrappings: [HostWrapping] = []
+        for (name, key) in hosts.sorted(by: { $0.key < $1.key }) {
+            try Self.validateHostName(name)
+            wrappings.append(
+                try HostWrapping.make(host: name, key: key, kdf: kdf, dataKey: newKeys.dataKey, storeID: keys.storeID, epoch: newKeys.keyEpoch))
+        }
+        // Statement deadlines: a rotation of many rows may take longer than one statement.
+        let outcome = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Result<Void, CredentialVaultError> in
+            let deadline = pool.statementDeadline
+            do throws(PGFailure) {
+                try c.simple("BEGIN; " + schema.lockForRotation, deadline: deadline)
+                let rows = try c.queryUnprepared(schema.allRecords, [], deadline: deadline)
+                var resealed: [[PGParam]] = []
+                for i in 0..<rows.rowCount {
+                    guard let nameHash = rows.bytes(i, 0), let version = rows.int8(i, 1), let epoch = rows.int8(i, 2),
+                        let sealed = rows.bytes(i, 3), version < Int64.max
+                    else { throw PGFailure(sqlState: nil, connectionLost: false, reason: "tampered") }
+                    let record: FleetRecord
+                    do throws(CredentialVaultError) {
+                        record = try open(Row(version: version, epoch: epoch, sealed: sealed), nameHash: nameHash, expected: nil)
+                    } catch {
+                        try? c.simple("ROLLBACK", deadline: deadline)
+                        return .failure(error)
+                    }
+                    var plain = record.encoded()
+                    let newHash = newKeys.nameHash(record.key)
+                    let newSealed = newKeys.seal(Data(plain), nameHash: newHash, version: version + 1)
+                    wipe(&plain)
+                    let expires: PGParam = rows.int8(i, 4).map { .int8($0) } ?? .nullInt8
+                    resealed.append([.bytes(newHash), .int8(version + 1), .int8(newKeys.keyEpoch), expires, .bytes(newSealed)])
+                }
+                _ = try c.queryUnprepared(schema.deleteEverything, [], deadline: deadline)
+                for row in resealed { _ = try c.queryUnprepared(schema.insertRecord, row, deadline: deadline) }
+                _ = try c.queryUnprepared(schema.deleteAllHosts, [], deadline: deadline)
+                for wrapping in wrappings { _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline) }
+                let moved = try c.queryUnprepared(schema.setEpoch, [.int8(newKeys.keyEpoch), .int8(keys.keyEpoch)], deadline: deadline)
+                guard moved.affectedRows == 1 else {
+                    try? c.simple("ROLLBACK", deadline: deadline)
+                    return .failure(.locked)
+                }
+                try c.simple("COMMIT", deadline: deadline)
+                return .success(())
+            } catch {
+                try? c.simple("ROLLBACK", deadline: deadline)
+                if error.reason == "tampered" { return .failure(.tampered) }
+                throw error
+            }
+        }
+        try outcome.get()
+        return PostgresStore(configuration: configuration, host: host, pool: pool, keys: newKeys)
+    }
+}

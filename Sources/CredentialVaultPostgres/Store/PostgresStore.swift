@@ -1,0 +1,171 @@
+import CredentialVault
+import Foundation
+
+/// The fleet store: credentials shared by a fleet of hosts through a PostgreSQL database that
+/// holds only ciphertext (docs/FLEET.md).
+///
+/// - Every row is sealed on the client with the store's data key (XChaCha20-Poly1305; the
+///   associated data binds the store id, the record id and the row version) and found by a
+///   keyed hash of its name: the database sees no service, account, label or value.
+/// - The data key is wrapped once per host key (`FleetHostKey`: a key file or a passphrase).
+/// - Every write is a compare-and-swap on the row version; `take` is single use across hosts.
+/// - Reads are served from a per-process cache while the store-wide generation is known to be
+///   unchanged (checked at most `freshnessInterval` ago).
+/// - `withExclusiveAccess` is a fleet-wide lock (a PostgreSQL advisory lock, released when its
+///   holder's connection ends).
+///
+/// Device-only credentials are refused (`unsupported`): a shared store is not one device.
+/// Ephemeral ones work fleet-wide (their TTL, a single-use `take` on any host, purged).
+///
+/// The synchronous API blocks the calling thread for its round trips (as every synchronous
+/// backend does); the asynchronous API runs them on threads the store owns and answers cached
+/// reads on the caller's thread. A task cancelled while its operation waits for a thread gets
+/// `cancelled` having done nothing; one already sent completes (each is one short statement,
+/// bounded by the statement timeout).
+public final class PostgresStore: Sendable {
+    /// What this store can honour: persistent, portable and ephemeral credentials, across
+    /// processes and hosts; not device-only ones.
+    public let capabilities = BackendCapabilities(
+        isPersistent: true, supportsDeviceOnly: false, supportsPortable: true, supportsEphemeral: true, isCrossProcessSafe: true)
+
+    /// The host name this store was opened as (its row in `fleet_hosts`).
+    public let host: String
+
+    let configuration: PostgresConfiguration
+    let schema: FleetSchema
+    let pool: ConnectionPool
+    let keys: FleetKeys
+    let cache: RecordCache
+    /// The threads of the async API's round trips.
+    let threads: StoreThreads
+    /// The threads that wait for the fleet-wide lock (apart, so waits never hold up reads).
+    let lockThreads: StoreThreads
+    /// Expires the cache early on NOTIFY (a hint; `nil` without a cache).
+    let listener: ChangeListener?
+
+    init(configuration: PostgresConfiguration, host: String, pool: ConnectionPool, keys: FleetKeys) {
+        self.configuration = configuration
+        self.host = host
+        schema = FleetSchema(name: configuration.schema)
+        self.pool = pool
+        self.keys = keys
+        cache = RecordCache(interval: configuration.freshnessInterval)
+        threads = StoreThreads(name: "credvault-pg", limit: configuration.threads)
+        lockThreads = StoreThreads(name: "credvault-pglock", limit: configuration.threads)
+        listener =
+            configuration.freshnessInterval > .zero && configuration.listensForChanges
+            ? ChangeListener(configuration: configuration, channel: schema.channel, cache: cache) : nil
+    }
+
+    deinit { listener?.stop() }
+
+    /// The store's id (32 hex digits), the same on every host.
+    public var storeID: String { keys.storeID.map { String(format: "%02x", $0) }.joined() }
+
+    /// The data key's epoch (1, then one more per rotation).
+    public var keyEpoch: Int64 { keys.keyEpoch }
+
+    /// Opens the fleet store of `configuration` as `host`, unwrapping the data key with `key`.
+    /// Blocks for the connect, two round trips and (for a passphrase) one Argon2id run.
+    ///
+    /// Throws `notAvailable` when the server cannot be reached or holds no store in the
+    /// schema, `unsupported` for a store of another schema version (it is never migrated
+    /// silently), `permissionDenied` when the host is not enrolled or the server refuses the
+    /// role, `wrongPassphrase` when `key` is not this host's.
+    public static func open(
+        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
+    ) throws(CredentialVaultError) -> PostgresStore {
+        try configuration.validate()
+        try validateHostName(host)
+        let pool = ConnectionPool(configuration: configuration)
+        let schema = FleetSchema(name: configuration.schema)
+        let (meta, wrapping) = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> (PGResult, PGResult) in
+            let deadline = pool.statementDeadline
+            return (
+                try c.queryUnprepared(schema.readMeta, [], deadline: deadline),
+                try c.queryUnprepared(schema.readHost, [.text(host)], deadline: deadline)
+            )
+        }
+        guard meta.rowCount == 1, let version = meta.int8(0, 0), let storeID = meta.bytes(0, 1), storeID.count == 16,
+            let epoch = meta.int8(0, 2)
+        else { throw .corrupted("the fleet store's fleet_meta row is missing or malformed") }
+        guard version == FleetSchema.version else {
+            throw .unsupported(
+                "the fleet store has schema version \(version); this CredentialVault reads version \(FleetSchema.version) only (never migrated silently: upgrade CredentialVault, or migrate explicitly)")
+        }
+        guard wrapping.rowCount == 1, let source = wrapping.int8(0, 0), let salt = wrapping.bytes(0, 1),
+            let ops = wrapping.int8(0, 2), let mem = wrapping.int8(0, 3), let hostEpoch = wrapping.int8(0, 4),
+            let wrapped = wrapping.bytes(0, 5)
+        else {
+            throw .permissionDenied("host \(host) is not enrolled in this fleet store: run `credvault fleet add-host` on an enrolled host")
+        }
+        guard hostEpoch == epoch else {
+            throw .permissionDenied("host \(host)'s wrapping is of an older data key (rotated since): enrol it again")
+        }
+        let row = HostWrapping(host: host, source: source, salt: salt, opsLimit: ops, memLimit: mem, epoch: hostEpoch, wrapped: wrapped)
+        let dataKey = try row.unwrap(key, storeID: storeID)
+        let store = PostgresStore(
+            configuration: configuration, host: host, pool: pool, keys: try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: epoch))
+        try store.purgeExpired()
+        return store
+    }
+
+    /// Opens the store from async code: the connect, round trips and key derivation run on a
+    /// thread of their own.
+    public static func open(
+        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
+    ) async throws(CredentialVaultError) -> PostgresStore {
+        try await StoreThreads.detached(name: "credvault-pgopen") { _ throws(CredentialVaultError) in
+            try open(configuration, host: host, key: key)
+        }
+    }
+
+    /// Creates a new fleet store in the configuration's schema (which must not exist), with a
+    /// random store id and data key, enrolling `host` with `key`, in one transaction; then
+    /// opens it. `kdf` is the Argon2id cost of a passphrase host key.
+    public static func initialize(
+        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey, kdf: KDFParameters = .moderate
+    ) throws(CredentialVaultError) -> PostgresStore {
+        try configuration.validate()
+        try validateHostName(host)
+        let pool = ConnectionPool(configuration: configuration)
+        let schema = FleetSchema(name: configuration.schema)
+        let storeID = Data(Crypto.randomBytes(16))
+        let dataKey = SecureBytes.random(count: Crypto.keyBytes)
+        let wrapping = try HostWrapping.make(host: host, key: key, kdf: kdf, dataKey: dataKey, storeID: storeID, epoch: 1)
+        let created = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Bool in
+            let deadline = pool.statementDeadline
+            do throws(PGFailure) {
+                try c.simple("BEGIN; " + schema.creation, deadline: deadline)
+                _ = try c.queryUnprepared(schema.insertMeta, [.int8(FleetSchema.version), .bytes(storeID), .int8(1)], deadline: deadline)
+                _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline)
+                try c.simple("COMMIT", deadline: deadline)
+                return true
+            } catch {
+                try? c.simple("ROLLBACK", deadline: deadline)
+                if error.sqlState == "42P06" { return false }
+                throw error
+            }
+        }
+        guard created else {
+            throw .invalidArgument("a fleet store (or another schema) named \(configuration.schema) exists already: open it, or pick another schema")
+        }
+        let store = PostgresStore(
+            configuration: configuration, host: host, pool: pool, keys: try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: 1))
+        return store
+    }
+
+    /// Host names are 1 to 255 bytes without control characters.
+    static func validateHostName(_ host: String) throws(CredentialVaultError) {
+        guard (1...255).contains(host.utf8.count), !CredentialKey.hasControlCharacter(host) else {
+            throw .invalidArgument("a fleet host name is 1 to 255 bytes without control characters")
+        }
+    }
+}
+
+extension HostWrapping {
+    /// The parameters of `FleetSchema.insertHost`.
+    var parameters: [PGParam] {
+        [.text(host), .int8(source), .bytes(salt), .int8(opsLimit), .int8(memLimit), .int8(epoch), .bytes(wrapped)]
+    }
+}

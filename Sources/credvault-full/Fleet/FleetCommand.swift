@@ -1,0 +1,96 @@
+import CredentialVault
+import CredentialVaultCLI
+import CredentialVaultPostgres
+import Foundation
+
+/// `credvault fleet init | add-host | remove-host | rotate | status`: the fleet store's
+/// schema, hosts and data key (docs/FLEET.md).
+enum FleetCommand: Command {
+    static let name = "fleet"
+    static let summary = Registry.summary(of: name)
+    static let help = """
+        usage: credvault fleet init|add-host NAME|remove-host NAME|rotate|status [options] [common options]
+
+        The fleet store keeps credentials in PostgreSQL sealed on each host (the database sees
+        only ciphertext); its data key is wrapped once per host key. Connection: --postgres URL
+        (or $CREDVAULT_POSTGRES), --fleet-schema; this host: --fleet-host and its --key-file
+        or --passphrase-file (or --fleet-key-file / --fleet-passphrase-file).
+          init               create the store's schema (refused when it exists) and enrol this host
+          add-host NAME      enrol another host with its own key: --new-key-file PATH or
+                             --new-passphrase-file PATH (no credential is re-sealed)
+          remove-host NAME   drop a host's wrapping of the data key (never the last host; rotate
+                             after removing a host you no longer trust)
+          rotate             new data key, every credential re-sealed in one transaction; only
+                             this host stays enrolled: add the others again
+          status             store id, schema version, key epoch, generation, credentials, hosts
+        Use it with any vault command: credvault store --backend postgres ...
+
+        """ + VaultOptions.help
+    static let flags: Set<String> = []
+    static let options: Set<String> = ["new-key-file", "new-passphrase-file"]
+
+    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        guard let action = args.positionals.first else { throw UsageError("give init, add-host, remove-host, rotate or status") }
+        switch action {
+        case "init":
+            _ = try args.positionals("action")
+            let store = try PostgresStore.initialize(
+                FleetOptions.configuration(args), host: FleetOptions.host(args), key: FleetOptions.hostKey(args), kdf: VaultOptions.kdf(args))
+            io.print("initialised fleet store \(store.storeID) (schema version 1), host \(TerminalText.escaped(store.host)) enrolled")
+        case "add-host":
+            let name = try args.positionals("action", "name")[1]
+            let store = try FleetOptions.open(args)
+            try store.addHost(name, key: try newHostKey(args), kdf: VaultOptions.kdf(args))
+            io.print("host \(TerminalText.escaped(name)) enrolled")
+        case "remove-host":
+            let name = try args.positionals("action", "name")[1]
+            let store = try FleetOptions.open(args)
+            guard try store.removeHost(name) else {
+                io.error("host \(TerminalText.escaped(name)) is not enrolled")
+                return ExitCode.notFound
+            }
+            io.print("host \(TerminalText.escaped(name)) removed")
+        case "rotate":
+            _ = try args.positionals("action")
+            let store = try FleetOptions.open(args)
+            let before = try store.hosts().map(\.name).filter { $0 != store.host }
+            let rotated = try store.rotateDataKey(hosts: [store.host: FleetOptions.hostKey(args)], kdf: VaultOptions.kdf(args))
+            io.print("data key rotated (epoch \(rotated.keyEpoch)); every credential re-sealed")
+            if !before.isEmpty { io.print("enrol again: " + before.map(TerminalText.escaped).joined(separator: ", ")) }
+        case "status":
+            _ = try args.positionals("action")
+            let status = try FleetOptions.open(args).status()
+            if args.flags.contains("json") {
+                let object: [String: Any] = [
+                    "store_id": status.storeID, "schema_version": status.schemaVersion, "key_epoch": status.keyEpoch,
+                    "generation": status.generation, "credentials": status.records,
+                    "hosts": status.hosts.map { ["name": $0.name, "key": $0.keyKind, "key_epoch": $0.keyEpoch] as [String: Any] },
+                ]
+                io.write(TerminalText.jsonEscaped(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) + Data("\n".utf8))
+            } else {
+                io.print("store id: \(status.storeID)")
+                io.print("schema version: \(status.schemaVersion)")
+                io.print("key epoch: \(status.keyEpoch)")
+                io.print("generation: \(status.generation)")
+                io.print("credentials: \(status.records)")
+                for host in status.hosts { io.print("host: \(TerminalText.escaped(host.name)) (\(host.keyKind), epoch \(host.keyEpoch))") }
+            }
+        default:
+            throw UsageError("unknown fleet action '\(action)' (init, add-host, remove-host, rotate, status)")
+        }
+        return ExitCode.success
+    }
+
+    /// The key of the host being enrolled.
+    private static func newHostKey(_ args: ParsedArguments) throws -> FleetHostKey {
+        switch (args.options["new-key-file"], args.options["new-passphrase-file"]) {
+        case (let path?, nil): return .keyFile(URL(fileURLWithPath: path))
+        case (nil, let path?):
+            guard case .passphrase(let bytes) = try VaultOptions.passphrase(fromFile: path) else {
+                throw UsageError("--new-passphrase-file did not give a passphrase")
+            }
+            return .passphrase(bytes)
+        default: throw UsageError("give the new host's key: --new-key-file PATH or --new-passphrase-file PATH")
+        }
+    }
+}

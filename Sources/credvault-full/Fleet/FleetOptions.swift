@@ -1,0 +1,62 @@
+import CredentialVault
+import CredentialVaultCLI
+import CredentialVaultPostgres
+import Foundation
+
+/// How the command line reaches the fleet store: `--postgres URL` (or `$CREDVAULT_POSTGRES`),
+/// `--fleet-schema`, this host's name and its key.
+enum FleetOptions {
+    static var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// The store's configuration from the options.
+    static func configuration(_ args: ParsedArguments) throws -> PostgresConfiguration {
+        guard let url = args.options["postgres"] ?? environment["CREDVAULT_POSTGRES"], !url.isEmpty else {
+            throw UsageError("give the fleet store's connection string with --postgres URL or $CREDVAULT_POSTGRES")
+        }
+        var configuration = PostgresConfiguration(
+            connectionString: url, schema: args.options["fleet-schema"] ?? environment["CREDVAULT_FLEET_SCHEMA"] ?? "credvault")
+        // A command lives for a few round trips: a LISTEN connection would only cost the
+        // server a connection (50 concurrent commands would hold 50 more).
+        configuration.listensForChanges = false
+        return configuration
+    }
+
+    /// This host's name: `--fleet-host`, `$CREDVAULT_FLEET_HOST`, else the machine's host name.
+    static func host(_ args: ParsedArguments) -> String {
+        if let name = args.options["fleet-host"] ?? environment["CREDVAULT_FLEET_HOST"] { return name }
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// This host's key: `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
+    /// else the common `--key-file`, `--passphrase-file` or `--ask-passphrase`.
+    static func hostKey(_ args: ParsedArguments) throws -> FleetHostKey {
+        if let path = args.options["fleet-key-file"] ?? environment["CREDVAULT_FLEET_KEY_FILE"] {
+            return .keyFile(URL(fileURLWithPath: path))
+        }
+        if let path = args.options["fleet-passphrase-file"] {
+            guard case .passphrase(let bytes) = try VaultOptions.passphrase(fromFile: path) else {
+                throw UsageError("--fleet-passphrase-file did not give a passphrase")
+            }
+            return .passphrase(bytes)
+        }
+        switch try VaultOptions.explicitKey(args) {
+        case .keyFile(let url)?: return .keyFile(url)
+        case .passphrase(let bytes)?: return .passphrase(bytes)
+        case .device?, nil:
+            throw UsageError(
+                "the fleet store is unlocked with this host's --key-file or --passphrase-file (a device key cannot be shared by hosts)")
+        }
+    }
+
+    /// Opens the fleet store as this host.
+    static func open(_ args: ParsedArguments) throws -> PostgresStore {
+        try PostgresStore.open(configuration(args), host: host(args), key: hostKey(args))
+    }
+}
+
+extension SecretServiceBackends {
+    /// `--backend postgres`: the fleet store.
+    func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore { try FleetOptions.open(args) }
+}

@@ -1,0 +1,111 @@
+import CredentialVault
+import CredentialVaultPostgres
+import Foundation
+import Testing
+
+/// What the fleet store refuses, its deadlines, and its schema rules.
+@Suite(.enabled(if: TestCluster.available, "needs scripts/services/postgres.sh (CREDVAULT_TEST_POSTGRES)"))
+struct FleetBehaviourTests {
+    let key = CredentialKey(service: "api.example", account: "token")
+
+    @Test func deviceOnlyIsUnsupportedAndStoresNothing() async throws {
+        let fleet = try TestFleet()
+        #expect(throws: CredentialVaultError.self) { try fleet.store.synchronous.save(Data("v".utf8), for: key, options: .default) }
+        let error = await thrownError { () async throws(CredentialVaultError) in
+            try await fleet.store.save(Data("v".utf8), for: key, options: .default)
+        }
+        guard case .unsupported? = error else { return #expect(Bool(false), "device-only save: \(String(describing: error))") }
+        #expect(try fleet.store.synchronous.load(key) == nil)
+        #expect(!fleet.store.capabilities.supportsDeviceOnly)
+    }
+
+    @Test func ephemeralCredentialsArePurgedForEveryHost() throws {
+        let clock = ManualClock()
+        let fleet = try TestFleet(clock: clock, freshness: .zero)
+        try fleet.store.synchronous.save(Data("pkce".utf8), for: key, options: .ephemeral(ttl: .seconds(60)))
+        clock.advance(by: .seconds(61))
+        // Another host opening the store purges expired rows.
+        _ = try fleet.reopen(clock: clock)
+        #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "0")
+    }
+
+    @Test func aLockedTableIsBusyWithinTheLockTimeout() throws {
+        let fleet = try TestFleet(freshness: .zero, statementTimeout: .milliseconds(300))
+        try fleet.store.synchronous.save(Data("v".utf8), for: key, options: .portable)
+        // The administrator locks the table for 5 s from another session.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        holder.arguments = [
+            TestCluster.conninfo!, "-X", "-q", "-c",
+            "BEGIN; LOCK TABLE \(fleet.records) IN ACCESS EXCLUSIVE MODE; SELECT 'locked'; SELECT pg_sleep(5); COMMIT;",
+        ]
+        holder.standardOutput = FileHandle.nullDevice
+        try holder.run()
+        let lockHolders =
+            "SELECT pid FROM pg_locks WHERE relation = '\(fleet.records)'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+        defer {
+            _ = try? TestCluster.psql("SELECT pg_terminate_backend(pid) FROM (\(lockHolders)) AS holders")
+            holder.waitUntilExit()
+        }
+        // Wait until the server has granted that lock (asked of the server, not waited out).
+        let lockQuery =
+            "SELECT count(*) FROM pg_locks WHERE relation = '\(fleet.records)'::regclass AND mode = 'AccessExclusiveLock' AND granted"
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try TestCluster.psql(lockQuery) != "1" {
+            guard ContinuousClock.now < deadline else { throw TestFailure("the administrator's lock was never granted") }
+        }
+        let started = ContinuousClock.now
+        #expect(throws: CredentialVaultError.busy) { try fleet.store.synchronous.load(key) }
+        let waited = started.duration(to: .now)
+        #expect(waited < .seconds(2), "the wait took \(waited)")
+    }
+
+    @Test func initRefusesAnExistingStoreAndOpenRefusesAnotherSchemaVersion() throws {
+        let fleet = try TestFleet()
+        #expect(throws: CredentialVaultError.self) {
+            try PostgresStore.initialize(fleet.configuration(), host: "other", key: .keyFile(fleet.keys.keyFile))
+        }
+        try TestCluster.psql("UPDATE \(fleet.schema).fleet_meta SET schema_version = 2")
+        let error = thrownError { () throws(CredentialVaultError) in
+            try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        }
+        guard case .unsupported? = error else { return #expect(Bool(false), "schema 2: \(String(describing: error))") }
+    }
+
+    @Test func aMissingStoreOrHostIsAClearError() throws {
+        let fleet = try TestFleet()
+        var configuration = fleet.configuration()
+        configuration.schema = "t_missing_store"
+        let missing = thrownError { () throws(CredentialVaultError) in
+            try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        }
+        guard case .notAvailable(let why)? = missing else { return #expect(Bool(false), "missing: \(String(describing: missing))") }
+        #expect(why.contains("fleet init"))
+        let stranger = thrownError { () throws(CredentialVaultError) in
+            try PostgresStore.open(fleet.configuration(), host: "stranger", key: .keyFile(fleet.keys.keyFile))
+        }
+        guard case .permissionDenied? = stranger else { return #expect(Bool(false), "stranger: \(String(describing: stranger))") }
+        let wrong = KeyFileDirectory()
+        #expect(throws: CredentialVaultError.wrongPassphrase) {
+            try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(wrong.keyFile))
+        }
+    }
+
+    @Test func anUnreachableServerIsNotAvailable() throws {
+        let configuration = PostgresConfiguration(
+            connectionString: "host=127.0.0.1 port=1 user=postgres dbname=postgres", schema: "credvault", reconnectAttempts: 0)
+        let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(configuration, host: "h", key: .passphrase("x")) }
+        guard case .notAvailable? = error else { return #expect(Bool(false), "closed port: \(String(describing: error))") }
+    }
+
+    @Test func aLostConnectionIsReconnected() throws {
+        let fleet = try TestFleet(freshness: .zero)
+        try fleet.store.synchronous.save(Data("v1".utf8), for: key, options: .portable)
+        // The administrator ends every session of the store's connections.
+        try TestCluster.psql(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'credvault' AND pid <> pg_backend_pid()")
+        #expect(try fleet.store.synchronous.load(key) == Data("v1".utf8))
+        try fleet.store.synchronous.save(Data("v2".utf8), for: key, options: .portable)
+        #expect(try fleet.store.synchronous.load(key) == Data("v2".utf8))
+    }
+}

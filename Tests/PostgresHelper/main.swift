@@ -1,0 +1,59 @@
+// A helper process for the fleet store's multi-process tests (one process = one host of the
+// fleet). Not part of the product. Every command opens the store first (CONNINFO, SCHEMA,
+// KEYFILE as host $CREDVAULT_FLEET_HOST, default test-host) and prints "ready"; commands that
+// race wait for a line on stdin.
+//
+//   writes CONNINFO SCHEMA KEYFILE INDEX COUNT
+//       COUNT times: saves the shared credential "shared/counter" and its own "writer-INDEX/J";
+//       prints "done".
+//   take CONNINFO SCHEMA KEYFILE
+//       waits for a line on stdin, takes "race/once"; prints "won VALUE" or "none".
+//   hold-exclusive CONNINFO SCHEMA KEYFILE
+//       inside withExclusiveAccess prints "holding", then waits until killed.
+//
+// Exit 3 with one line on stderr on failure.
+import CredentialVault
+import CredentialVaultPostgres
+import Foundation
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(3)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let args = Array(CommandLine.arguments.dropFirst())
+guard args.count >= 4 else { fail("usage: credvault-pghelper COMMAND CONNINFO SCHEMA KEYFILE ...") }
+let configuration = PostgresConfiguration(connectionString: args[1], schema: args[2])
+do {
+    let host = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_HOST"] ?? "test-host"
+    let store = try PostgresStore.open(configuration, host: host, key: .keyFile(URL(fileURLWithPath: args[3])))
+    say("ready")
+    switch (args[0], args.count) {
+    case ("writes", 6):
+        guard let index = Int(args[4]), let count = Int(args[5]) else { fail("writes: INDEX and COUNT are numbers") }
+        for j in 0..<count {
+            try store.synchronous.save(Data("\(index)-\(j)".utf8), for: CredentialKey(service: "shared", account: "counter"), options: .portable)
+            try store.synchronous.save(Data("\(index)-\(j)".utf8), for: CredentialKey(service: "writer-\(index)", account: "\(j)"), options: .portable)
+        }
+        say("done")
+    case ("take", 4):
+        _ = readLine()
+        if let value = try store.synchronous.take(CredentialKey(service: "race", account: "once")) {
+            say("won \(String(decoding: value, as: UTF8.self))")
+        } else {
+            say("none")
+        }
+    case ("hold-exclusive", 4):
+        try await store.withExclusiveAccess {
+            say("holding")
+            while true { try await Task.sleep(for: .seconds(60)) }
+        }
+    default: fail("unknown helper command or wrong arguments: \(args[0])")
+    }
+} catch {
+    fail("\(args[0]): \(error)")
+}
