@@ -19,6 +19,8 @@ let package = Package(
             .product(name: "CredentialVaultSecretService", package: "$(basename "$root")"),
             .product(name: "CredentialVaultAuth", package: "$(basename "$root")"),
             .product(name: "CredentialVaultTesting", package: "$(basename "$root")"),
+            .product(name: "CredentialVaultTPM", package: "$(basename "$root")"),
+            .product(name: "CredentialVaultPostgres", package: "$(basename "$root")"),
         ], swiftSettings: [.swiftLanguageMode(.v6)])
     ])
 SWIFT
@@ -26,6 +28,8 @@ cat >"$work/Sources/App/main.swift" <<'SWIFT'
 import CredentialVault
 import CredentialVaultAuth
 import CredentialVaultSecretService
+import CredentialVaultPostgres
+import CredentialVaultTPM
 import CredentialVaultTesting
 import Foundation
 
@@ -44,6 +48,11 @@ func run() async throws {
         _ = try await faults.load(CredentialKey(service: "a", account: "b"))
         throw Failed(what: "the injected fault was not thrown")
     } catch CredentialVaultError.locked {}
+    // The custodians a configuration can offer (no TPM or keyring is asked here).
+    var custody = SealedFileConfiguration()
+    custody.custodians = [KeyringCustodian(), TPMCustodian(configuration: TPMConfiguration(tcti: "device:/dev/tpmrm0"))]
+    if custody.custodians.map(\.custody) != [.keyring, .tpm] { throw Failed(what: "the custodians") }
+    _ = PostgresConfiguration(connectionString: "host=/nonexistent dbname=fleet")
     print("consumer ok: \(try await vault.listKeys(KeyQuery(servicePrefix: "api.")).count) key")
 }
 try await run()

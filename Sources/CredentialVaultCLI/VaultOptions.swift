@@ -63,6 +63,7 @@ public enum VaultOptions {
 
     /// The unlock key the options ask for; `nil` when none was given (the device key then).
     public static func explicitKey(_ args: ParsedArguments, confirmNew: Bool = false) throws -> VaultKey? {
+        try checkOneKeyOption(args)
         var chosen: [VaultKey] = []
         if let path = args.options["passphrase-file"] ?? ProcessInfo.processInfo.environment["CREDVAULT_PASSPHRASE_FILE"] {
             chosen.append(try passphrase(fromFile: path))
@@ -70,10 +71,18 @@ public enum VaultOptions {
         if let path = args.options["key-file"] { chosen.append(.keyFile(URL(fileURLWithPath: path))) }
         if args.flags.contains("ask-passphrase") { chosen.append(try Prompt.passphrase(confirm: confirmNew)) }
         if args.flags.contains("device") { chosen.append(.device) }
-        guard chosen.count <= 1 else {
+        return chosen.first
+    }
+
+    /// Throws the usage error for more than one key option, without reading or prompting.
+    public static func checkOneKeyOption(_ args: ParsedArguments) throws {
+        let given = [
+            args.options["passphrase-file"] ?? ProcessInfo.processInfo.environment["CREDVAULT_PASSPHRASE_FILE"] != nil,
+            args.options["key-file"] != nil, args.flags.contains("ask-passphrase"), args.flags.contains("device"),
+        ]
+        guard given.filter({ $0 }).count <= 1 else {
             throw UsageError("give one of --passphrase-file, --key-file, --ask-passphrase, --device")
         }
-        return chosen.first
     }
 
     /// Reads a passphrase file: the bytes as they are, minus one trailing newline.
@@ -200,6 +209,7 @@ public enum VaultOptions {
         let url = vaultURL(args)
         // Only a missing file is "no vault": a link, a loose mode or an unreadable directory is
         // reported, never taken for an empty vault or a place to create one.
+        try checkOneKeyOption(args)
         let present = try LockedVault.ifPresent(at: url)
         let configuration = try configuration(args)
         guard let locked = present else {
