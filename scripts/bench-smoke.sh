@@ -29,14 +29,15 @@ by_items = {"file_save", "file_save_amortized", "file_journal_floor", "file_load
             "secret_service_store", "secret_service_lookup", "raw_secret_service_store",
             "raw_secret_service_lookup", "cli_lookup", "file_load_sync", "file_load_async", "file_save_sync",
             "file_save_async", "memory_load_sync", "memory_load_async"}
-with_ratio = {"seal", "open", "file_save", "file_save_amortized", "file_delete", "secret_service_store", "secret_service_lookup",
+with_ratio = {"custody_unlock_device_keyring", "custody_save_counter_file", "custody_save_counter_keyring", "seal", "open", "file_save", "file_save_amortized", "file_delete", "secret_service_store", "secret_service_lookup",
               "unlock_interactive", "unlock_moderate", "cli_lookup", "file_load_async", "file_save_async", "memory_load_async"}
 required = {"seal", "open", "raw_seal", "raw_open", "unlock_interactive", "unlock_moderate", "unlock_key_file",
             "unlock_device", "file_save", "file_save_amortized", "file_load", "file_floor", "file_delete", "memory_save",
             "memory_load", "cli_lookup", "file_load_sync", "file_load_async", "file_save_sync", "file_save_async",
-            "memory_load_sync", "memory_load_async"}
+            "memory_load_sync", "memory_load_async", "custody_unlock_key_file", "custody_unlock_device_file",
+            "custody_save_no_counter_file", "custody_save_counter_file", "custody_counter_read_increment_file"}
 if expect_secret_service:
-    required |= {"secret_service_store", "secret_service_lookup"}
+    required |= {"secret_service_store", "secret_service_lookup", "custody_unlock_device_keyring", "custody_save_counter_keyring"}
 problems, names, count = [], set(), 0
 with open(path, encoding="utf-8") as stream:
     for number, line in enumerate(stream, 1):

@@ -49,7 +49,7 @@ enum CustodyGroup {
                 unlocks += 1
                 blackHole(try SealedFileStore.open(at: url, key: vaultKey, configuration: plain))
             }
-            var figure = Figure(group: title, name: "unlock_\(name)", sample: sample)
+            var figure = Figure(group: title, name: "custody_unlock_\(name)", sample: sample)
             if let fileUnlock, name != "key_file" { figure.relate(to: fileUnlock) }
             if let counting {
                 let perUnlock = Double(counting.secrets) / Double(unlocks)
@@ -90,10 +90,10 @@ enum CustodyGroup {
                     try real.incrementCounter(vaultID: probeID, reference: probe.reference, binding: binding)
                 },
             ])
-            let plain = Figure(group: title, name: "save_no_counter", sample: samples[0])
-            var ours = Figure(group: title, name: "save_counter_\(name)", sample: samples[1])
+            let plain = Figure(group: title, name: "custody_save_no_counter_\(name)", sample: samples[0])
+            var ours = Figure(group: title, name: "custody_save_counter_\(name)", sample: samples[1])
             ours.relate(to: plain)
-            let raw = Figure(group: title, name: "counter_read_increment_\(name)", sample: samples[2])
+            let raw = Figure(group: title, name: "custody_counter_read_increment_\(name)", sample: samples[2])
             let perSave = Double(counting.increments) / Double(saves)
             let readsPerSave = Double(counting.reads) / Double(saves)
             ours.extra = [
@@ -106,7 +106,7 @@ enum CustodyGroup {
             reporter.add(ours)
             reporter.add(raw)
         }
-        reporter.note("unlock_device_*: a device-key vault under each custody, relative to the host-secret file's; custodian_secrets_per_unlock counts the custodian's deviceSecret calls (a TPM unseal each). save_counter_*: a durable save with a rollback counter at that custodian beside save_no_counter (the same save, no counter) and counter_read_increment_* (the counter's read and increment alone), interleaved. TPM rows on swtpm: not hardware latency.")
+        reporter.note("custody_unlock_device_*: a device-key vault under each custody, relative to the host-secret file's; custodian_secrets_per_unlock counts the custodian's deviceSecret calls (a TPM unseal each). custody_save_counter_*: a durable save with a rollback counter at that custodian beside custody_save_no_counter_* (the same save, no counter) and custody_counter_read_increment_* (the counter's read and increment alone), interleaved. TPM rows on swtpm: not hardware latency.")
         reporter.end()
     }
 }
