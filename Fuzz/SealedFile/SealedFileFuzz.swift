@@ -43,7 +43,7 @@ private final class Fixture: @unchecked Sendable {
         // The header a fresh key-file vault gets (wrapping the data key for real).
         header = try! SealedFileStore.wrappedHeader(
             for: .keyFile(keyFile), kdf: .insecureTestingOnly, vaultID: Array(repeating: 7, count: VaultHeader.idSize),
-            dataKey: dataKey, generation: 1, configuration: SealedFileConfiguration(device: identity))
+            dataKey: dataKey, generation: 1, custody: .file, rollbackCounter: false, configuration: SealedFileConfiguration(device: identity))
     }
 
     func key(for header: VaultHeader) -> VaultKey? {
@@ -57,7 +57,10 @@ private final class Fixture: @unchecked Sendable {
         }
     }
 
-    var deviceRecordKey: SecureBytes { try! VaultKeys.deviceRecordKey(device: identity, vaultID: header.vaultID, need: { .none }) }
+    var deviceRecordKey: SecureBytes {
+        try! VaultKeys.deviceRecordKey(
+            configuration: SealedFileConfiguration(device: identity), custody: .file, vaultID: header.vaultID, need: { .none })
+    }
 }
 
 private let fixture = Fixture()
@@ -66,14 +69,15 @@ private let fixture = Fixture()
 private func asVaultFile(_ bytes: [UInt8]) {
     guard let header = try? VaultFile.header(of: bytes), let key = fixture.key(for: header) else { return }
     let configuration = SealedFileConfiguration(device: fixture.identity)
-    guard let kek = try? KeyWrapping.keyEncryptionKey(key, header: header, device: configuration.resolvedDevice),
+    guard let kek = try? KeyWrapping.keyEncryptionKey(key, header: header, configuration: configuration),
         let dataKey = try? KeyWrapping.unwrap(header: header, kek: kek)
     else { return }
     let keys = VaultKeys(dataKey: dataKey)
     guard let contents = try? VaultContents.decode(bytes: bytes, header: header, keys: keys) else { return }
     for entry in contents.records.values {
         if var value = try? RecordCodec.openValue(entry.sealed, vaultID: header.vaultID, keys: keys, deviceKey: {
-            () throws(CredentialVaultError) in try VaultKeys.deviceRecordKey(device: fixture.identity, vaultID: header.vaultID, need: { .none })
+            () throws(CredentialVaultError) in
+            try VaultKeys.deviceRecordKey(configuration: configuration, custody: header.custody, vaultID: header.vaultID, need: { .none })
         }) {
             value.resetBytes(in: 0..<value.count)
         }

@@ -23,7 +23,7 @@ for target in "${targets[@]}"; do
         # The auth module imports CredentialVault: build it once as a module + object.
         echo "fuzz: building the CredentialVault module" >&2
         mkdir -p fuzz-out/modules fuzz-out/obj
-        swiftc "${flags[@]}" -wmo -module-name CredentialVault -I Sources/CSodium \
+        swiftc "${flags[@]}" -wmo -module-name CredentialVault -I Sources/CSodium -I Sources/CKeyctl \
             -emit-module -emit-module-path fuzz-out/modules/CredentialVault.swiftmodule \
             -c -o fuzz-out/obj/CredentialVault.o $(find Sources/CredentialVault -name '*.swift' | sort) 2>&1 | quiet
         [ -f fuzz-out/obj/CredentialVault.o ] || { echo "fuzz: build of the CredentialVault module failed" >&2; exit 1; }

@@ -33,8 +33,8 @@ needs_vault_module() { [ "$1" != sealed-file ]; }
 
 target_flags() {
     case "$1" in
-    sealed-file) echo "-I Sources/CSodium -lsodium" ;;
-    *) echo "-I fuzz-out/modules -I Sources/CSodium -I Sources/COpenSSL -I Sources/CCurl fuzz-out/obj/CredentialVault.o -lsodium -lcrypto -lcurl" ;;
+    sealed-file) echo "-I Sources/CSodium -I Sources/CKeyctl -lsodium" ;;
+    *) echo "-I fuzz-out/modules -I Sources/CSodium -I Sources/CKeyctl -I Sources/COpenSSL -I Sources/CCurl fuzz-out/obj/CredentialVault.o -lsodium -lcrypto -lcurl" ;;
     esac
 }
 
