@@ -101,4 +101,16 @@ import Testing
         try CustodySuite.writeInPlaceForTests(bytes, to: store.url)
         #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
     }
+
+    /// A move without saying whether to keep a counter keeps the one the vault has (review 14,
+    /// finding 12: `credvault custody file` dropped it silently).
+    @Test func aMoveKeepsTheCounterUnlessTold() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        try store.changeCustody(to: .file, key: s.key)
+        #expect(store.hasRollbackCounter, "kept")
+        try store.changeCustody(to: .file, key: s.key, rollbackCounter: false)
+        #expect(!store.hasRollbackCounter, "dropped only when asked")
+        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).formatVersion == "5.0")
+    }
 }
