@@ -8,6 +8,31 @@ import Testing
 /// an older copy of the vault refused (`rolledBack`), a deliberate restore accepted, and moves
 /// between custodians that lose nothing.
 public enum CustodySuite {
+    /// The checks, for a parametrized test:
+    ///
+    /// ```swift
+    /// @Test(arguments: CustodySuite.Check.allCases)
+    /// func custody(_ check: CustodySuite.Check) throws { try CustodySuite.run(check, on: mySetup()) }
+    /// ```
+    public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
+        case createsAndReopens, refusesAnOlderCopy, everySaveAdvancesTheCounter, movesBetweenCustodians,
+            keyChangesAndRotationKeepCustody
+
+        /// The check's name.
+        public var description: String { rawValue }
+    }
+
+    /// Runs `check` on `setup`.
+    public static func run(_ check: Check, on setup: Setup) throws {
+        switch check {
+        case .createsAndReopens: try createsAndReopens(setup)
+        case .refusesAnOlderCopy: try refusesAnOlderCopy(setup)
+        case .everySaveAdvancesTheCounter: try everySaveAdvancesTheCounter(setup)
+        case .movesBetweenCustodians: try movesBetweenCustodians(setup)
+        case .keyChangesAndRotationKeepCustody: try keyChangesAndRotationKeepCustody(setup)
+        }
+    }
+
     /// A vault under test: `configuration` offers the custodian (and sets `custody` to it);
     /// `directory` is a private scratch directory the check may fill.
     public struct Setup: Sendable {

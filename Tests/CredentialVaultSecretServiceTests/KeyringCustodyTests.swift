@@ -15,11 +15,8 @@ import Testing
         try check(setup)
     }
 
-    @Test func createsAndReopens() throws { try run { try CustodySuite.createsAndReopens($0) } }
-    @Test func refusesAnOlderCopy() throws { try run(CustodySuite.refusesAnOlderCopy) }
-    @Test func everySaveAdvancesTheCounter() throws { try run(CustodySuite.everySaveAdvancesTheCounter) }
-    @Test func movesBetweenCustodians() throws { try run(CustodySuite.movesBetweenCustodians) }
-    @Test func keyChangesAndRotationKeepCustody() throws { try run(CustodySuite.keyChangesAndRotationKeepCustody) }
+    @Test(arguments: CustodySuite.Check.allCases)
+    func custodySuite(_ check: CustodySuite.Check) throws { try run { try CustodySuite.run(check, on: $0) } }
 
     /// Without the keyring's secret (a `$HOME` backup on a machine whose keyring lacks it, or the
     /// item removed), device-only values do not open: never a fallback to the host secret alone.

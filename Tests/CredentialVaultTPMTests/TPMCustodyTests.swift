@@ -26,11 +26,8 @@ final class TPMCustodyTests {
         try check(setup)
     }
 
-    @Test func createsAndReopens() throws { try run { try CustodySuite.createsAndReopens($0) } }
-    @Test func refusesAnOlderCopy() throws { try run(CustodySuite.refusesAnOlderCopy) }
-    @Test func everySaveAdvancesTheCounter() throws { try run(CustodySuite.everySaveAdvancesTheCounter) }
-    @Test func movesBetweenCustodians() throws { try run(CustodySuite.movesBetweenCustodians) }
-    @Test func keyChangesAndRotationKeepCustody() throws { try run(CustodySuite.keyChangesAndRotationKeepCustody) }
+    @Test(arguments: CustodySuite.Check.allCases)
+    func custodySuite(_ check: CustodySuite.Check) throws { try run { try CustodySuite.run(check, on: $0) } }
 
     /// The same `$HOME` (host secret, sealed blob, vault) with another TPM, or with none, opens
     /// no device-only value; this TPM still does afterwards.

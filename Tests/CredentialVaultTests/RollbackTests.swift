@@ -16,11 +16,8 @@ import Testing
         return CustodySuite.Setup(configuration: configuration, directory: dir.path("vaults"), key: .passphrase(TestVault.passphrase))
     }
 
-    @Test func createsAndReopens() throws { try CustodySuite.createsAndReopens(setup()) }
-    @Test func refusesAnOlderCopy() throws { try CustodySuite.refusesAnOlderCopy(setup()) }
-    @Test func everySaveAdvancesTheCounter() throws { try CustodySuite.everySaveAdvancesTheCounter(setup()) }
-    @Test func movesBetweenCustodians() throws { try CustodySuite.movesBetweenCustodians(setup()) }
-    @Test func keyChangesAndRotationKeepCustody() throws { try CustodySuite.keyChangesAndRotationKeepCustody(setup()) }
+    @Test(arguments: CustodySuite.Check.allCases)
+    func custodySuite(_ check: CustodySuite.Check) throws { try CustodySuite.run(check, on: setup()) }
 
     /// Without asking, a file-custody vault stays 5.0 with no counter (readable by older
     /// releases, portable); asking makes it 6.0.

@@ -59,11 +59,15 @@ public struct DeviceIdentity: Sendable, Hashable {
     }
 
     /// The device master key under a keyring or TPM custodian: BLAKE2b keyed with the host
-    /// secret over a label, the custody, the custodian's secret `held` and the machine id. Both
-    /// secrets are needed: a copy of `$HOME` lacks `held`, another local user lacks the host
-    /// secret (and so the binding the custodian wants before it releases `held`).
-    func masterKey(custody: DeviceCustody, held: SecureBytes, need: () -> HostSecret.Need) throws(CredentialVaultError) -> SecureBytes {
+    /// secret over a label, the custody, the custodian's secret and the machine id. Both
+    /// secrets are needed: a copy of `$HOME` lacks the custodian's, another local user lacks the
+    /// host secret (and so the binding the custodian wants before it releases its own).
+    /// `release` gets the binding and returns the custodian's secret; the host secret is read once.
+    func masterKey(
+        custody: DeviceCustody, need: () -> HostSecret.Need, release: (SecureBytes) throws(CredentialVaultError) -> SecureBytes
+    ) throws(CredentialVaultError) -> SecureBytes {
         let secret = try HostSecret.loadOrCreate(at: hostSecretURL, need: need)
+        let held = try release(binding(secret))
         var label = Array("CredentialVault device key v2\u{0}".utf8)
         label.append(custody.rawValue)
         let machine = Array(machineID.utf8)
@@ -76,7 +80,10 @@ public struct DeviceIdentity: Sendable, Hashable {
     /// object's authValue): a hash keyed with the host secret, so only who can read the host
     /// secret gets it.
     func custodianBinding(need: () -> HostSecret.Need) throws(CredentialVaultError) -> SecureBytes {
-        let secret = try HostSecret.loadOrCreate(at: hostSecretURL, need: need)
+        binding(try HostSecret.loadOrCreate(at: hostSecretURL, need: need))
+    }
+
+    private func binding(_ secret: SecureBytes) -> SecureBytes {
         var message = Array("CredentialVault custodian binding v1\u{0}".utf8)
         message.append(contentsOf: machineID.utf8)
         return message.withUnsafeBytes { Crypto.keyedHashKey(key: secret, [$0]) }

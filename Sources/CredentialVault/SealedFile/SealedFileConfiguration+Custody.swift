@@ -28,10 +28,10 @@ extension SealedFileConfiguration {
         let device = try resolvedDevice()
         guard custody != .file else { return try device.masterKey(need: need) }
         let custodian = try custodian(for: custody)
-        let binding = try device.custodianBinding(need: need)
         let canCreate = if case .none = need() { true } else { false }
-        let held = try custodian.deviceSecret(binding: binding, create: canCreate)
-        return try device.masterKey(custody: custody, held: held, need: need)
+        return try device.masterKey(custody: custody, need: need) { (binding) throws(CredentialVaultError) in
+            try custodian.deviceSecret(binding: binding, create: canCreate)
+        }
     }
 
     /// The rollback guard of the vault `vaultID` under `custody`.
