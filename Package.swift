@@ -99,12 +99,15 @@ let package = Package(
         .target(name: "CredentialVaultTesting", dependencies: ["CredentialVault"], swiftSettings: strict),
         // The workloads of the multi-process tests, and the helper process that runs them
         // (concurrent writers, lock holders, crash victims).
+        // What several test targets share: latches, ceilings, process spawners, line readers.
+        .target(name: "CredentialVaultTestSupport", path: "Tests/Support", swiftSettings: strict),
         .target(name: "CredentialVaultTestPlans", dependencies: ["CredentialVault"], path: "Tests/Plans", swiftSettings: strict),
         .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultTestPlans"], path: "Tests/Helper", swiftSettings: strict),
 
         .testTarget(
             name: "CredentialVaultTests",
             dependencies: [
+                "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultTesting", "CredentialVaultTestPlans", "credvault-testhelper", "credvault", "credvault-full",
             ],
             exclude: ["Fixtures"],
@@ -113,6 +116,7 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultAuthTests",
             dependencies: [
+                "CredentialVaultTestSupport",
                 "CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full",
                 "credvault-pghelper",
             ],
@@ -127,6 +131,7 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultSecretServiceTests",
             dependencies: [
+                "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
             ],
             swiftSettings: strict),
@@ -137,7 +142,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CredentialVaultPostgresTests",
-            dependencies: ["CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper", "credvault", "credvault-full"],
+            dependencies: [
+                "CredentialVaultTestSupport", "CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper", "credvault", "credvault-full"],
             swiftSettings: strict),
         // TPM custody and the kernel keyring against swtpm and the real kernel; the helper runs
         // as another user (nobody) and is the process whose memory the scan reads.
@@ -149,6 +155,7 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultTPMTests",
             dependencies: [
+                "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultTPM", "CredentialVaultTesting", "credvault-tpm-helper", "credvault-testhelper", "credvault",
                 "credvault-full",
             ],

@@ -78,7 +78,7 @@ public enum ConformanceCheck: String, CaseIterable, Sendable, CustomStringConver
     case stringConveniences, invalidArguments, concurrentTasks, persistenceAcrossReopen
     case exactByteNames, controlCharactersRefused, keyQueries
     /// Through the async protocol: 32 concurrent saves and loads leave a heartbeat on the
-    /// cooperative pool on time (worst lag under 100 ms, generous for loaded machines).
+    /// cooperative pool beating (never a gap of a second: a blocked pool stops it for seconds).
     case asyncDoesNotBlockThePool
     /// Through the async protocol: an operation whose task was cancelled before it ran either
     /// did its work or threw `cancelled` having done nothing.

@@ -1,57 +1,124 @@
 import Foundation
 import Synchronization
 
-/// A task that wakes up every `period` on Swift's cooperative pool and records how late each
-/// wake-up was: the proof that code under test does not block the pool (a blocked pool thread
-/// delays every task, this one included). `worstLag` is the largest lateness seen.
+/// A task that wakes up every `period` on Swift's cooperative pool and counts its beats: the
+/// proof that code under test does not block the pool. A blocked pool runs no task, this one
+/// included, so a test states the property as an outcome, never as a latency:
 ///
 /// ```swift
 /// let heartbeat = Heartbeat.start()
-/// // ... run the code under test ...
-/// let lag = await heartbeat.stop()
-/// #expect(lag < .milliseconds(20))
+/// // ... start the operations under test, make sure they are waiting ...
+/// #expect(await heartbeat.beats(50), "the pool kept running while they waited")
 /// ```
+///
+/// `beats(_:)` is answered by the heartbeat's own task (no polling), with a ceiling that only
+/// stops a test from hanging forever when the pool really is blocked. `longestGap` (the largest
+/// time between two beats) is a measurement for benchmarks, not something to assert on.
 public final class Heartbeat: Sendable {
-    private let worst = Mutex(Duration.zero)
-    private let beats = Mutex(0)
+    private struct Waiter {
+        let id: Int
+        let target: Int
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+    private struct State {
+        var beats = 0
+        var longestGap = Duration.zero
+        var nextWaiter = 0
+        var waiters: [Waiter] = []
+
+        /// Removes and returns the waiters `predicate` selects: whoever removes a waiter resumes it,
+        /// so each is resumed exactly once (by a beat, its ceiling or `stop`).
+        mutating func remove(where predicate: (Waiter) -> Bool) -> [Waiter] {
+            let chosen = waiters.filter(predicate)
+            waiters.removeAll(where: predicate)
+            return chosen
+        }
+    }
+    private let state = Mutex(State())
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     private init() {}
 
-    /// Starts beating every `period` (default 5 ms).
-    public static func start(period: Duration = .milliseconds(5)) -> Heartbeat {
+    /// Starts beating every `period` (default 1 ms) on a detached task, on `executor` when one
+    /// is given (a `PrivatePool` shared with the calls under test), else on Swift's pool.
+    public static func start(period: Duration = .milliseconds(1), on executor: (any TaskExecutor)? = nil) -> Heartbeat {
         let heartbeat = Heartbeat()
-        let task = Task.detached { [heartbeat] in
+        let task = Task.detached(executorPreference: executor) { [heartbeat] in
+            var last = ContinuousClock.now
             while !Task.isCancelled {
-                let asleep = ContinuousClock.now
-                do { try await Task.sleep(for: period) } catch { return }
-                let late = ContinuousClock.now - asleep - period
-                heartbeat.worst.withLock { $0 = max($0, late) }
-                heartbeat.beats.withLock { $0 += 1 }
+                do { try await Task.sleep(for: period) } catch { break }
+                let now = ContinuousClock.now
+                heartbeat.beat(gap: now - last)
+                last = now
             }
         }
         heartbeat.task.withLock { $0 = task }
         return heartbeat
     }
 
-    /// The largest lateness so far.
-    public var worstLag: Duration { worst.withLock { $0 } }
-
-    /// How many beats so far.
-    public var count: Int { beats.withLock { $0 } }
-
-    /// Forgets the lateness and beats seen so far (for example after a baseline).
-    public func reset() {
-        worst.withLock { $0 = .zero }
-        beats.withLock { $0 = 0 }
+    private func beat(gap: Duration) {
+        let due = state.withLock { state in
+            state.beats += 1
+            state.longestGap = max(state.longestGap, gap)
+            let count = state.beats
+            return state.remove { $0.target <= count }
+        }
+        for waiter in due { waiter.continuation.resume(returning: true) }
     }
 
-    /// Stops the heartbeat and returns the largest lateness seen.
+    /// How many beats so far.
+    public var count: Int { state.withLock { $0.beats } }
+
+    /// The longest time between two beats so far (a measurement: benchmarks report it).
+    public var longestGap: Duration { state.withLock { $0.longestGap } }
+
+    /// Forgets the longest gap seen so far (for example after a baseline).
+    public func resetLongestGap() { state.withLock { $0.longestGap = .zero } }
+
+    /// Waits until the heartbeat has beaten `count` more times than when called: `true` when it
+    /// did, `false` when `ceiling` passed first or the heartbeat was stopped. The ceiling runs on
+    /// a Dispatch timer, outside the cooperative pool, and exists only so that a blocked pool
+    /// fails the test instead of hanging it: pass many times what a healthy run needs.
+    public func beats(_ count: Int, ceiling: Duration = .seconds(120)) async -> Bool {
+        guard count > 0 else { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let id = state.withLock { state in
+                let id = state.nextWaiter
+                state.nextWaiter += 1
+                state.waiters.append(Waiter(id: id, target: state.beats + count, continuation: continuation))
+                return id
+            }
+            let seconds = Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, seconds)) { [self] in
+                for waiter in state.withLock({ $0.remove { $0.id == id } }) { waiter.continuation.resume(returning: false) }
+            }
+        }
+    }
+
+    /// Runs `body` on a `PrivatePool` of its own beside a heartbeat, and returns its result with
+    /// the heartbeat's longest gap while it ran. Nothing else in the process shares that pool, so
+    /// the gap is the calls' doing alone: code that blocks its threads stops the heartbeat for
+    /// as long as the calls queued before it take (seconds), a free pool for milliseconds.
+    public static func longestGap<T: Sendable>(
+        whileRunning body: @escaping @Sendable () async throws -> T
+    ) async throws -> (result: T, longestGap: Duration) {
+        let pool = PrivatePool()
+        defer { pool.shutdown() }
+        let heartbeat = Heartbeat.start(on: pool)
+        _ = await heartbeat.beats(5)
+        heartbeat.resetLongestGap()
+        let result = try await withTaskExecutorPreference(pool) { try await body() }
+        await heartbeat.stop()
+        return (result, heartbeat.longestGap)
+    }
+
+    /// Stops the heartbeat and returns how many times it beat.
     @discardableResult
-    public func stop() async -> Duration {
+    public func stop() async -> Int {
         let task = task.withLock { $0.take() }
         task?.cancel()
         await task?.value
-        return worstLag
+        for waiter in state.withLock({ $0.remove { _ in true } }) { waiter.continuation.resume(returning: false) }
+        return count
     }
 }

@@ -1,17 +1,21 @@
 import CredentialVaultTesting
 import Foundation
 import Testing
+import CredentialVaultTestSupport
 
 @testable import CredentialVault
 
-/// The sealed file's async API never blocks the caller's threads (issue 13, part 1): with
-/// Swift's cooperative pool at 2 threads (this machine's cores), a heartbeat stays on time while
-/// 64 async saves wait for a lock another process holds for 3 s; cancelling them returns within
-/// 50 ms with nothing written; a cache hit runs on the caller's thread.
-@Suite(.serialized) final class AsyncNonBlockingTests {
+/// The sealed file's async API never blocks the caller's threads: with Swift's cooperative pool
+/// at this machine's width, a heartbeat keeps beating while 64 async saves wait for a lock another
+/// process holds; cancelled, they end while the lock is still held, with nothing written; a cache
+/// hit runs on the caller's thread. Each property is an outcome (the lock is released only after
+/// the heartbeat beat), never a latency: the latencies are `credvault-bench`'s.
+@Suite struct AsyncNonBlockingTests {
     let dir = TempDirectory()
 
-    private func holdLock(_ url: URL, seconds: Int) throws -> HelperProcess {
+    /// A process holding the vault's lock until it is killed (at most `seconds`, so that a
+    /// failing run cannot keep it for ever).
+    private func holdLock(_ url: URL, seconds: Int = 120) throws -> HelperProcess {
         let holder = try HelperProcess(["hold-lock", url.path, "\(seconds)"], environment: [:])
         try holder.waitForLine(startingWith: "locked")
         return holder
@@ -19,62 +23,71 @@ import Testing
 
     private static func key(_ i: Int) -> CredentialKey { CredentialKey(service: "async", account: "save-\(i)") }
 
+    /// 64 saves, each arriving at `started` once its task runs, then waiting for the lock.
+    private static func startSaves(on store: SealedFileStore, started: Arrivals) -> [Task<Void, Error>] {
+        (0..<64).map { i in
+            Task {
+                started.arrive()
+                try await store.save(Data("v\(i)".utf8), for: key(i), options: .portable)
+            }
+        }
+    }
+
     @Test func sixtyFourSavesWaitingForAnotherProcesssLockDoNotBlockThePool() async throws {
         let store = try TestVault.create(dir)
-        let holder = try holdLock(store.url, seconds: 3)
+        let holder = try holdLock(store.url)
         defer { holder.kill() }
         let heartbeat = Heartbeat.start()
-        let started = ContinuousClock.now
-        let saves = (0..<64).map { i in
-            Task { () async throws in try await store.save(Data("v\(i)".utf8), for: Self.key(i), options: .portable) }
-        }
+        let started = Arrivals()
+        let saves = Self.startSaves(on: store, started: started)
+        // Had the saves blocked their threads, the pool would run neither the last saves' starts
+        // nor the heartbeat until the lock is released, which happens only after both.
+        #expect(await started.reached(64), "every save started")
+        #expect(await heartbeat.beats(50), "the heartbeat kept beating while 64 saves waited for the lock")
+        holder.kill()
         for save in saves { try await save.value }
-        let waited = ContinuousClock.now - started
-        let lag = await heartbeat.stop()
-        #expect(waited >= .seconds(2), "the saves waited for the other process's lock (\(waited))")
-        #expect(lag < .milliseconds(20), "the heartbeat's worst lag was \(lag) while 64 saves waited for the lock")
-        #expect(heartbeat.count > 100, "the heartbeat kept beating (\(heartbeat.count) beats)")
+        await heartbeat.stop()
         let reader = try await SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         await #expect(try reader.listKeys(service: "async").count == 64, "every save landed")
     }
 
-    @Test func cancellingSavesThatWaitForTheLockReturnsWithin50msAndWritesNothing() async throws {
+    @Test func cancelledSavesEndWhileTheLockIsStillHeldAndWriteNothing() async throws {
         let store = try TestVault.create(dir)
-        let holder = try holdLock(store.url, seconds: 30)
+        let holder = try holdLock(store.url)
         defer { holder.kill() }
         let heartbeat = Heartbeat.start()
-        let saves = (0..<64).map { i in
-            Task { () async throws in try await store.save(Data("v\(i)".utf8), for: Self.key(i), options: .portable) }
-        }
-        try await Task.sleep(for: .milliseconds(500))
-        let cancelled = ContinuousClock.now
+        let started = Arrivals()
+        let saves = Self.startSaves(on: store, started: started)
+        #expect(await started.reached(64), "every save started")
+        #expect(await heartbeat.beats(20), "the pool runs while the saves wait")
         for save in saves { save.cancel() }
-        var outcomes: [String] = []
-        for save in saves {
-            do {
-                try await save.value
-                outcomes.append("saved")
-            } catch {
-                outcomes.append("\(error)")
+        // The holder still holds the lock: every save must end on its own cancellation.
+        let outcomes = try await withCeiling(.seconds(60), "64 cancelled saves") {
+            var outcomes: [String] = []
+            for save in saves {
+                do {
+                    try await save.value
+                    outcomes.append("saved")
+                } catch { outcomes.append("\(error)") }
             }
+            return outcomes
         }
-        let returned = ContinuousClock.now - cancelled
-        let lag = await heartbeat.stop()
-        #expect(returned < .milliseconds(50), "the 64 cancelled saves returned after \(returned)")
+        #expect(holder.process.isRunning, "the lock was still held when the saves ended")
         #expect(outcomes.allSatisfy { $0 == "\(CredentialVaultError.cancelled)" }, "\(Set(outcomes))")
-        #expect(lag < .milliseconds(20), "heartbeat lag \(lag)")
+        #expect(await heartbeat.beats(20), "the pool still runs")
+        await heartbeat.stop()
         holder.kill()
         await #expect(try store.listKeys(service: "async").isEmpty, "a cancelled save wrote nothing")
     }
 
     @Test func aWaitForTheLockStillEndsAtTheLockTimeoutWithBusy() async throws {
         let store = try TestVault.create(dir, lockTimeout: .milliseconds(300))
-        let holder = try holdLock(store.url, seconds: 30)
+        let holder = try holdLock(store.url)
         defer { holder.kill() }
-        let started = ContinuousClock.now
-        await #expect(throws: CredentialVaultError.busy) { try await store.save(Data("v".utf8), for: Self.key(0), options: .portable) }
-        let waited = ContinuousClock.now - started
-        #expect(waited >= .milliseconds(300) && waited < .seconds(2), "\(waited)")
+        try await withCeiling(.seconds(60), "a save waiting for a held lock with a 300 ms timeout") {
+            await #expect(throws: CredentialVaultError.busy) { try await store.save(Data("v".utf8), for: Self.key(0), options: .portable) }
+        }
+        #expect(holder.process.isRunning, "busy came from the timeout, not from the lock's release")
     }
 
     @Test func aCacheHitIsAnsweredOnTheCallersThreadAndAChangedFileOnTheStoresThread() async throws {

@@ -12,7 +12,9 @@ import Testing
         let base = InMemoryStore()
         var capabilities: BackendCapabilities { base.capabilities }
         var defaultService: String { base.defaultService }
-        private func block() { Thread.sleep(forTimeInterval: 0.03) }
+        /// Long enough that 64 such calls on a pool of a few threads stop the heartbeat for
+        /// seconds: far beyond the check's bound, however idle or busy the machine.
+        private func block() { Thread.sleep(forTimeInterval: 0.1) }
         func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
             block()
             try await base.save(value, for: key, options: options)

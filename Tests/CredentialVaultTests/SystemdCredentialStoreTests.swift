@@ -219,19 +219,21 @@ import Glibc
         #expect(try store.synchronous.load(CredentialKey(service: store.defaultService, account: "binary")) == Data([0xFF, 0xFE]))
     }
 
-    @Test func asyncReadsLeaveTheCooperativePoolOnTime() async throws {
+    @Test func asyncReadsLeaveTheCooperativePoolBeating() async throws {
         for i in 0..<32 { try put("task-\(i)", Data("value-\(i)".utf8)) }
         let store = try store()
-        let heartbeat = Heartbeat.start()
-        let loaded = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for i in 0..<32 {
-                group.addTask { try await store.load(CredentialKey(service: store.defaultService, account: "task-\(i)")) == Data("value-\(i)".utf8) }
+        let (loaded, gap) = try await Heartbeat.longestGap {
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for i in 0..<32 {
+                    group.addTask { try await store.load(CredentialKey(service: store.defaultService, account: "task-\(i)")) == Data("value-\(i)".utf8) }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
-            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(loaded == 32)
-        let lag = await heartbeat.stop()
-        #expect(lag < .milliseconds(100), "worst heartbeat lag \(lag)")
+        // As the conformance suite's check: reads that blocked their threads would stop the
+        // heartbeat for far longer than a second.
+        #expect(gap < .seconds(1), "the heartbeat stopped for \(gap)")
     }
 
     /// The conformance suite's checks that apply to a read-only store (the others begin by

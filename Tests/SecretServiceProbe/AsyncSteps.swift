@@ -64,8 +64,8 @@ enum AsyncSteps {
         }
         let heartbeat = Heartbeat.start()
         try? await Task.sleep(for: .milliseconds(200))
-        let baseline = heartbeat.worstLag
-        heartbeat.reset()
+        let baseline = heartbeat.longestGap
+        heartbeat.resetLongestGap()
         let (results, cancelLatency) = await withTaskGroup(of: Outcome.self) { group -> ([Outcome], Duration?) in
             for index in 0..<count {
                 let key = CredentialKey(service: "probe-async", account: parts[3] == "one" ? "one" : "key-\(index)")
@@ -84,7 +84,7 @@ enum AsyncSteps {
             }
             return (results, latency)
         }
-        let lag = heartbeat.worstLag
+        let lag = heartbeat.longestGap
         let beats = heartbeat.count
         await heartbeat.stop()
         var ok = 0
