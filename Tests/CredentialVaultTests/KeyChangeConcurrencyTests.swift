@@ -1,56 +1,76 @@
 import Foundation
 import Synchronization
 import Testing
+import CredentialVaultTestSupport
 
 @testable import CredentialVault
 
 /// A key change or rotation derives its keys (Argon2id: up to seconds) before it takes the
-/// vault lock and the store's state, so reads of the same store go on meanwhile (issue 13: no
-/// caller waits behind blocking work it did not ask for).
-@Suite(.serialized) struct KeyChangeConcurrencyTests {
+/// vault lock and the store's state, so reads of the same store go on meanwhile: no caller waits
+/// behind blocking work it did not ask for. Shown with the derivation held on a latch: a load
+/// must answer while it is held (had it waited, it would wait for ever).
+@Suite struct KeyChangeConcurrencyTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "s", account: "a")
-    /// About a quarter of a second of Argon2id on this machine.
-    let slow = try! KDFParameters(opsLimit: 2, memLimitBytes: 128 << 20)
 
-    /// Runs `change` on a thread and loads from `store` until it is done; the slowest load.
-    private func slowestLoadDuring(_ store: SealedFileStore, _ change: @escaping @Sendable () throws -> Void) throws -> (Duration, Duration) {
-        let done = Atomic(false)
+    /// A configuration whose passphrase derivations, once `hold` is set, each arrive at
+    /// `entered` and wait for `release`.
+    private final class HeldDerivations: Sendable {
+        let hold = Atomic(false)
+        let entered = Arrivals()
+        let release = DispatchSemaphore(value: 0)
+
+        func configuration(_ dir: TempDirectory) -> SealedFileConfiguration {
+            var configuration = TestVault.configuration(dir)
+            configuration.beforePassphraseDerivation = { [self] in
+                guard hold.load(ordering: .acquiring) else { return }
+                entered.arrive()
+                release.wait()
+            }
+            return configuration
+        }
+    }
+
+    /// Runs `change` on a thread of its own with its first derivation held, loads from `store`
+    /// while it is held, then lets the change finish.
+    private func loadAnswersWhileADerivationIsHeld(
+        _ store: SealedFileStore, _ derivations: HeldDerivations, _ change: @escaping @Sendable () throws -> Void
+    ) throws {
         let failure = Mutex<(any Error)?>(nil)
-        let started = ContinuousClock.now
-        let thread = Thread {
+        let finished = DispatchSemaphore(value: 0)
+        derivations.hold.store(true, ordering: .releasing)
+        Thread.detachNewThread {
             do { try change() } catch { failure.withLock { $0 = error } }
-            done.store(true, ordering: .releasing)
+            finished.signal()
         }
-        thread.start()
-        var slowest = Duration.zero
-        while !done.load(ordering: .acquiring) {
-            let begin = ContinuousClock.now
-            #expect(try store.load(key) == Data("v".utf8))
-            slowest = max(slowest, ContinuousClock.now - begin)
-        }
+        #expect(derivations.entered.waitBlocking(for: 1), "the change started deriving its key")
+        let loaded = withinDeadline(.seconds(60), "a load while a key derivation is held") { try? store.load(key) }
+        #expect(loaded == Data("v".utf8), "the load answered while the derivation was held")
+        derivations.hold.store(false, ordering: .releasing)
+        derivations.release.signal()
+        finished.wait()
         if let error = failure.withLock({ $0 }) { throw error }
-        return (slowest, ContinuousClock.now - started)
     }
 
     @Test func loadsDoNotWaitForTheKeyDerivationsOfAKeyChange() throws {
-        let store = try TestVault.create(dir)
+        let derivations = HeldDerivations()
+        let store = try SealedFileStore.create(
+            at: dir.path("v/change.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
+            configuration: derivations.configuration(dir))
         try store.save(Data("v".utf8), for: key, options: .portable)
-        let (slowest, took) = try slowestLoadDuring(store) {
-            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: slow)
+        try loadAnswersWhileADerivationIsHeld(store, derivations) {
+            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
         }
-        #expect(took > .milliseconds(100), "the derivation took a while (\(took))")
-        #expect(slowest < .milliseconds(50), "the slowest load during a \(took) key change took \(slowest)")
         _ = try SealedFileStore.open(at: store.url, key: .passphrase("new one"), configuration: TestVault.configuration(dir))
     }
 
     @Test func loadsDoNotWaitForTheKeyDerivationsOfARotation() throws {
+        let derivations = HeldDerivations()
         let store = try SealedFileStore.create(
-            at: dir.path("v/slow.cvault"), key: .passphrase(TestVault.passphrase), kdf: slow, configuration: TestVault.configuration(dir))
+            at: dir.path("v/rotation.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
+            configuration: derivations.configuration(dir))
         try store.save(Data("v".utf8), for: key, options: .portable)
-        let (slowest, took) = try slowestLoadDuring(store) { try store.rotateDataKey(key: .passphrase(TestVault.passphrase)) }
-        #expect(took > .milliseconds(100), "the derivations took a while (\(took))")
-        #expect(slowest < .milliseconds(50), "the slowest load during a \(took) rotation took \(slowest)")
+        try loadAnswersWhileADerivationIsHeld(store, derivations) { try store.rotateDataKey(key: .passphrase(TestVault.passphrase)) }
         #expect(try store.load(key) == Data("v".utf8))
     }
 

@@ -12,7 +12,7 @@ package final class Arrivals: Sendable {
     private struct Waiter {
         let id: Int
         let target: Int
-        let continuation: CheckedContinuation<Bool, Never>
+        let wake: @Sendable (Bool) -> Void
     }
     private struct State {
         var count = 0
@@ -39,38 +39,43 @@ package final class Arrivals: Sendable {
             let count = state.count
             return state.remove { $0.target <= count }
         }
-        for waiter in due { waiter.continuation.resume(returning: true) }
+        for waiter in due { waiter.wake(true) }
     }
 
     /// Waits until `count` arrivals in total have happened: `true`, or `false` past `ceiling`.
     package func reached(_ count: Int, ceiling: Duration = .seconds(120)) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let id = state.withLock { state -> Int? in
-                guard state.count < count else { return nil }
-                let id = state.nextWaiter
-                state.nextWaiter += 1
-                state.waiters.append(Waiter(id: id, target: count, continuation: continuation))
-                return id
-            }
-            guard let id else { return continuation.resume(returning: true) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + ceiling.seconds) { [self] in
-                for waiter in state.withLock({ $0.remove { $0.id == id } }) { waiter.continuation.resume(returning: false) }
-            }
+            wait(for: count, ceiling: ceiling) { continuation.resume(returning: $0) }
         }
     }
 
-    /// Blocks the calling thread until `count` arrivals (for threads that are not on the
-    /// cooperative pool: helper threads, Dispatch work items); `false` past `ceiling`.
+    /// Blocks the calling thread until `count` arrivals, or `false` past `ceiling`. Needs no
+    /// task to run, so it is safe on any thread, even when the cooperative pool is starved.
     package func waitBlocking(for count: Int, ceiling: Duration = .seconds(120)) -> Bool {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex(false)
-        Task.detached {
-            let reached = await self.reached(count, ceiling: ceiling)
+        wait(for: count, ceiling: ceiling) { reached in
             result.withLock { $0 = reached }
             done.signal()
         }
         done.wait()
         return result.withLock { $0 }
+    }
+
+    /// Registers `wake` for when `count` is reached (or calls it at once); its ceiling runs on a
+    /// Dispatch timer. Whoever removes the waiter from the list wakes it, so exactly once.
+    private func wait(for count: Int, ceiling: Duration, wake: @escaping @Sendable (Bool) -> Void) {
+        let id = state.withLock { state -> Int? in
+            guard state.count < count else { return nil }
+            let id = state.nextWaiter
+            state.nextWaiter += 1
+            state.waiters.append(Waiter(id: id, target: count, wake: wake))
+            return id
+        }
+        guard let id else { return wake(true) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + ceiling.seconds) { [self] in
+            for waiter in state.withLock({ $0.remove { $0.id == id } }) { waiter.wake(false) }
+        }
     }
 }
 

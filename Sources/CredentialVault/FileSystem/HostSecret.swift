@@ -53,6 +53,9 @@ enum HostSecret {
         let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path)
         let idLocation = FileLocation(fingerprintName(of: url), in: directory)
         if let id = try PrivateFiles.read(idLocation, limit: 4096) {
+            // A first use racing this one writes the secret before its fingerprint: a fingerprint
+            // that appeared after our first look may belong to a secret made meanwhile.
+            if let madeMeanwhile = try load(url) { return madeMeanwhile }
             throw missing(url, losing: "every device-only credential and device-key vault on this machine sealed with it", fingerprint: id)
         }
         let location = FileLocation(url.lastPathComponent, in: directory)

@@ -21,6 +21,7 @@ enum KeyWrapping {
     ) throws(CredentialVaultError) -> SecureBytes {
         switch (key, header.keySource) {
         case (.passphrase(let passphrase), .passphrase):
+            configuration.beforePassphraseDerivation()
             guard let kek = Crypto.argon2id(
                 passphrase: passphrase, salt: header.salt, opsLimit: header.opsLimit,
                 memLimitBytes: Int(header.memLimitBytes))

@@ -36,6 +36,9 @@ public struct SealedFileConfiguration: Sendable {
     /// yes, with the host-secret file no (its counter is opt-in: a file-custody vault copied to
     /// another machine would need `acceptRestore` there; see SECURITY.md, *Rollback*).
     public var rollbackCounter: Bool?
+    /// Called before each passphrase derivation (Argon2id) with the calling thread: a seam for
+    /// tests that hold a derivation on a latch to show what does not wait for it.
+    package var beforePassphraseDerivation: @Sendable () -> Void = {}
 
     /// Creates a configuration (defaults: this machine, the system clock, a 10 s lock wait, the
     /// `credvault` namespace, its application's default service).

@@ -42,14 +42,14 @@ enum TestVault {
 
     static func configuration(
         _ dir: TempDirectory, device: String = "this-machine", clock: any CredentialClock = SystemClock(),
-        lockTimeout: Duration = .seconds(10)
+        lockTimeout: Duration = .seconds(120)
     ) -> SealedFileConfiguration {
         SealedFileConfiguration(device: self.device(in: dir, name: device), clock: clock, lockTimeout: lockTimeout)
     }
 
     static func create(
         _ dir: TempDirectory, name: String = "vault/test.cvault", key: VaultKey = .passphrase(passphrase),
-        clock: any CredentialClock = SystemClock(), lockTimeout: Duration = .seconds(10)
+        clock: any CredentialClock = SystemClock(), lockTimeout: Duration = .seconds(120)
     ) throws -> SealedFileStore {
         try SealedFileStore.create(
             at: dir.path(name), key: key, kdf: kdf, configuration: configuration(dir, clock: clock, lockTimeout: lockTimeout))
