@@ -4,7 +4,7 @@ import Testing
 
 @testable import CredentialVault
 
-/// The optional unlocked-key cache in the kernel keyring (issue 14, part 4): a passphrase vault
+/// The optional unlocked-key cache in the kernel keyring a passphrase vault
 /// pays Argon2id once per cache lifetime, not per process; a changed key or a foreign entry
 /// never opens it; the kernel expires it; `credvault --key-cache` uses it, and only when asked.
 @Suite(.serialized) final class KeyCacheUnlockTests {
@@ -62,18 +62,20 @@ import Testing
 
     @Test func theKernelExpiresTheEntry() throws {
         let url = try vault()
+        #expect(try unlock(url, timeout: .seconds(600)).asked)
+        #expect(!(try unlock(url, timeout: .seconds(600))).asked, "a hit while the entry lives")
+        try LockedVault(url: url).forgetCachedKey(in: cache)
         #expect(try unlock(url, timeout: .seconds(1)).asked)
-        #expect(try cache.load(name: try LockedVault(url: url).keyCacheName) != nil, "cached for a second")
-        #expect(!(try unlock(url, timeout: .seconds(1))).asked)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while try cache.load(name: try LockedVault(url: url).keyCacheName) != nil {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("the kernel did not expire the entry within 5 s")
-                return
-            }
-            usleep(100_000)
+        // The kernel's timer is the event waited for: polled, with a ceiling many times the
+        // entry's second (no assertion on when it fires).
+        let cache = cache
+        let name = try LockedVault(url: url).keyCacheName
+        let expired = withinDeadline(.seconds(120), "the kernel expiring a 1 s entry") {
+            while (try? cache.load(name: name)) != nil { usleep(50_000) }
+            return true
         }
-        #expect(try unlock(url).asked)
+        #expect(expired == true)
+        #expect(try unlock(url).asked, "expired: asked again")
         try LockedVault(url: url).forgetCachedKey(in: cache)
     }
 
