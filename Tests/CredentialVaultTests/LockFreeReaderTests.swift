@@ -7,9 +7,10 @@ import Testing
 import Glibc
 #endif
 
-/// Readers never wait on a writer's lock (issue 11, finding 10): with an expired ephemeral
-/// record in the vault, opening it and reading other keys (or the expired one) purge it only if
-/// the lock is free at once; while another process holds the lock they answer immediately.
+/// Readers never wait on a writer's lock: with an expired ephemeral record in the vault, opening
+/// it and reading other keys (or the expired one) purge it only if the lock is free at once;
+/// while another process holds the lock they answer, and the holder still holds it when they do
+/// (a reader that waited would wait for the holder, or end with `busy`).
 @Suite final class LockFreeReaderTests {
     let dir = TempDirectory()
     let other = CredentialKey(service: "s", account: "other")
@@ -17,7 +18,7 @@ import Glibc
 
     /// A process holding the vault's lock (a raw flock), until the test ends.
     private func holdLock(_ url: URL) throws -> HelperProcess {
-        let holder = try HelperProcess(["hold-lock", url.path, "60"], environment: [:])
+        let holder = try HelperProcess(["hold-lock", url.path, "300"], environment: [:])
         try holder.waitForLine(startingWith: "locked")
         return holder
     }
@@ -31,16 +32,22 @@ import Glibc
         let holder = try holdLock(store.url)
         defer { holder.kill() }
 
-        let start = ContinuousClock.now
-        let reader = try SealedFileStore.open(
-            at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
-        let opened = ContinuousClock.now
-        #expect(opened - start < .seconds(1), "open does not wait for the lock (took \(opened - start))")
-        #expect(try reader.load(other) == Data("v".utf8))
-        #expect(try reader.listKeys(service: "s") == [other])
-        #expect(throws: CredentialVaultError.expired) { try reader.load(self.verifier) }
-        let answered = ContinuousClock.now - opened
-        #expect(answered < .milliseconds(100), "load, list and the expired load answered in \(answered)")
+        let configuration = TestVault.configuration(dir, clock: clock)
+        let url = store.url
+        let (other, verifier) = (other, verifier)
+        let answers = withinDeadline(.seconds(120), "reads while another process holds the lock") {
+            Result { () throws(CredentialVaultError) -> (Data?, [CredentialKey], CredentialVaultError?) in
+                let reader = try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+                var expired: CredentialVaultError?
+                do throws(CredentialVaultError) { _ = try reader.load(verifier) } catch { expired = error }
+                return (try reader.load(other), try reader.listKeys(service: "s"), expired)
+            }
+        }
+        let (loaded, listed, expired) = try #require(answers).get()
+        #expect(holder.process.isRunning, "the reads answered while the lock was held")
+        #expect(loaded == Data("v".utf8))
+        #expect(listed == [other])
+        #expect(expired == .expired)
         // The purge happens once the lock is free.
         holder.kill()
         _ = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
@@ -48,7 +55,7 @@ import Glibc
     }
 
     /// The same through the command line: `credvault lookup` of another key answers while the
-    /// lock is held (before: the full 10 s lock wait).
+    /// lock is held.
     @Test func theCLILookupAnswersWhileAnotherProcessHoldsTheLock() throws {
         let vault = dir.path("vaults/v.cvault").path
         let keyFile = dir.path("k.key").path
@@ -72,21 +79,14 @@ import Glibc
         #expect(try credvault(["keygen", keyFile]).status == 0)
         let unlock = ["--vault", vault, "--key-file", keyFile]
         #expect(try credvault(["store", "s", "other", "--portable"] + unlock, stdin: Data("v".utf8)).status == 0)
-        // What a lookup costs without a lock holder (process start, unlock), the slower of two.
-        var baseline = Duration.zero
-        for _ in 0..<2 {
-            let start = ContinuousClock.now
-            #expect(try credvault(["lookup", "s", "other"] + unlock).status == 0)
-            baseline = max(baseline, ContinuousClock.now - start)
-        }
         #expect(try credvault(["store", "s", "verifier", "--ttl", "1"] + unlock, stdin: Data("pkce".utf8)).status == 0)
+        // A real-clock TTL: waiting at least that long is enough, however busy the machine.
         Thread.sleep(forTimeInterval: 1.2)
         let holder = try holdLock(URL(fileURLWithPath: vault))
         defer { holder.kill() }
-        let start = ContinuousClock.now
+        // The lock waits of credvault end with `busy` after 10 s; the holder keeps it 300 s.
         let found = try credvault(["lookup", "s", "other"] + unlock)
-        let took = ContinuousClock.now - start
         #expect(found.status == 0 && found.stdout == Data("v".utf8))
-        #expect(took < baseline + .milliseconds(100), "credvault lookup answered in \(took) while the lock was held (\(baseline) without)")
+        #expect(holder.process.isRunning, "credvault lookup answered while the lock was held")
     }
 }

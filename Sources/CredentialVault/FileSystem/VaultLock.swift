@@ -101,8 +101,29 @@ final class VaultLock: Sendable {
         old?.release()
     }
 
+    /// Observers of refused attempts, by vault path: a seam for tests that must know a writer
+    /// is waiting for a lock (it polls, so the kernel shows no waiter). Empty in applications.
+    private static let refusedAttemptObservers = Mutex<[String: @Sendable () -> Void]>([:])
+
+    /// Calls `observer` on each attempt at the lock of the vault at `path` that found it held,
+    /// until `stopObservingRefusedAttempts(at:)`.
+    package static func observeRefusedAttempts(at path: String, _ observer: @escaping @Sendable () -> Void) {
+        refusedAttemptObservers.withLock { $0[path] = observer }
+    }
+
+    /// Ends `observeRefusedAttempts(at:)`.
+    package static func stopObservingRefusedAttempts(at path: String) {
+        _ = refusedAttemptObservers.withLock { $0.removeValue(forKey: path) }
+    }
+
     /// Tries once, never waits; `nil` when another holder has either lock.
     static func tryAcquire(_ vault: FileLocation) throws(CredentialVaultError) -> VaultLock? {
+        let acquired = try tryAcquireOnce(vault)
+        if acquired == nil, let observer = refusedAttemptObservers.withLock({ $0.isEmpty ? nil : $0[vault.path] }) { observer() }
+        return acquired
+    }
+
+    private static func tryAcquireOnce(_ vault: FileLocation) throws(CredentialVaultError) -> VaultLock? {
         let lockLocation = lockFileLocation(of: vault)
         guard case .locked(let lockFile) = try lock(lockLocation, create: true) else { return nil }
         do throws(CredentialVaultError) {
