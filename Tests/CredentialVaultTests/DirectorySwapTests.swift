@@ -76,17 +76,16 @@ import Glibc
         let original = dir.path("vault")
         #expect(mkdir(original.path, 0o700) == 0)
         let url = original.appendingPathComponent("v.cvault")
-        let slow = try KDFParameters(opsLimit: 6, memLimitBytes: 128 << 20)
         let moved = dir.path("moved")
-        let mover = Thread {
-            while access(url.path + ".lock", F_OK) != 0 { usleep(1000) }
-            usleep(50_000)
+        // The directory moves while the creation derives its key (after it took the lock).
+        var configuration = TestVault.configuration(dir)
+        configuration.beforePassphraseDerivation = {
+            guard access(moved.path, F_OK) != 0 else { return }
             rename(original.path, moved.path)
             mkdir(original.path, 0o700)
         }
-        mover.start()
         let error = #expect(throws: CredentialVaultError.self) {
-            try SealedFileStore.create(at: url, key: .passphrase("p"), kdf: slow, configuration: TestVault.configuration(self.dir))
+            try SealedFileStore.create(at: url, key: .passphrase("p"), kdf: TestVault.kdf, configuration: configuration)
         }
         guard case .io(let message)? = error else {
             Issue.record("expected io, got \(String(describing: error))")

@@ -36,7 +36,7 @@ import Testing
     /// Waits until the process `pid` is running `executable` (after its `execv`, if any), then
     /// returns the paths of the files mapped into it.
     func mappedFiles(_ pid: Int32, running executable: URL) throws -> Set<String> {
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(120)  // a ceiling: the process starts at its pace
         while ContinuousClock.now < deadline {
             let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
             // Read to the end: /proc files have no size for Foundation to go by.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CredentialVaultTestSupport
 
 @testable import CredentialVault
 
@@ -14,7 +15,6 @@ import Glibc
     let dir = TempDirectory()
     let key = CredentialKey(service: "s", account: "a")
     /// Slow enough (hundreds of milliseconds) for the restore to land during the derivation.
-    let slowKDF = try! KDFParameters(opsLimit: 6, memLimitBytes: 128 << 20)
 
     /// A backup vault holding one credential, and its bytes.
     private func backup() throws -> (url: URL, bytes: [UInt8]) {
@@ -23,28 +23,28 @@ import Glibc
         return (store.url, try TestVault.bytes(store.url))
     }
 
-    /// Starts a thread that, once `start` exists and `delay` has passed, renames a copy of
-    /// `bytes` to `url` (the restore).
-    private func restore(_ bytes: [UInt8], to url: URL, after start: String, delay: useconds_t = 50_000) -> Thread {
+    /// A configuration that, at the first passphrase derivation (while creating or rewriting:
+    /// after the existence check, before the write), restores a copy of `bytes` to `url`.
+    private func restoringDuringTheDerivation(_ bytes: [UInt8], to url: URL) -> SealedFileConfiguration {
         let staging = url.deletingLastPathComponent().appendingPathComponent(".restore")
-        let thread = Thread {
-            while access(start, F_OK) != 0 { usleep(1000) }
-            usleep(delay)
+        let done = Arrivals()
+        var configuration = TestVault.configuration(dir)
+        configuration.beforePassphraseDerivation = {
+            guard done.count == 0 else { return }
+            done.arrive()
             _ = FileManager.default.createFile(atPath: staging.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
             rename(staging.path, url.path)
         }
-        thread.start()
-        return thread
+        return configuration
     }
 
     @Test func createNeverReplacesAVaultThatAppearedDuringIt() throws {
         let (_, bytes) = try backup()
         let url = dir.path("vault/new.cvault")
         mkdir(url.deletingLastPathComponent().path, 0o700)
-        // The lock file appears just before the existence check; the restore lands after it.
-        _ = restore(bytes, to: url, after: url.path + ".lock")
+        let configuration = restoringDuringTheDerivation(bytes, to: url)
         let error = #expect(throws: CredentialVaultError.self) {
-            try SealedFileStore.create(at: url, key: .passphrase("other"), kdf: self.slowKDF, configuration: TestVault.configuration(self.dir))
+            try SealedFileStore.create(at: url, key: .passphrase("other"), kdf: TestVault.kdf, configuration: configuration)
         }
         guard case .invalidArgument(let message)? = error else {
             Issue.record("expected invalidArgument, got \(String(describing: error))")
@@ -62,13 +62,13 @@ import Glibc
     /// `AtomicFile.write`'s identity check, with the same kind of message.)
     @Test func aRewriteNeverReplacesAFileRestoredDuringIt() throws {
         let (_, bytes) = try backup()
-        let store = try TestVault.create(dir)
-        try store.save(Data("mine".utf8), for: key, options: .portable)
-        let marker = dir.path("go").path
-        _ = restore(bytes, to: store.url, after: marker)
-        #expect(FileManager.default.createFile(atPath: marker, contents: nil))
+        let url = try TestVault.create(dir).url
+        try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+            .save(Data("mine".utf8), for: key, options: .portable)
+        let store = try SealedFileStore.open(
+            at: url, key: .passphrase(TestVault.passphrase), configuration: restoringDuringTheDerivation(bytes, to: url))
         let error = #expect(throws: CredentialVaultError.self) {
-            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: self.slowKDF)
+            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf)
         }
         guard case .io(let message)? = error else {
             Issue.record("expected io, got \(String(describing: error))")

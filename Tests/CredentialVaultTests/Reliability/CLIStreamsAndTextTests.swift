@@ -30,12 +30,18 @@ import Testing
         let value = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         let (vault, keyFile) = try vaultHolding(value)
         let script = """
-            import fcntl, os, subprocess, sys, time
+            import array, fcntl, os, subprocess, sys, termios, time
             r, w = os.pipe()
             fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
             child = subprocess.Popen(sys.argv[1:], stdout=w)
             os.close(w)
-            time.sleep(0.5)
+            # Read nothing until the pipe is full: from then on the child's writes get EAGAIN.
+            size = fcntl.fcntl(r, 1032)  # F_GETPIPE_SZ
+            queued = array.array("i", [0])
+            while True:
+                fcntl.ioctl(r, termios.FIONREAD, queued)
+                if queued[0] >= size or child.poll() is not None: break
+                time.sleep(0.001)
             data = b""
             while True:
                 chunk = os.read(r, 65536)
