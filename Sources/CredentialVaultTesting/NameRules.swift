@@ -2,7 +2,7 @@ import CredentialVault
 import Foundation
 import Testing
 
-/// The name rules every backend shares (issue 11, finding 5): names compare by their exact
+/// The name rules every backend shares: names compare by their exact
 /// UTF-8 bytes, and control characters (C0, DEL, C1) in a service or account are refused with
 /// `invalidArgument` by every operation that takes a key.
 enum NameRules {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `--help` and `-h` ask for help only in option position before `--`: a name given after `--`,
-/// or an option's value, is that name, on every command (issue 11, finding 3).
+/// or an option's value, is that name, on every command.
 @Suite final class CLIHelpPositionTests {
     let dir = TempDirectory()
 

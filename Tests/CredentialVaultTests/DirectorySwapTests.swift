@@ -8,9 +8,9 @@ import Glibc
 #endif
 
 /// A vault's directory is opened and checked once, and every later file operation goes through
-/// that descriptor (issue 11, finding 6): a directory renamed away and replaced by an impostor
+/// that descriptor: a directory renamed away and replaced by an impostor
 /// holding a copy of the vault never receives the write, and the vault in use gets it; the
-/// write then throws `io`, saying that the directory is no longer at its path (review 2, R2-5).
+/// write then throws `io`, saying that the directory is no longer at its path.
 @Suite final class DirectorySwapTests {
     let dir = TempDirectory()
 
@@ -32,7 +32,7 @@ import Glibc
         try TestVault.write(copy, to: store.url)
 
         // Every write lands in the directory in use, and says that it is no longer at its path
-        // (review 2, R2-5: passwd exited 0 while the vault at the path kept the old passphrase).
+        // (passwd exited 0 while the vault at the path kept the old passphrase).
         func expectMovedError(_ body: () throws -> Void) {
             let error = #expect(throws: CredentialVaultError.self) { try body() }
             guard case .io(let message)? = error else {

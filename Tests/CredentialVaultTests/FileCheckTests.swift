@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Files are checked before they are used (issue 11, finding 7): what sits at the vault's or the
+/// Files are checked before they are used: what sits at the vault's or the
 /// key file's path is opened without following a link and without blocking, and `fstat` on that
 /// descriptor must show a private regular file of the user's under the size limit before a byte
 /// is read. Anything else is a typed error within milliseconds: never a hang, never a gigabyte.

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// Once a host secret has existed on this machine, none is ever made again automatically, by
-/// any vault (review 2, R2-2): `host-secret.id` beside it says it existed. And the secret is
+/// any vault: `host-secret.id` beside it says it existed. And the secret is
 /// made whole before it has its name, so nobody reads it half written.
 @Suite final class HostSecretFingerprintTests {
     let dir = TempDirectory()

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// The host secret behind device-only records and the device key (issue 11, finding 7): its
+/// The host secret behind device-only records and the device key: its
 /// directory and file are checked on every use, and a missing secret that the vault depends on
 /// is a clear error, never silently replaced by a new one (which would lose those records).
 @Suite final class HostSecretTests {

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// `VaultKey.createKeyFile(at:)`: the library's key-file generation (issue 13, part 6), the one
+/// `VaultKey.createKeyFile(at:)`: the library's key-file generation, the one
 /// `credvault keygen` uses.
 @Suite struct KeyFileTests {
     let dir = TempDirectory()

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// A removed or replaced `<vault>.lock` never gives a second holder (review 2, R2-1): the vault
+/// A removed or replaced `<vault>.lock` never gives a second holder: the vault
 /// lock also locks the vault file itself, and a lock on a file that lost its name is dropped.
 @Suite(.serialized) final class LockFileRemovalTests {
     let dir = TempDirectory()

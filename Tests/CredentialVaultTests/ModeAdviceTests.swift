@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// The advice for a directory other users can access never makes a shared directory private
-/// (review 2, R2-7: `chmod 700 /tmp` was suggested): a sticky directory or `/` gets a private
+/// (`chmod 700 /tmp` was suggested): a sticky directory or `/` gets a private
 /// subdirectory to keep the vault in.
 @Suite final class ModeAdviceTests {
     let dir = TempDirectory()

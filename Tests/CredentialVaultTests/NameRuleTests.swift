@@ -3,7 +3,7 @@ import Testing
 
 @testable import CredentialVault
 
-/// Names on the command line and in listings (issue 11, finding 5; the library's rules are in
+/// Names on the command line and in listings (the library's rules are in
 /// the conformance suite, `NameRules`): arguments that are not UTF-8 are refused, not replaced;
 /// control characters are refused in new names and escaped wherever a name is printed; names
 /// stored before the rule stay readable, listable and deletable.

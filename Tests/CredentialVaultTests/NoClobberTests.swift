@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// A file put at the vault's name while a create or a rewrite was under way (a restore from a
-/// backup during the key derivation) is never replaced (review 2, R2-3): the create fails
+/// backup during the key derivation) is never replaced: the create fails
 /// with `invalidArgument`, the rewrite with `io`, and the file put there stays as it was.
 @Suite(.serialized) final class NoClobberTests {
     let dir = TempDirectory()

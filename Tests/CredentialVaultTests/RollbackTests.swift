@@ -4,7 +4,7 @@ import Testing
 
 @testable import CredentialVault
 
-/// Rollback detection with the host-secret file custodian (issue 14): the custody suite, and
+/// Rollback detection with the host-secret file custodian: the custody suite, and
 /// what only the file custodian does (its counter file, opt-in, formats).
 @Suite final class RollbackTests {
     let dir = TempDirectory()
@@ -99,8 +99,8 @@ import Testing
         #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
     }
 
-    /// A move without saying whether to keep a counter keeps the one the vault has (review 14,
-    /// finding 12: `credvault custody file` dropped it silently).
+    /// A move without saying whether to keep a counter keeps the one the vault has (`credvault custody
+    /// file` once dropped it silently).
     @Test func aMoveKeepsTheCounterUnlessTold() throws {
         let s = setup()
         let store = try CustodySuite.createsAndReopens(s)

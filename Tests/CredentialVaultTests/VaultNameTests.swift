@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// One vault, one name, one lock (issue 11, finding 1). The lock file is named after the vault,
+/// One vault, one name, one lock. The lock file is named after the vault,
 /// so a second name (a symbolic or a hard link) would get a second lock and two writers would
 /// destroy the vault; such a vault is refused, with an error naming the path. A rewrite never
 /// replaces a link, and the lock file itself must be a private regular file of the user's.

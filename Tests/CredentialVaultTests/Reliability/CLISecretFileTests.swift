@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// Passphrase files get exactly the key file's checks (issue 11, finding 8): one code path
+/// Passphrase files get exactly the key file's checks: one code path
 /// (`SecretFile`) opens them without following links or blocking, and `fstat`s the descriptor
 /// (regular file, owner, mode, size) before reading a byte.
 @Suite final class CLISecretFileTests {

@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// No secret in a core dump (issue 11, finding 11): both `credvault` executables make
+/// No secret in a core dump: both `credvault` executables make
 /// themselves non-dumpable with a zero core size limit before reading anything, and the
 /// library offers the same as `ProcessHardening.disableCoreDumps()`.
 ///

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// SIGKILL between each step of a save with a rollback counter (issue 14): before the counter
+/// SIGKILL between each step of a save with a rollback counter: before the counter
 /// is read, after the state is durable but before the increment, and after the increment. After
 /// every kill the vault opens (never `rolledBack`), holds every acknowledged save (the one
 /// killed after its durable write too), takes the next save, and still refuses a copy from

@@ -4,10 +4,10 @@ import Testing
 
 @testable import CredentialVault
 
-/// Adversarial review of issue 14 (key custody, rollback counter): each test is a promise of
-/// docs/FORMAT.md *Rollback counter* / SECURITY.md *Key custody and rollback* that an attack
-/// (or a failure) broke, with the host-secret file custodian and its counter files.
-@Suite final class Review14ProbeTests {
+/// Attacks on rollback detection with the host-secret file custodian and its counter files:
+/// each test is a promise of docs/FORMAT.md *Rollback counter* / SECURITY.md *Key custody and
+/// rollback* that an older copy put back (or a failure) must not break.
+@Suite final class RollbackAttackTests {
     let dir = TempDirectory()
 
     private func configuration(lockTimeout: Duration = .seconds(10)) -> SealedFileConfiguration {

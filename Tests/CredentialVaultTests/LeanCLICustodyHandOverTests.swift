@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Review of issue 14: the lean `credvault` hands a move to the keyring or the TPM to
+/// The lean `credvault` hands a move to the keyring or the TPM to
 /// `credvault-full` (it links neither custodian), as it does `--custody keyring|tpm`.
 extension LeanCLITests {
     @Test(arguments: ["keyring", "tpm"])
