@@ -100,7 +100,9 @@ let package = Package(
         // The workloads of the multi-process tests, and the helper process that runs them
         // (concurrent writers, lock holders, crash victims).
         // What several test targets share: latches, ceilings, process spawners, line readers.
-        .target(name: "CredentialVaultTestSupport", path: "Tests/Support", swiftSettings: strict),
+        .systemLibrary(name: "CTestSpawn", path: "Tests/CTestSpawn"),
+        .target(
+            name: "CredentialVaultTestSupport", dependencies: ["CredentialVaultTesting", "CTestSpawn"], path: "Tests/Support", swiftSettings: strict),
         .target(name: "CredentialVaultTestPlans", dependencies: ["CredentialVault"], path: "Tests/Plans", swiftSettings: strict),
         .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultTestPlans"], path: "Tests/Helper", swiftSettings: strict),
 

@@ -22,8 +22,30 @@ for svc in scripts/services/*.sh; do
     while IFS= read -r line; do [ -n "$line" ] && export "$line"; done <"$envfile"
     rm -f "$envfile"
 done
-swift build --build-tests 2>&1 | grep -vE 'prohibited flag|^\[' || true
-# Serially: several suites block a thread while they wait for a subprocess, a D-Bus call or a
-# lock, and on a 2-core machine two such tests in parallel starve Swift's cooperative pool
-# (width = cores), making the deadline tests of the others late by seconds. Serial: ~50 s.
-swift test --no-parallel "$@"
+# Extra arguments go to `swift test`; those that choose the build (--sanitize..., --scratch-path,
+# -c/--configuration) go to `swift build` too.
+build_args=()
+filtered=0
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+    case "${args[i]}" in
+    --sanitize=* | --scratch-path=* | --configuration=*) build_args+=("${args[i]}") ;;
+    --sanitize | --scratch-path | -c | --configuration) build_args+=("${args[i]}" "${args[i + 1]}") ;;
+    --filter | --filter=*) filtered=1 ;;
+    esac
+done
+swift build --build-tests "${build_args[@]}" 2>&1 | grep -vE 'prohibited flag|^\[' || true
+# In parallel: Swift Testing runs test cases concurrently on Swift's cooperative pool. The width
+# is bounded because a test that blocks a pool thread (a subprocess, a KDF) delays every task
+# queued behind it: with a few cases at a time, queues stay short on a 2-core machine.
+parallel=(--skip-build --experimental-maximum-parallelization-width "${CREDVAULT_TEST_WIDTH:-6}")
+if ((filtered)); then
+    # A focused run (--filter): the chosen tests, in parallel, exclusive suites among them.
+    exec swift test "${parallel[@]}" "$@"
+fi
+exclusive=$(scripts/exclusive-suites.sh)
+[ -n "$exclusive" ] || exec swift test "${parallel[@]}" "$@"
+swift test "${parallel[@]}" --skip "$exclusive" "$@"
+# Then the suites tagged .exclusive (Tests/Support/ExclusiveTag.swift), one test at a time:
+# they stop or starve what the others share (the cooperative pool, a daemon).
+swift test --skip-build --no-parallel --filter "$exclusive" "$@"

@@ -1,8 +1,9 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite struct ApplicationIdentifierTests {
+@Suite(.ownThread) struct ApplicationIdentifierTests {
     @Test func reverseDNSNamesAreAccepted() throws {
         for name in ["org.example.Desktop", "com.example", "io.my-app_2.Tool", String(repeating: "a", count: 63) + ".b"] {
             let identifier = try ApplicationIdentifier(name)

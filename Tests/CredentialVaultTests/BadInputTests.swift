@@ -5,7 +5,7 @@ import CredentialVaultTestSupport
 @testable import CredentialVault
 
 /// Hostile and damaged vault files: each gets a typed error, never wrong data, never a crash.
-@Suite final class BadInputTests {
+@Suite(.ownThread) final class BadInputTests {
     let dir = TempDirectory()
 
     /// A small vault with a portable and a device-only record.

@@ -1,9 +1,10 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// `--help` and `-h` ask for help only in option position before `--`: a name given after `--`,
 /// or an option's value, is that name, on every command.
-@Suite final class CLIHelpPositionTests {
+@Suite(.ownThread) final class CLIHelpPositionTests {
     let dir = TempDirectory()
 
     /// The names that look like options.

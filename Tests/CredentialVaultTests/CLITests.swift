@@ -1,8 +1,9 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// The `credvault` executable, run as a user or a script would.
-@Suite final class CLITests {
+@Suite(.ownThread) final class CLITests {
     let dir = TempDirectory()
 
     struct Outcome {

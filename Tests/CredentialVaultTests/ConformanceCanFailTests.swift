@@ -1,11 +1,12 @@
 import CredentialVault
 import CredentialVaultTesting
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// The conformance suite's async checks catch what they are about: a backend whose async
 /// operations block their thread fails `asyncDoesNotBlockThePool`.
-@Suite struct ConformanceCanFailTests {
+@Suite(.ownThread) struct ConformanceCanFailTests {
     /// An in-memory store whose async operations sleep on the caller's thread, as a careless
     /// backend that calls blocking code from `async` functions would.
     final class BlockingStore: AsyncTokenStorage {

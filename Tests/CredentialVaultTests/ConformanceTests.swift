@@ -1,11 +1,12 @@
 import CredentialVault
 import CredentialVaultTesting
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// The shared conformance suite, run against the in-memory and sealed-file backends through
 /// both storage protocols.
-@Suite struct ConformanceTests {
+@Suite(.ownThread) struct ConformanceTests {
     static let backends: [ConformanceBackend] = [
         ConformanceBackend(name: "memory", makeStore: { clock in StoreUnderTest(InMemoryStore(clock: clock)) }, reopen: nil),
         ConformanceBackend(

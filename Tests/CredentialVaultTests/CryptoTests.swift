@@ -1,10 +1,11 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
 
 /// The public seal/open, guarded memory and the arena behind the in-memory store.
-@Suite struct CryptoTests {
+@Suite(.ownThread) struct CryptoTests {
     @Test(arguments: [0, 1, 32, 4096, 1 << 20])
     func sealingKeyRoundTrips(size: Int) throws {
         let key = SealingKey.random()

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -11,7 +12,7 @@ import Glibc
 /// that descriptor: a directory renamed away and replaced by an impostor
 /// holding a copy of the vault never receives the write, and the vault in use gets it; the
 /// write then throws `io`, saying that the directory is no longer at its path.
-@Suite final class DirectorySwapTests {
+@Suite(.ownThread) final class DirectorySwapTests {
     let dir = TempDirectory()
 
     enum Write: String, CaseIterable {
@@ -69,7 +70,7 @@ import Glibc
 }
 
 /// `create` in a directory moved away during the creation says so too.
-@Suite final class DirectoryMovedDuringCreateTests {
+@Suite(.ownThread) final class DirectoryMovedDuringCreateTests {
     let dir = TempDirectory()
 
     @Test func aCreateWhoseDirectoryMovedAwayThrows() throws {

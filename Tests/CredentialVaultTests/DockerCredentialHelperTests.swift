@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// argument, the input on stdin (JSON for `store`, the bare server URL for `get` and `erase`,
 /// "unused" for `list`), the answer or the error message read from stdout, trimmed, and the
 /// exit status checked; stderr passed through to the user.
-@Suite final class DockerCredentialHelperTests {
+@Suite(.ownThread) final class DockerCredentialHelperTests {
     let dir = TempDirectory()
     let secret = "tok-\(UUID().uuidString)"
 

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultCLI
@@ -9,7 +10,7 @@ import Glibc
 
 /// `credvault exec`: real child processes (sh, python3) given credentials in their environment
 /// and in sealed in-memory files; signals, exit statuses, missing credentials, closed stdin.
-@Suite final class ExecCommandTests {
+@Suite(.ownThread) final class ExecCommandTests {
     let dir = TempDirectory()
     lazy var environment = CLIChild.environment(dir)
     let secret = "s3cr3t-\(UUID().uuidString)"

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -11,7 +12,7 @@ import Glibc
 /// key file's path is opened without following a link and without blocking, and `fstat` on that
 /// descriptor must show a private regular file of the user's under the size limit before a byte
 /// is read. Anything else is a typed error within milliseconds: never a hang, never a gigabyte.
-@Suite final class FileCheckTests {
+@Suite(.ownThread) final class FileCheckTests {
     let dir = TempDirectory()
 
     /// Where a vault would be, in a private directory.

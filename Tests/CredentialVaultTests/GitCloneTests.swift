@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// the README says: the first clone prompts (GIT_ASKPASS answers) and stores, the second uses
 /// the stored credential without prompting, a rejected one is erased, and the next prompt
 /// stores the new one.
-@Suite final class GitCloneTests {
+@Suite(.ownThread) final class GitCloneTests {
     let dir = TempDirectory()
     let password = "pw-\(UUID().uuidString)"
 

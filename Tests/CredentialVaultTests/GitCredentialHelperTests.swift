@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultCLI
@@ -9,7 +10,7 @@ import Glibc
 
 /// `git-credential-credvault` (a link to the lean `credvault`) speaking git's credential helper
 /// protocol, fed the way git feeds it, and fed what git never sends.
-@Suite final class GitCredentialHelperTests {
+@Suite(.ownThread) final class GitCredentialHelperTests {
     let dir = TempDirectory()
     lazy var environment = CLIChild.environment(dir, ["CREDVAULT_BACKEND": "file"])
     let password = "pw-\(UUID().uuidString)"

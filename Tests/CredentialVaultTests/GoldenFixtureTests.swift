@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -7,7 +8,7 @@ import Testing
 /// open them and read exactly these values. A new format version gets a new folder, written with
 /// CREDVAULT_WRITE_FIXTURES=1 swift test --filter GoldenFixtureTests (it writes the current
 /// format's folder and never touches the older ones).
-@Suite final class GoldenFixtureTests {
+@Suite(.ownThread) final class GoldenFixtureTests {
     static let fixtureRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
     static let versions = ["v1": "1.0", "v2": "2.0", "v3": "3.0", "v4": "4.0", "v5": "5.0", "v6": "6.0"]
     static let passphrase = "golden fixture passphrase v1"

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -11,7 +12,7 @@ import Glibc
 /// Once a host secret has existed on this machine, none is ever made again automatically, by
 /// any vault: `host-secret.id` beside it says it existed. And the secret is
 /// made whole before it has its name, so nobody reads it half written.
-@Suite final class HostSecretFingerprintTests {
+@Suite(.ownThread) final class HostSecretFingerprintTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "s", account: "a")
 

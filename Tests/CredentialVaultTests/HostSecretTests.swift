@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -10,7 +11,7 @@ import Glibc
 /// The host secret behind device-only records and the device key: its
 /// directory and file are checked on every use, and a missing secret that the vault depends on
 /// is a clear error, never silently replaced by a new one (which would lose those records).
-@Suite final class HostSecretTests {
+@Suite(.ownThread) final class HostSecretTests {
     let dir = TempDirectory()
     let deviceOnly = CredentialKey(service: "s", account: "device-only")
     let portable = CredentialKey(service: "s", account: "portable")

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -9,7 +10,7 @@ import Glibc
 
 /// Format 3's journal: what a save writes, what each crash point leaves and how it reads, and
 /// when the file is rewritten.
-@Suite final class JournalTests {
+@Suite(.ownThread) final class JournalTests {
     let dir = TempDirectory()
     let a = CredentialKey(service: "s", account: "a")
     let b = CredentialKey(service: "s", account: "b")

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -7,7 +8,7 @@ import Testing
 /// The optional unlocked-key cache in the kernel keyring a passphrase vault
 /// pays Argon2id once per cache lifetime, not per process; a changed key or a foreign entry
 /// never opens it; the kernel expires it; `credvault --key-cache` uses it, and only when asked.
-@Suite(.serialized) final class KeyCacheUnlockTests {
+@Suite(.ownThread, .serialized) final class KeyCacheUnlockTests {
     let dir = TempDirectory()
     let cache = KernelKeyCache(prefix: "credvault-test-\(UInt32.random(in: 0...UInt32.max)):")
     let token = CredentialKey(service: "s", account: "token")

@@ -9,7 +9,7 @@ import CredentialVaultTestSupport
 /// vault lock and the store's state, so reads of the same store go on meanwhile: no caller waits
 /// behind blocking work it did not ask for. Shown with the derivation held on a latch: a load
 /// must answer while it is held (had it waited, it would wait for ever).
-@Suite struct KeyChangeConcurrencyTests {
+@Suite(.ownThread) struct KeyChangeConcurrencyTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "s", account: "a")
 

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -9,7 +10,7 @@ import Glibc
 
 /// `VaultKey.createKeyFile(at:)`: the library's key-file generation, the one
 /// `credvault keygen` uses.
-@Suite struct KeyFileTests {
+@Suite(.ownThread) struct KeyFileTests {
     let dir = TempDirectory()
 
     @Test func createsA32ByteFileOnlyTheUserCanReadThatUnlocksAVault() throws {

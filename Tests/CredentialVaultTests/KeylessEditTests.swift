@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -7,7 +8,7 @@ import Testing
 /// commit record copied over the other, the two swapped, a bit flipped, the file cut back, and
 /// those combined. Each one is detected, or the vault reads exactly as it was written: never a
 /// silently undone write, a deleted credential back, or a value already taken available again.
-@Suite final class KeylessEditTests {
+@Suite(.ownThread) final class KeylessEditTests {
     let dir = TempDirectory()
     let token = CredentialKey(service: "api.example.com", account: "deploy")
     let revoked = CredentialKey(service: "api.example.com", account: "revoked")
@@ -141,7 +142,7 @@ import Testing
         #expect(try read(bytes, at: url).get() == written, "the unedited file still opens")
     }
 
-    /// The two attacks of the review, spelt out: neither brings back the taken verifier. The
+    /// The two attacks on a taken verifier, spelt out: neither brings back the taken verifier. The
     /// copied record fails its MAC in its new slot, so the older record and the entry after it
     /// give the state last written; the cut leaves a damaged record that no crash explains.
     @Test func aTakenValueCannotBeTakenAgainAfterAnEdit() throws {

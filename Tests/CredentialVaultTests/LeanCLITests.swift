@@ -1,9 +1,10 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// The lean `credvault` (CredentialVault and the CLI library only) and its hand-over to
 /// `credvault-full` for what needs the Secret Service, OpenSSL or networking libraries.
-@Suite final class LeanCLITests {
+@Suite(.ownThread) final class LeanCLITests {
     let dir = TempDirectory()
 
     /// Private XDG directories and no session bus: the Secret Service is unreachable at once,

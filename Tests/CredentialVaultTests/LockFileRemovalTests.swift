@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -9,7 +10,7 @@ import Glibc
 
 /// A removed or replaced `<vault>.lock` never gives a second holder: the vault
 /// lock also locks the vault file itself, and a lock on a file that lost its name is dropped.
-@Suite(.serialized) final class LockFileRemovalTests {
+@Suite(.ownThread, .serialized) final class LockFileRemovalTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "s", account: "a")
 

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -11,7 +12,7 @@ import Glibc
 /// it and reading other keys (or the expired one) purge it only if the lock is free at once;
 /// while another process holds the lock they answer, and the holder still holds it when they do
 /// (a reader that waited would wait for the holder, or end with `busy`).
-@Suite final class LockFreeReaderTests {
+@Suite(.ownThread) final class LockFreeReaderTests {
     let dir = TempDirectory()
     let other = CredentialKey(service: "s", account: "other")
     let verifier = CredentialKey(service: "s", account: "verifier")

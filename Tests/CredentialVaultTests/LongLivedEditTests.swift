@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -12,7 +13,7 @@ import Glibc
 /// would not have, and its next save must never make an undo permanent ("launder" it) by
 /// committing on top of an edited state. Format 3.0 (the golden fixture, whose commit records
 /// do not bind their slot), 4.0 (a fixture) and the current format.
-@Suite final class LongLivedEditTests {
+@Suite(.ownThread) final class LongLivedEditTests {
     let dir = TempDirectory()
     let token = CredentialKey(service: "api.example.com", account: "revoked")
     let other = CredentialKey(service: "x", account: "y")
@@ -80,7 +81,7 @@ import Glibc
         return edits
     }
 
-    /// The review's case (3.0): P holds a rolled-forward view, Q deletes the token (repairing
+    /// A rolled-forward view meeting a delete (3.0): P holds a rolled-forward view, Q deletes the token (repairing
     /// the damaged record), then the repaired record is copied over Q's and flipped. At
     /// 59df243+format-4 (before the fix) P still served the deleted token and its next save
     /// cut Q's entry: the token was back for every reader.

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -8,7 +9,7 @@ import Testing
 /// *Records*); a 1.0 to 4.0 vault has no room for them, reports `nil`, and records them from its
 /// upgrade to 5.0 on. The in-memory store knows them all. Every clock here is a `ManualClock`,
 /// so dates are exact (to the millisecond, the resolution of the file).
-@Suite final class MetadataDatesTests {
+@Suite(.ownThread) final class MetadataDatesTests {
     let dir = TempDirectory()
     /// A start in whole milliseconds that is not a whole second, so that the millisecond survives.
     static let start = Date(timeIntervalSince1970: 1_800_000_000.125)

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -10,7 +11,7 @@ import Glibc
 /// The advice for a directory other users can access never makes a shared directory private
 /// (`chmod 700 /tmp` was suggested): a sticky directory or `/` gets a private
 /// subdirectory to keep the vault in.
-@Suite final class ModeAdviceTests {
+@Suite(.ownThread) final class ModeAdviceTests {
     let dir = TempDirectory()
 
     private func refusal(_ url: URL) -> String {

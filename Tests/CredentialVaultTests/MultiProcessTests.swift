@@ -1,10 +1,11 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
 
 /// Several processes writing one vault.
-@Suite final class MultiProcessTests {
+@Suite(.ownThread) final class MultiProcessTests {
     let dir = TempDirectory()
 
     /// A helper process saving `count` credentials `prefix-0...` to the vault.

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -7,7 +8,7 @@ import Testing
 /// the conformance suite, `NameRules`): arguments that are not UTF-8 are refused, not replaced;
 /// control characters are refused in new names and escaped wherever a name is printed; names
 /// stored before the rule stay readable, listable and deletable.
-@Suite final class NameRuleTests {
+@Suite(.ownThread) final class NameRuleTests {
     let dir = TempDirectory()
 
     func credvault(_ arguments: [String], stdin: Data = Data()) throws -> CLIChild.Outcome {

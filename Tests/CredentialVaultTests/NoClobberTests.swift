@@ -11,7 +11,7 @@ import Glibc
 /// A file put at the vault's name while a create or a rewrite was under way (a restore from a
 /// backup during the key derivation) is never replaced: the create fails
 /// with `invalidArgument`, the rewrite with `io`, and the file put there stays as it was.
-@Suite(.serialized) final class NoClobberTests {
+@Suite(.ownThread, .serialized) final class NoClobberTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "s", account: "a")
     /// Slow enough (hundreds of milliseconds) for the restore to land during the derivation.

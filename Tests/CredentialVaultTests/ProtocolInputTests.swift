@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultCLI
@@ -9,7 +10,7 @@ import Glibc
 
 /// What the credential helpers read from their client: bounded in size and time, and for git
 /// not a byte past the request's blank line.
-@Suite struct ProtocolInputTests {
+@Suite(.ownThread) struct ProtocolInputTests {
     /// A pipe with `text` written into it; its write end is closed when `close` is true.
     func pipeHolding(_ text: String, close closeWriter: Bool) throws -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -6,7 +7,7 @@ import Testing
 /// Format 4.0 pads record plaintexts to a multiple of 64 bytes, so the file shows each record's
 /// size to 64 bytes only (SECURITY.md, what an observer learns); older formats are written
 /// unpadded, as their readers expect.
-@Suite final class RecordPaddingTests {
+@Suite(.ownThread) final class RecordPaddingTests {
     let dir = TempDirectory()
 
     /// The sealed size of every record the store holds.
@@ -72,7 +73,7 @@ import Testing
 /// The record plaintext is built in one buffer that never grows (`RecordCodec.seal` asserts
 /// it): a reallocation, as padding to 64 bytes used to cause for some sizes, left an unwiped
 /// copy of the value in freed memory (found by the async save's memory scan).
-@Suite struct RecordPlaintextBufferTests {
+@Suite(.ownThread) struct RecordPlaintextBufferTests {
     @Test func everyValueSizeAndNameLengthSealsInOneBuffer() throws {
         let dir = TempDirectory()
         let store = try TestVault.create(dir)

@@ -1,11 +1,12 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
 
 /// The sealed file's write path changes the record table in place and undoes the change when
 /// the write fails: memory must then be exactly as it was.
-@Suite final class RecordTableTests {
+@Suite(.ownThread) final class RecordTableTests {
     let dir = TempDirectory()
     let kept = CredentialKey(service: "api.example.com", account: "alice")
     let added = CredentialKey(service: "api.example.com", account: "bob")

@@ -1,5 +1,6 @@
 import CredentialVaultTesting
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -7,7 +8,7 @@ import Testing
 /// Attacks on rollback detection with the host-secret file custodian and its counter files:
 /// each test is a promise of docs/FORMAT.md *Rollback counter* / SECURITY.md *Key custody and
 /// rollback* that an older copy put back (or a failure) must not break.
-@Suite final class RollbackAttackTests {
+@Suite(.ownThread) final class RollbackAttackTests {
     let dir = TempDirectory()
 
     private func configuration(lockTimeout: Duration = .seconds(10)) -> SealedFileConfiguration {

@@ -1,12 +1,13 @@
 import CredentialVaultTesting
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
 
 /// Rollback detection with the host-secret file custodian: the custody suite, and
 /// what only the file custodian does (its counter file, opt-in, formats).
-@Suite final class RollbackTests {
+@Suite(.ownThread) final class RollbackTests {
     let dir = TempDirectory()
 
     private func setup() -> CustodySuite.Setup {

@@ -1,10 +1,11 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
 
 /// Unlocking, key changes, device binding and on-disk hygiene of the sealed file.
-@Suite final class SealedFileTests {
+@Suite(.ownThread) final class SealedFileTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "api.example.com", account: "alice")
 

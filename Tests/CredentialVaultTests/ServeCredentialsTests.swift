@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultCLI
@@ -10,7 +11,7 @@ import Glibc
 /// `credvault serve-credentials`, tested without systemd: a real server process and clients that
 /// bind the abstract address systemd binds (`\0<random>/unit/<unit>/<credential>`), or hostile
 /// ones (no address, a path, garbage, clients that never read, many at once).
-@Suite final class ServeCredentialsTests {
+@Suite(.ownThread) final class ServeCredentialsTests {
     let dir = TempDirectory()
     var socket: String { dir.path("run/creds.sock").path }
     var vault: String { dir.path("v.cvault").path }

@@ -1,6 +1,7 @@
 import CredentialVault
 import CredentialVaultTesting
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +10,7 @@ import Glibc
 
 /// The read-only backend over `$CREDENTIALS_DIRECTORY`, on a directory laid out as systemd lays
 /// one out (mode 0700 while written, files 0400), through both protocols; its hostile entries.
-@Suite final class SystemdCredentialStoreTests {
+@Suite(.ownThread) final class SystemdCredentialStoreTests {
     let dir = TempDirectory()
     var credentials: String { dir.url.appendingPathComponent("credentials").path }
 

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -11,7 +12,7 @@ import Glibc
 /// so a second name (a symbolic or a hard link) would get a second lock and two writers would
 /// destroy the vault; such a vault is refused, with an error naming the path. A rewrite never
 /// replaces a link, and the lock file itself must be a private regular file of the user's.
-@Suite final class VaultNameTests {
+@Suite(.ownThread) final class VaultNameTests {
     let dir = TempDirectory()
 
     private func expectRefusal(_ url: URL, saying word: String, sourceLocation: SourceLocation = #_sourceLocation) {

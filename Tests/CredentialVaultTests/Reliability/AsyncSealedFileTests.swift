@@ -13,7 +13,7 @@ import Testing
 /// hundreds of in-process writers all land. Orderings are latches: a writer provably waiting
 /// for the lock (`VaultLock.observeRefusedAttempts`), a derivation held at
 /// `beforePassphraseDerivation`.
-@Suite final class AsyncSealedFileTests {
+@Suite(.ownThread) final class AsyncSealedFileTests {
     let dir = TempDirectory()
     let key = CredentialKey(service: "probe", account: "a")
 

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -6,7 +7,7 @@ import Testing
 /// Malformed command lines and unusable files given to `credvault`: each gets its documented
 /// exit code and a one-line message saying what to do (the CLI rows of the catalogue in
 /// SECURITY.md).
-@Suite final class CLIBadInputTests {
+@Suite(.ownThread) final class CLIBadInputTests {
     let dir = TempDirectory()
 
     struct Outcome {

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -7,7 +8,7 @@ import Testing
 /// line or environment (secrets come from stdin and files), not in its output or errors (only
 /// `lookup` prints the value, on stdout), and a run waiting for the vault's lock keeps no
 /// copy of the passphrase.
-@Suite final class CLIHygieneTests {
+@Suite(.ownThread) final class CLIHygieneTests {
     let dir = TempDirectory()
     let value = MaskedSecret()
     let passphrase = MaskedSecret()

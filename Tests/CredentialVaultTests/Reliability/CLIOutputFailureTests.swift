@@ -1,10 +1,11 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// No output error crashes a command, and `lookup --take` deletes only what it wrote: stdout to `/dev/full`, closed, or a pipe whose reader has gone gives exit
 /// code 3 with one line on stderr, never a signal; a value that could not be written stays
 /// stored; concurrent takers in separate processes never both get it.
-@Suite final class CLIOutputFailureTests {
+@Suite(.ownThread) final class CLIOutputFailureTests {
     let dir = TempDirectory()
     static let failingOutputs: [CLIChild.Output] = [.devFull, .closed, .brokenPipe]
 

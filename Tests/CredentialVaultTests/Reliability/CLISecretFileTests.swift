@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 /// Passphrase files get exactly the key file's checks: one code path
 /// (`SecretFile`) opens them without following links or blocking, and `fstat`s the descriptor
 /// (regular file, owner, mode, size) before reading a byte.
-@Suite final class CLISecretFileTests {
+@Suite(.ownThread) final class CLISecretFileTests {
     let dir = TempDirectory()
     lazy var vault = dir.path("v/p.cvault").path
     lazy var keyVault = dir.path("k/k.cvault").path

@@ -1,13 +1,14 @@
 import CredentialVaultCLI
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
 
-/// What the review of the CLI fixes found: a stdout inherited in non-blocking mode, a forged
+/// The CLI's streams and text at their edges: a stdout inherited in non-blocking mode, a forged
 /// stderr line, ambiguous or raw characters in listings, secret files of `auth` read without
 /// the checks, a process already traced.
-@Suite final class CLIStreamsAndTextTests {
+@Suite(.ownThread) final class CLIStreamsAndTextTests {
     let dir = TempDirectory()
 
     private func credvault(_ arguments: [String], stdin: Data = Data(), executable: URL = BuiltProducts.credvault) throws -> CLIChild.Outcome {

@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import Glibc
 /// an unprivileged uid (`setpriv`; the test runs as root, whose own processes' `/proc` files
 /// are root's either way): `/proc/PID/limits` shows the core limit, and the owner of
 /// `/proc/PID/mem` is root exactly when the process is not dumpable.
-@Suite final class CoreDumpTests {
+@Suite(.ownThread) final class CoreDumpTests {
     let dir = TempDirectory()
     static let unprivileged: uid_t = 65534
 

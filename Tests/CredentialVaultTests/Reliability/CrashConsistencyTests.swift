@@ -1,5 +1,6 @@
 import CredentialVaultTestPlans
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -8,7 +9,7 @@ import Testing
 /// rotation loop. After every kill the vault opens, authenticates, and holds exactly what was
 /// acknowledged (plus, at most, the one operation in flight).
 /// Kills per scenario: CREDVAULT_CRASH_KILLS (default 20; `scripts/reliability/crash.sh --kills N`).
-@Suite(.serialized) final class CrashConsistencyTests {
+@Suite(.ownThread, .serialized) final class CrashConsistencyTests {
     let dir = TempDirectory()
     let kills = ReliabilitySettings.kills
 

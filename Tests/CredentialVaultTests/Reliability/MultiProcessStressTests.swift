@@ -1,5 +1,6 @@
 import CredentialVaultTestPlans
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -7,7 +8,7 @@ import Testing
 /// Many processes writing one vault: nothing lost, nothing resurrected, no stale lock.
 /// Size: CREDVAULT_STRESS_PROCESSES x CREDVAULT_STRESS_OPS (default 8 x 250;
 /// `scripts/reliability/stress.sh` runs more and longer).
-@Suite final class MultiProcessStressTests {
+@Suite(.ownThread) final class MultiProcessStressTests {
     let dir = TempDirectory()
     let processes = ReliabilitySettings.integer("CREDVAULT_STRESS_PROCESSES", default: 8)
     let operations = ReliabilitySettings.integer("CREDVAULT_STRESS_OPS", default: 250)

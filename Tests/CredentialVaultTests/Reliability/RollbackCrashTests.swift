@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
@@ -12,7 +13,7 @@ import Glibc
 /// every kill the vault opens (never `rolledBack`), holds every acknowledged save (the one
 /// killed after its durable write too), takes the next save, and still refuses a copy from
 /// before. Random moments inside the file write are `CrashConsistencyTests`' (the same write).
-@Suite(.serialized) final class RollbackCrashTests {
+@Suite(.ownThread, .serialized) final class RollbackCrashTests {
     let dir = TempDirectory()
 
     private var configuration: SealedFileConfiguration {

@@ -1,11 +1,12 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVault
 
 /// Secrets never appear in error messages, `description`, `debugDescription` or `dump` output,
 /// whatever goes wrong (wrong passphrase, damaged file, device mismatch, busy, bad arguments).
-@Suite final class SecretLeakTests {
+@Suite(.ownThread) final class SecretLeakTests {
     let dir = TempDirectory()
     let value = MaskedSecret(count: 64)
     let passphrase = MaskedSecret(count: 40)

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -27,9 +28,10 @@ final class LiveChild {
     private var status: Int32?
 
     init(_ executable: URL, _ arguments: [String], environment: [String: String], stdin: Input = .pipe) throws {
-        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1]
-        guard pipe(&input) == 0, pipe(&output) == 0 else { throw POSIXError(.EMFILE) }
-        for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Close-on-exec from birth: tests run in parallel, and a pipe end inherited by another
+        // test's child would keep this one's reader from ever seeing the end of the output.
+        guard let inputPipe = Descriptors.pipe(), let outputPipe = Descriptors.pipe() else { throw POSIXError(.EMFILE) }
+        let input = [inputPipe.read, inputPipe.write], output = [outputPipe.read, outputPipe.write]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -39,6 +41,8 @@ final class LiveChild {
         case .file(let url): posix_spawn_file_actions_addopen(&actions, 0, url.path, O_RDONLY, 0)
         }
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        // The child gets 0, 1 and 2 only: whatever other tests have open at this moment stays here.
+        Descriptors.closeInChild(from: 3, &actions)
         var attributes = ShellLikeSpawn.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
