@@ -33,31 +33,18 @@ public enum GitCredentialSuite {
     /// environment of this process with `changes` (`nil` removes a variable). Blocks until the
     /// script ends; git's harness runs each helper call to its end.
     public static func run(mode: String, credvault: URL, changes: [String: String?] = [:]) throws -> Outcome {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("cv-t0303-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
-        let output = try FileHandle(forWritingTo: log)
-        defer { try? output.close() }
         var environment = ProcessInfo.processInfo.environment
         environment["CV"] = credvault.path
         for (name, value) in changes { environment[name] = value }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script.path, mode]
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
-        // "15 passed, 0 failed, 6 skipped (git 2.39.5, file)"
-        let last = text.split(separator: "\n").last.map(String.init) ?? ""
-        let numbers = last.split(whereSeparator: { !$0.isNumber && $0 != "." }).map(String.init)
+        let run = try SuiteRun("/bin/bash", [script.path, mode], environment: environment)
+        let text = run.output
+        // The script's summary, "15 passed, 0 failed, 6 skipped (git 2.39.5, file)" (a bus that
+        // ends after it may still write a line to stderr).
+        let summary = text.split(separator: "\n").last { $0.contains(" passed, ") && $0.contains(" skipped (git ") }?.prefix { $0 != ")" } ?? ""
+        let numbers = summary.split(whereSeparator: { !$0.isNumber && $0 != "." }).map(String.init)
         let counts = numbers.prefix(3).compactMap { Int($0) }
         return Outcome(
-            status: process.terminationStatus, passed: counts.first ?? 0, failed: counts.count > 1 ? counts[1] : -1,
+            status: run.status, passed: counts.first ?? 0, failed: counts.count > 1 ? counts[1] : -1,
             skipped: counts.count > 2 ? counts[2] : 0, gitVersion: numbers.count > 3 ? numbers[3] : "?", output: text)
     }
 }

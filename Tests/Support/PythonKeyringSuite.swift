@@ -39,40 +39,31 @@ public enum PythonKeyringSuite {
         .appendingPathComponent("PythonKeyring")
 
     /// Runs the suite with `python` against `credvault` given `options` (its common options:
-    /// backend, vault, key file), in `environment` (HOME and the XDG directories of the runs,
-    /// the session bus). Blocks until pytest ends; every credvault call in it has a deadline
-    /// of its own (the bridge's), so a hung backend ends the run with failures.
-    public static func run(python: String, credvault: URL, options: [String], environment: [String: String]) throws -> Outcome {
+    /// backend, vault, key file), in `environment` (HOME and the XDG directories of the runs),
+    /// through `launcher` when given (a command that runs the rest of its arguments, such as
+    /// `scripts/with-keyring.sh --`, for a bus of the run's own). Blocks until pytest ends;
+    /// every credvault call in it has a deadline of its own (the bridge's), so a hung backend
+    /// ends the run with failures.
+    public static func run(
+        python: String, credvault: URL, options: [String], environment: [String: String], launcher: [String] = []
+    ) throws -> Outcome {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("cv-pytest-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
-        let log = work.appendingPathComponent("pytest.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let output = try FileHandle(forWritingTo: log)
-        defer { try? output.close() }
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
         // -p no:cacheprovider and no bytecode: nothing is written into the source tree.
-        process.arguments = [
-            "-m", "pytest", "-v", "-p", "no:cacheprovider", "--rootdir", work.path,
-            directory.appendingPathComponent("test_backend_suite.py").path,
-        ]
-        process.currentDirectoryURL = work
-        process.environment = environment.merging([
-            "CREDVAULT_KEYRING_COMMAND": credvault.path,
-            "CREDVAULT_KEYRING_OPTIONS": options.map(shellQuoted).joined(separator: " "),
-            "PYTHONPATH": directory.path, "PYTHONDONTWRITEBYTECODE": "1",
-        ]) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: try Data(contentsOf: log), as: UTF8.self)
+        let command = launcher + [python]
+        let run = try SuiteRun(
+            command[0],
+            command.dropFirst() + ["-m", "pytest", "-v", "-p", "no:cacheprovider", "--rootdir", work.path, directory.appendingPathComponent("test_backend_suite.py").path],
+            environment: environment.merging([
+                "CREDVAULT_KEYRING_COMMAND": credvault.path,
+                "CREDVAULT_KEYRING_OPTIONS": options.map(shellQuoted).joined(separator: " "),
+                "PYTHONPATH": directory.path, "PYTHONDONTWRITEBYTECODE": "1",
+            ]) { $1 },
+            directory: work)
         return Outcome(
-            status: process.terminationStatus, passed: tests(text, "PASSED"),
-            failed: tests(text, "FAILED") + tests(text, "ERROR"), output: text)
+            status: run.status, passed: tests(run.output, "PASSED"),
+            failed: tests(run.output, "FAILED") + tests(run.output, "ERROR"), output: run.output)
     }
 
     /// The tests whose `-v` line ends in `result`: `test_backend_suite.py::Class::name PASSED [..%]`.
