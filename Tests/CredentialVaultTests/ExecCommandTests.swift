@@ -225,7 +225,10 @@ import Glibc
         let equals = try CredentialReference(parsing: "X=k=v/acct=1", option: "env")
         #expect(equals.key.service == "k=v" && equals.key.account == "acct=1")
         #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=a%2/b", option: "env") }
-        #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=a\u{1B}/b", option: "env") }
+        #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=a\u{0}/b", option: "env") }
+        #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=/b", option: "env") }
+        let control = try CredentialReference(parsing: "X=a\u{1B}/\tb", option: "env")
+        #expect(control.key.service == "a\u{1B}" && control.key.account == "\tb", "names are data")
     }
 
     /// Whether the `SigIgn` mask (hex, from /proc/PID/status) holds SIGPIPE.
