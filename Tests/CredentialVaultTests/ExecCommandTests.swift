@@ -209,7 +209,7 @@ import Glibc
             ["--env", "T=api/x", "true"],  // no --
             ["--env", "T=api/x", "--"],  // no command
             ["--env", "1T=api/x", "--", "true"], ["--env", "T-X=api/x", "--", "true"], ["--env", "T=apix", "--", "true"],
-            ["--env", "T=api/", "--", "true"], ["--env", "T=50%off/x", "--", "true"],
+            ["--env", "T=/x", "--", "true"], ["--env", "T=50%off/x", "--", "true"],
             ["--env", "T=api/x", "--fd", "T=api/y", "--", "true"],
         ] {
             let outcome = try exec(arguments)
