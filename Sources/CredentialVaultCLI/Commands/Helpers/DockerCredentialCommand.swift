@@ -25,11 +25,11 @@ public enum DockerCredentialCommand: Command {
                   as with docker's Secret Service helper)
           list    writes {"SERVERURL": "USERNAME", ...}
         As docker expects: an error is one line on stdout with exit code 1, "credentials not
-        found in native keychain" when get asks for a registry it does not know. The server
-        URL is used without surrounding white space by every action; in store's JSON a key
-        given twice keeps its last value and keys match case-insensitively, as Go decodes it. The backend is --backend,
-        else $CREDVAULT_BACKEND, else auto (the Secret Service when it is reachable, else the
-        sealed file). No secret is written anywhere but get's answer.
+        found in native keychain" when get asks for a registry it does not know. Every action
+        uses the server URL without surrounding white space; in store's JSON a key given twice
+        keeps its last value and keys match case-insensitively, as Go decodes it. The backend
+        is --backend, else $CREDVAULT_BACKEND, else auto (the Secret Service when it is
+        reachable, else the sealed file). No secret is written anywhere but get's answer.
 
         """ + VaultOptions.help
     public static let flags: Set<String> = []
