@@ -76,7 +76,7 @@ public enum ConformanceCheck: String, CaseIterable, Sendable, CustomStringConver
     case roundTripSizes, binaryValues, unicodeNames, overwrite, deleteMissing, listKeys, take, takeIsSingleUse
     case ephemeralExpiry, ephemeralNeverListed, deviceOnlyByDefault, portableMetadata, deleteAll
     case stringConveniences, invalidArguments, concurrentTasks, persistenceAcrossReopen
-    case exactByteNames, controlCharactersRefused, keyQueries
+    case exactByteNames, difficultNames, keyQueries
     /// Through the async protocol: 32 concurrent saves and loads leave a heartbeat on the
     /// cooperative pool beating (never a gap of a second: a blocked pool stops it for seconds).
     case asyncDoesNotBlockThePool

@@ -163,8 +163,9 @@ public enum ConformanceSuite {
         case .exactByteNames:
             try await NameRules.exactBytes(
                 store, reopen: backend.reopen.map { reopen in { try SuiteStore(reopen(store.store, clock), api: api) } })
-        case .controlCharactersRefused:
-            try await NameRules.controlCharacters(store)
+        case .difficultNames:
+            try await NameRules.difficultNames(
+                store, reopen: backend.reopen.map { reopen in { try SuiteStore(reopen(store.store, clock), api: api) } })
         case .asyncDoesNotBlockThePool:
             guard api == .async else { return }
             // A call that blocks its thread holds a pool thread for its whole duration, and the

@@ -210,7 +210,7 @@ import Glibc
             ["--env", "T=api/x", "true"],  // no --
             ["--env", "T=api/x", "--"],  // no command
             ["--env", "1T=api/x", "--", "true"], ["--env", "T-X=api/x", "--", "true"], ["--env", "T=apix", "--", "true"],
-            ["--env", "T=api/", "--", "true"], ["--env", "T=50%off/x", "--", "true"],
+            ["--env", "T=/x", "--", "true"], ["--env", "T=50%off/x", "--", "true"],
             ["--env", "T=api/x", "--fd", "T=api/y", "--", "true"],
         ] {
             let outcome = try exec(arguments)
@@ -226,7 +226,10 @@ import Glibc
         let equals = try CredentialReference(parsing: "X=k=v/acct=1", option: "env")
         #expect(equals.key.service == "k=v" && equals.key.account == "acct=1")
         #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=a%2/b", option: "env") }
-        #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=a\u{1B}/b", option: "env") }
+        #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=a\u{0}/b", option: "env") }
+        #expect(throws: UsageError.self) { try CredentialReference(parsing: "X=/b", option: "env") }
+        let control = try CredentialReference(parsing: "X=a\u{1B}/\tb", option: "env")
+        #expect(control.key.service == "a\u{1B}" && control.key.account == "\tb", "names are data")
     }
 
     /// Whether the `SigIgn` mask (hex, from /proc/PID/status) holds SIGPIPE.

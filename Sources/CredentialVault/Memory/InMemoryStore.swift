@@ -118,7 +118,7 @@ public final class InMemoryStore: TokenStorageAdapter {
             }
             return state.entries.values
                 .filter { $0.expiresAt == nil && $0.key.isIn(service: service) }
-                .map { $0.key.storedName() }
+                .map(\.key)
                 .sorted(by: CredentialKey.storageOrder)
         }
     }
@@ -135,7 +135,7 @@ public final class InMemoryStore: TokenStorageAdapter {
             }
             return state.entries[key].map {
                 CredentialMetadata(
-                    key: $0.key.storedName(), accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil, created: $0.created,
+                    key: $0.key, accessibility: $0.accessibility, isEphemeral: $0.expiresAt != nil, created: $0.created,
                     modified: $0.modified, expiresAt: $0.expiresAt)
             }
         }

@@ -32,7 +32,7 @@ struct RecordEntry: Sendable {
     /// What `metadata(for:)` reports about this record.
     var metadata: CredentialMetadata {
         CredentialMetadata(
-            key: key.storedName(), accessibility: accessibility, isEphemeral: isEphemeral, created: times?.created,
+            key: key, accessibility: accessibility, isEphemeral: isEphemeral, created: times?.created,
             modified: times?.modified, expiresAt: isEphemeral ? RecordTimes.date(expiresAtMillis) : nil)
     }
 }

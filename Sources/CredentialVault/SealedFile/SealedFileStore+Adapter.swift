@@ -157,7 +157,7 @@ extension SealedFileStore {
     static func keys(in s: State, service: String?) -> [CredentialKey] {
         s.contents.records.values
             .filter { !$0.isEphemeral && $0.key.isIn(service: service) }
-            .map { $0.key.storedName() }
+            .map(\.key)
             .sorted(by: CredentialKey.storageOrder)
     }
 

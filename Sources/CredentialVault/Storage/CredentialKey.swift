@@ -7,13 +7,14 @@
 /// is human-readable metadata. It is not part of the identity: two keys with the same service
 /// and account name the same credential whatever their labels.
 ///
-/// Service and account must be non-empty, at most 4096 bytes, and free of control characters
-/// (C0 U+0000-U+001F, DEL U+007F, C1 U+0080-U+009F): a TAB or LF would forge lines of a
-/// listing, an ESC would reach a terminal. Every backend refuses such a name with
-/// `invalidArgument` in `save`, `load`, `take`, `delete` and `metadata` (see `validate()`),
-/// with one exception: a key that a backend returned from `listKeys` or `metadata` (a name
-/// stored before this rule, or by another Secret Service client) stays usable as it is, so
-/// such a credential can still be read, taken and deleted; no new one can be named.
+/// Names are data: any character the backends can store is part of a name, white space,
+/// punctuation and control characters (TAB, LF, ESC, DEL, C1) included, as in the Secret
+/// Service, Python `keyring` and `secret-tool`; only NUL is refused (the Secret Service cannot
+/// carry it). The service must be non-empty; the account may be empty (git's and Python
+/// keyring's empty user names). Each is at most 4096 bytes. Every backend refuses anything else
+/// with `invalidArgument` in `save`, `load`, `take`, `delete` and `metadata` (see `validate()`).
+/// Whoever prints a name escapes it (the CLI writes control characters as `\xHH`): a name can
+/// then neither forge lines of a listing nor reach a terminal as an escape sequence.
 public struct CredentialKey: Hashable, Sendable, CustomStringConvertible, Codable {
     /// The service the credential belongs to, for example `"api.example.com"`.
     public let service: String
@@ -22,28 +23,13 @@ public struct CredentialKey: Hashable, Sendable, CustomStringConvertible, Codabl
     /// A human-readable label. Backends that have labels (Secret Service) show it; when `nil`,
     /// they show `"<account> on <service>"`.
     public let label: String?
-    /// Whether a backend read this name from its storage (`storedName()`): then the
-    /// control-character rule does not apply, so that names stored before it stay reachable.
-    package private(set) var isStoredName = false
 
-    private enum CodingKeys: String, CodingKey {
-        case service, account, label
-    }
-
-    /// Creates a key. Service and account must be non-empty, at most 4096 bytes, and contain
-    /// no control character (checked by the backends, see `validate()`).
+    /// Creates a key. The service must be non-empty; service and account are at most 4096 bytes
+    /// each, without NUL (checked by the backends, see `validate()`).
     public init(service: String, account: String, label: String? = nil) {
         self.service = service
         self.account = account
         self.label = label
-    }
-
-    /// This key, marked as read from a backend's storage (for the keys `listKeys` and
-    /// `metadata` return).
-    package func storedName() -> CredentialKey {
-        var key = self
-        key.isStoredName = true
-        return key
     }
 
     /// The label a backend shows: `label` if set, else `"<account> on <service>"`.
@@ -52,17 +38,12 @@ public struct CredentialKey: Hashable, Sendable, CustomStringConvertible, Codabl
     /// Names a credential; names are not secrets, values never appear here.
     public var description: String { "\(service)/\(account)" }
 
-    /// Throws `invalidArgument` for an empty service or account, one longer than 4096 bytes, a
-    /// control character (C0, DEL or C1) in either (unless a backend returned this key, see the
-    /// type's documentation), or a NUL in the label (Secret Service attributes cannot carry it).
-    /// The message never repeats the name.
+    /// Throws `invalidArgument` for an empty service, a service, account or label longer than
+    /// 4096 bytes, or a NUL in any of them (Secret Service attributes and labels cannot carry
+    /// it). Every other character is part of the name. The message never repeats the name.
     public func validate() throws(CredentialVaultError) {
-        if service.isEmpty || account.isEmpty {
-            throw .invalidArgument("service and account must not be empty")
-        }
-        if !isStoredName && (Self.hasControlCharacter(service) || Self.hasControlCharacter(account)) {
-            throw .invalidArgument(
-                "service and account must not contain control characters (U+0000-U+001F, U+007F-U+009F: tab, newline, escape, ...)")
+        if service.isEmpty {
+            throw .invalidArgument("the service must not be empty")
         }
         if service.utf8.contains(0) || account.utf8.contains(0) || (label?.utf8.contains(0) ?? false) {
             throw .invalidArgument("service, account and label must not contain NUL characters")

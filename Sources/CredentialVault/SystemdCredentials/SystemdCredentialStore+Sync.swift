@@ -47,7 +47,7 @@ extension SystemdCredentialStore: TokenStorageAdapter {
     public func listKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
         // Only the files their keys lead back to: one entry a key, even where `names` maps two
         // files to one key or claims another file's default key.
-        try credentialNames().filter { naming.credentialName(of: naming.key(of: $0)) == $0 }.map { naming.key(of: $0).storedName() }
+        try credentialNames().filter { naming.credentialName(of: naming.key(of: $0)) == $0 }.map(naming.key(of:))
             .filter { $0.isIn(service: service) }.sorted(by: CredentialKey.storageOrder)
     }
 
@@ -57,7 +57,7 @@ extension SystemdCredentialStore: TokenStorageAdapter {
         try key.validate()
         guard let name = naming.credentialName(of: key), let info = try inspect(name) else { return nil }
         let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-        return CredentialMetadata(key: naming.key(of: name).storedName(), accessibility: .deviceOnly, isEphemeral: false, modified: modified)
+        return CredentialMetadata(key: naming.key(of: name), accessibility: .deviceOnly, isEphemeral: false, modified: modified)
     }
 
     /// Throws `unsupported`: read-only.

@@ -61,7 +61,7 @@ struct FleetRecord: Sendable {
             guard let count = reader.u32(), Int(count) == reader.remaining, let bytes = reader.take(Int(count)) else { return nil }
             let ephemeral = flags & 2 != 0
             return FleetRecord(
-                key: CredentialKey(service: service, account: account, label: label).storedName(),
+                key: CredentialKey(service: service, account: account, label: label),
                 accessibility: flags & 1 != 0 ? .portable : .deviceOnly, isEphemeral: ephemeral, created: Int64(bitPattern: created),
                 modified: Int64(bitPattern: modified), expires: ephemeral ? Int64(bitPattern: expires) : nil, value: Data(bytes))
         }

@@ -89,12 +89,11 @@ struct CredentialNaming {
         else { return nil }
         // By bytes, like every comparison of names (`CredentialKey.sameName`).
         guard let service = String(validating: stored.utf8.dropFirst(prefix.utf8.count), as: UTF8.self),
-            !service.isEmpty, !account.isEmpty
+            !service.isEmpty
         else { return nil }
         let plain = CredentialKey(service: service, account: account)
         let label = item.label.isEmpty || CredentialKey.sameName(item.label, plain.displayLabel) ? nil : item.label
-        // Read from the keyring: usable as it is, even with a control character another client put in.
-        return CredentialKey(service: service, account: account, label: label).storedName()
+        return CredentialKey(service: service, account: account, label: label)
     }
 }
 

@@ -21,12 +21,15 @@ public enum DockerCredentialCommand: Command {
                   secret under the service docker:SERVERURL and the account USERNAME, replacing
                   any other account of that registry
           get     reads a server URL from stdin, writes {"ServerURL", "Username", "Secret"}
-          erase   reads a server URL from stdin, deletes its credential
+          erase   reads a server URL from stdin, deletes its credential (none: not an error,
+                  as with docker's Secret Service helper)
           list    writes {"SERVERURL": "USERNAME", ...}
         As docker expects: an error is one line on stdout with exit code 1, "credentials not
-        found in native keychain" for a registry it does not know. The backend is --backend,
-        else $CREDVAULT_BACKEND, else auto (the Secret Service when it is reachable, else the
-        sealed file). No secret is written anywhere but get's answer.
+        found in native keychain" when get asks for a registry it does not know. Every action
+        uses the server URL without surrounding white space; in store's JSON a key given twice
+        keeps its last value and keys match case-insensitively, as Go decodes it. The backend
+        is --backend, else $CREDVAULT_BACKEND, else auto (the Secret Service when it is
+        reachable, else the sealed file). No secret is written anywhere but get's answer.
 
         """ + VaultOptions.help
     public static let flags: Set<String> = []
@@ -77,13 +80,14 @@ public enum DockerCredentialCommand: Command {
         var input = try ProtocolInput.read(limit: limit, untilBlankLine: false, what: "credentials")
         defer { input.resetBytes(in: 0..<input.count) }
         // A decoding error can quote the input: replaced by a message of our own.
-        guard let credentials = try? JSONDecoder().decode(DockerCredentials.self, from: input) else {
+        guard let credentials = DockerCredentials(decodingAsGoDoes: input) else {
             throw Failure(message: "the input is not docker's credentials JSON ({\"ServerURL\", \"Username\", \"Secret\"})")
         }
-        guard !credentials.ServerURL.isEmpty else { throw Failure(message: DockerCredentials.Message.missingServerURL) }
+        let serverURL = DockerCredentials.trimmed(credentials.ServerURL)
+        guard !serverURL.isEmpty else { throw Failure(message: DockerCredentials.Message.missingServerURL) }
         guard !credentials.Username.isEmpty else { throw Failure(message: DockerCredentials.Message.missingUsername) }
-        let service = DockerCredentials.service(credentials.ServerURL)
-        let key = CredentialKey(service: service, account: credentials.Username, label: "docker credential for \(credentials.ServerURL)")
+        let service = DockerCredentials.service(serverURL)
+        let key = CredentialKey(service: service, account: credentials.Username, label: "docker credential for \(serverURL)")
         try key.validate()
         guard let store = try VaultOptions.openStore(named: backend, args, create: true) else { throw Failure(message: "no store") }
         var secret = Data(credentials.Secret.utf8)
@@ -111,13 +115,13 @@ public enum DockerCredentialCommand: Command {
         try io.output(TerminalText.jsonEscaped(answer) + Data("\n".utf8))
     }
 
+    /// Deletes the registry's credentials. A registry with none is not an error, as in
+    /// docker's Secret Service and Windows helpers (libsecret's clear finds nothing and reports
+    /// no error): `docker logout` then has nothing to warn about.
     private static func erase(_ backend: String, _ args: ParsedArguments) throws {
         let serverURL = try readServerURL()
-        let keys = try VaultOptions.openStore(named: backend, args, create: false)
-            .map { store in try store.listKeys(service: DockerCredentials.service(serverURL)).map { (store, $0) } } ?? []
-        var deleted = false
-        for (store, key) in keys { deleted = try store.delete(key) || deleted }
-        guard deleted else { throw Failure(message: DockerCredentials.Message.notFound) }
+        guard let store = try VaultOptions.openStore(named: backend, args, create: false) else { return }
+        for key in try store.listKeys(service: DockerCredentials.service(serverURL)) { _ = try store.delete(key) }
     }
 
     private static func list(_ backend: String, _ args: ParsedArguments, _ io: TerminalIO) throws {
@@ -134,12 +138,13 @@ public enum DockerCredentialCommand: Command {
         try io.output(TerminalText.jsonEscaped(encoder.encode(registries)) + Data("\n".utf8))
     }
 
-    /// The server URL `get` and `erase` read: all of stdin, without surrounding white space.
+    /// The server URL `get` and `erase` read: all of stdin, without surrounding white space
+    /// (trimmed as `store` trims the one it stores).
     private static func readServerURL() throws -> String {
         var input = try ProtocolInput.read(limit: limit, untilBlankLine: false, what: "server URL")
         defer { input.resetBytes(in: 0..<input.count) }
         guard let text = String(validating: input, as: UTF8.self) else { throw Failure(message: "the server URL is not UTF-8") }
-        let serverURL = String(text.unicodeScalars.drop { $0.properties.isWhitespace }.reversed().drop { $0.properties.isWhitespace }.reversed().map(Character.init))
+        let serverURL = DockerCredentials.trimmed(text)
         guard !serverURL.isEmpty else { throw Failure(message: DockerCredentials.Message.missingServerURL) }
         return serverURL
     }

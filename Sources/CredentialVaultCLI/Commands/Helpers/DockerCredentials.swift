@@ -5,8 +5,9 @@ import Foundation
 #endif
 
 /// The JSON object of the docker credential-helper protocol (`store`'s input, `get`'s answer),
-/// with its field names as docker spells them.
-struct DockerCredentials: Codable {
+/// with its field names as docker spells them (decoded as Go decodes it: see
+/// `init(decodingAsGoDoes:)`).
+struct DockerCredentials: Encodable {
     /// The registry, exactly as docker names it (`https://index.docker.io/v1/`, `ghcr.io`).
     var ServerURL: String
     /// The user name (`<token>` for an identity token).
@@ -20,21 +21,22 @@ struct DockerCredentials: Codable {
         self.Secret = Secret
     }
 
-    /// A missing field reads as empty, as Go's decoder leaves it in docker's own helpers, so
-    /// that it is reported with the protocol's message ("no credentials username"); a field of
-    /// another type is an error.
-    init(from decoder: any Decoder) throws {
-        let fields = try decoder.container(keyedBy: CodingKeys.self)
-        ServerURL = try fields.decodeIfPresent(String.self, forKey: .ServerURL) ?? ""
-        Username = try fields.decodeIfPresent(String.self, forKey: .Username) ?? ""
-        Secret = try fields.decodeIfPresent(String.self, forKey: .Secret) ?? ""
-    }
-
     /// The messages docker's client recognises on the helper's stdout (with exit code 1).
     enum Message {
         static let notFound = "credentials not found in native keychain"
         static let missingServerURL = "no credentials server URL"
         static let missingUsername = "no credentials username"
+    }
+
+    /// A server URL as every action uses it: without surrounding white space (Go's
+    /// `strings.TrimSpace`, Unicode White_Space, which docker's `get` and `erase` apply), so that
+    /// `store` keeps a credential exactly where `get` and `erase` look for it.
+    static func trimmed(_ serverURL: String) -> String {
+        let scalars = serverURL.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
     }
 
     /// The service a registry's credential is kept under: `docker:SERVERURL`.

@@ -29,7 +29,8 @@ public enum GitCredentialCommand: Command {
           get     answers username and password (the first account in name order when git
                   names none); answers nothing when there is none or it has expired
           store   stores git's username and password (ignored when one of protocol, host,
-                  username, password is missing, as git's own helpers do)
+                  username, password is missing, as git's own helpers do; an empty username
+                  or password, as git sends for single sign-on hosts, is kept as it is)
           erase   deletes the matching credential; when git sends the rejected password, only
                   if it is still the stored one (a newer one stored meanwhile is kept)
         Any other action is ignored. The backend is --backend, else $CREDVAULT_BACKEND, else
@@ -84,7 +85,9 @@ public enum GitCredentialCommand: Command {
     }
 
     private static func store(_ service: String, _ request: GitCredentialRequest, _ backend: String, _ args: ParsedArguments) throws -> Int32 {
-        guard let username = request.username, !username.isEmpty, let password = request.password else { return ExitCode.success }
+        // Absent and empty are different: `username=` (an SSO host's empty user name) and an
+        // empty password are stored as they are, as git's own store and cache helpers keep them.
+        guard let username = request.username, let password = request.password else { return ExitCode.success }
         let key = CredentialKey(service: service, account: username, label: "git credential for \(service.dropFirst(4))")
         try key.validate()
         var record = GitCredentialRecord(password: password, passwordExpiry: request.passwordExpiry, refreshToken: request.refreshToken)

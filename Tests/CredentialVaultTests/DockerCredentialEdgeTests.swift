@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+/// `docker-credential-credvault` where docker's protocol says nothing, aligned with docker's own
+/// helpers (docker-credential-helpers): the server URL is the same for `store`, `get` and
+/// `erase` whatever white space surrounds it; `store`'s JSON is read as Go reads it (a key given
+/// twice keeps its last value, keys match case-insensitively); erasing a registry that has no
+/// credential succeeds, as docker's Secret Service helper does.
+@Suite final class DockerCredentialEdgeTests {
+    let dir = TempDirectory()
+    let secret = "tok-\(UUID().uuidString)"
+    lazy var environment = CLIChild.environment(dir, ["CREDVAULT_BACKEND": "file"])
+
+    lazy var helper: URL = {
+        let link = dir.path("docker-credential-credvault")
+        try? FileManager.default.createSymbolicLink(at: link, withDestinationURL: BuiltProducts.credvault)
+        return link
+    }()
+
+    func docker(_ action: String, _ input: String) throws -> (status: Int32, out: String) {
+        let outcome = try CLIChild.run([action], executable: helper, environment: environment, stdin: Data(input.utf8))
+        #expect(!outcome.stderr.contains(secret))
+        return (outcome.status, String(decoding: outcome.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    func got(_ server: String) throws -> [String: String]? {
+        let answer = try docker("get", server)
+        guard answer.status == 0 else { return nil }
+        return try JSONSerialization.jsonObject(with: Data(answer.out.utf8)) as? [String: String]
+    }
+
+    func listed() throws -> [String: String]? {
+        try JSONSerialization.jsonObject(with: Data(try docker("list", "unused").out.utf8)) as? [String: String]
+    }
+
+    @Test func theServerURLIsTrimmedAlikeByStoreGetAndErase() throws {
+        let padded = " \t https://r.example.com/v1/ \n\u{A0}"
+        let stored = try docker("store", "{\"ServerURL\": \"\(padded.unicodeScalars.map { $0.escapedForJSON }.joined())\", \"Username\": \"u\", \"Secret\": \"\(secret)\"}")
+        #expect(stored.status == 0, "\(stored.out)")
+        #expect(try listed() == ["https://r.example.com/v1/": "u"], "stored under the trimmed URL")
+        #expect(try got("https://r.example.com/v1/") == ["ServerURL": "https://r.example.com/v1/", "Username": "u", "Secret": secret])
+        #expect(try got("\n  https://r.example.com/v1/\t") == ["ServerURL": "https://r.example.com/v1/", "Username": "u", "Secret": secret])
+        let lookup = try CLIChild.run(["lookup", "docker:https://r.example.com/v1/", "u"], environment: environment)
+        #expect(lookup.stdout == Data(secret.utf8))
+        #expect(try docker("erase", "  https://r.example.com/v1/ ").status == 0)
+        #expect(try listed() == [:], "erased through the same trimmed URL")
+        // White space only is no URL, in store as in get.
+        #expect(try docker("store", "{\"ServerURL\": \" \\t \", \"Username\": \"u\", \"Secret\": \"s\"}").out == "no credentials server URL")
+    }
+
+    @Test func aKeyGivenTwiceKeepsItsLastValueAndKeysMatchAsGoMatchesThem() throws {
+        let stored = try docker("store", """
+            {"ServerURL": "first.example.com", "Username": "first", "Secret": "first-secret",
+             "ServerURL": "r.example.com", "username": "second", "SECRET": "x", "ſecret": "\(secret)", "Other": {"Secret": "nested"}}
+            """)
+        #expect(stored.status == 0, "\(stored.out)")
+        #expect(try got("r.example.com") == ["ServerURL": "r.example.com", "Username": "second", "Secret": secret])
+        #expect(try got("first.example.com") == nil, "the first ServerURL was replaced, not stored")
+        // null leaves a field as it was; a field of another type is refused.
+        #expect(try docker("store", "{\"ServerURL\": \"n.example.com\", \"Username\": \"u\", \"Secret\": \"s\", \"Username\": null}").status == 0)
+        #expect(try got("n.example.com")?["Username"] == "u")
+        let typed = try docker("store", "{\"ServerURL\": \"t.example.com\", \"Username\": \"u\", \"Secret\": \"s\", \"secret\": 1}")
+        #expect(typed.status == 1 && typed.out.contains("not docker's credentials JSON"))
+        #expect(try got("t.example.com") == nil)
+    }
+
+    @Test func erasingARegistryWithoutACredentialSucceeds() throws {
+        #expect(try docker("store", "{\"ServerURL\": \"kept.example.com\", \"Username\": \"u\", \"Secret\": \"\(secret)\"}").status == 0)
+        let erase = try docker("erase", "never-stored.example.com")
+        #expect(erase.status == 0 && erase.out.isEmpty, "\(erase.out)")
+        #expect(try listed() == ["kept.example.com": "u"], "nothing else erased")
+        #expect(try docker("erase", "kept.example.com").status == 0)
+        #expect(try docker("erase", "kept.example.com").status == 0, "erasing again: still nothing to report")
+        // get still reports a registry it does not know with docker's message.
+        let get = try docker("get", "kept.example.com")
+        #expect(get.status == 1 && get.out == "credentials not found in native keychain")
+        #expect(try docker("erase", " \n").out == "no credentials server URL")
+    }
+}
+
+private extension Unicode.Scalar {
+    /// This character inside a JSON string (`\uXXXX` for white space and controls).
+    var escapedForJSON: String {
+        value < 0x20 || properties.isWhitespace ? String(format: "\\u%04X", value) : String(self)
+    }
+}
