@@ -1,4 +1,5 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// `docker-credential-credvault` where docker's protocol says nothing, aligned with docker's own
@@ -6,7 +7,7 @@ import Testing
 /// `erase` whatever white space surrounds it; `store`'s JSON is read as Go reads it (a key given
 /// twice keeps its last value, keys match case-insensitively); erasing a registry that has no
 /// credential succeeds, as docker's Secret Service helper does.
-@Suite final class DockerCredentialEdgeTests {
+@Suite(.ownThread) final class DockerCredentialEdgeTests {
     let dir = TempDirectory()
     let secret = "tok-\(UUID().uuidString)"
     lazy var environment = CLIChild.environment(dir, ["CREDVAULT_BACKEND": "file"])

@@ -1,10 +1,11 @@
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// git's credential protocol tells an absent field from an empty one: `username=` (a single
 /// sign-on host's empty user name) and an empty password are stored and answered as they are,
 /// while a request without a username stores nothing and asks for any account.
-@Suite final class GitCredentialEmptyFieldTests {
+@Suite(.ownThread) final class GitCredentialEmptyFieldTests {
     let dir = TempDirectory()
     lazy var environment = CLIChild.environment(dir, ["CREDVAULT_BACKEND": "file"])
 

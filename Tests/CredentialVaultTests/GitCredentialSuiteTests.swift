@@ -6,7 +6,7 @@ import Testing
 /// lib-credential.sh, vendored unchanged) against `git-credential-credvault` on the sealed file,
 /// with the installed git: nothing fails, the empty user name of single sign-on hosts included
 /// (checks that need git >= 2.41 are skipped with an older git, and said so).
-@Suite struct GitCredentialSuiteTests {
+@Suite(.ownThread) struct GitCredentialSuiteTests {
     @Test(.enabled(if: GitCredentialSuite.hasGit, "needs git: run scripts/install-deps.sh credential-helpers"))
     func gitsOwnHelperTestPassesOnTheSealedFile() throws {
         let outcome = try GitCredentialSuite.run(mode: "file", credvault: BuiltProducts.credvault)

@@ -6,7 +6,7 @@ import Testing
 /// sealed file, through a keyring backend that runs the CLI: names made of white space,
 /// punctuation and control characters, an empty user name, Unicode, deletes within a group,
 /// all round-trip exactly.
-@Suite final class PythonKeyringFileSuiteTests {
+@Suite(.ownThread) final class PythonKeyringFileSuiteTests {
     let dir = TempDirectory()
 
     @Test(.enabled(if: PythonKeyringSuite.python != nil, "needs CREDVAULT_TEST_PYTHON_KEYRING (keyring and pytest): run scripts/test.sh"))
