@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -48,15 +49,18 @@ enum CLIChild {
     }
 
     /// Runs `executable ARGUMENTS` (`argv` given as raw bytes, so tests can pass bytes that are
-    /// not UTF-8) in `directory`, feeding `stdin`, and waits for it: at most `timeout` seconds,
-    /// then it is killed with `SIGKILL`.
+    /// not UTF-8) in `directory`, feeding `stdin`, and waits for it: at most `timeout` seconds (a
+    /// ceiling for a hang, not a speed), then it is killed with `SIGKILL`.
     static func run(
         rawArguments: [[UInt8]], executable: URL = BuiltProducts.credvault, environment: [String: String],
-        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 30
+        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 300
     ) throws -> Outcome {
-        var input: [Int32] = [-1, -1], output: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
-        guard pipe(&input) == 0, pipe(&output) == 0, pipe(&errors) == 0 else { throw POSIXError(.EMFILE) }
-        for fd in input + output + errors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Close-on-exec from birth: no child of a test running in parallel inherits them.
+        guard let inputPipe = Descriptors.pipe(), let outputPipe = Descriptors.pipe(), let errorsPipe = Descriptors.pipe() else {
+            throw POSIXError(.EMFILE)
+        }
+        var input = [inputPipe.read, inputPipe.write], output = [outputPipe.read, outputPipe.write]
+        let errors = [errorsPipe.read, errorsPipe.write]
         // The secret fits the pipe buffer: written before the child starts, so no thread is needed.
         precondition(stdin.count < 65536)
         stdin.withUnsafeBytes { _ = Glibc.write(input[1], $0.baseAddress, $0.count) }
@@ -76,6 +80,7 @@ enum CLIChild {
             posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         }
         posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        Descriptors.closeInChild(from: 3, &actions)
 
         var attributes = ShellLikeSpawn.attributes()
         defer { posix_spawnattr_destroy(&attributes) }
