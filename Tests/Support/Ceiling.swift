@@ -18,15 +18,25 @@ package struct CeilingPassed: Error, CustomStringConvertible {
 package func withCeiling<T: Sendable>(
     _ ceiling: Duration = .seconds(120), _ what: String, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let task = Task { try await body() }
-    let passed = Mutex(false)
+    // `state`: 0 running, 1 finished, 2 past the ceiling. The body marks itself finished as it
+    // ends, so a ceiling reached while a finished body waits to resume its caller (a starved
+    // pool) is not a hang.
+    let state = Mutex(0)
+    let task = Task {
+        defer { state.withLock { if $0 == 0 { $0 = 1 } } }
+        return try await body()
+    }
     let timer = DispatchWorkItem {
-        passed.withLock { $0 = true }
+        guard state.withLock({ state -> Bool in
+            guard state == 0 else { return false }
+            state = 2
+            return true
+        }) else { return }
         task.cancel()
     }
     DispatchQueue.global().asyncAfter(deadline: .now() + ceiling.seconds, execute: timer)
     defer { timer.cancel() }
     let result = await task.result
-    if passed.withLock({ $0 }) { throw CeilingPassed(what: what, ceiling: ceiling) }
+    if state.withLock({ $0 }) == 2 { throw CeilingPassed(what: what, ceiling: ceiling) }
     return try result.get()
 }

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 
 @testable import CredentialVault
@@ -5,22 +6,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A private temporary directory (0700) removed when released.
-final class TempDirectory: @unchecked Sendable {
-    let url: URL
-
-    init() {
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("cv-test-XXXXXX").path
-        var bytes = Array(template.utf8CString)
-        let path = bytes.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        url = URL(fileURLWithPath: path)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func path(_ name: String) -> URL { url.appendingPathComponent(name) }
-}
 
 /// Helpers for making sealed-file vaults cheaply in tests.
 enum TestVault {
@@ -89,16 +74,13 @@ enum TestVault {
     }
 }
 
-/// Paths of the executables built beside the test bundle.
-enum BuiltProducts {
-    static var directory: URL {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("credvault").path) {
-            url.deleteLastPathComponent()
-        }
-        return url
+
+extension HelperProcess {
+    /// The environment that gives the helper the same device identity as `TestVault`.
+    static func environment(_ dir: TempDirectory, device: String = "this-machine") -> [String: String] {
+        let identity = TestVault.device(in: dir, name: device)
+        return [
+            "CREDVAULT_TEST_HOST_SECRET": identity.hostSecretURL.path, "CREDVAULT_TEST_MACHINE_ID": identity.machineID,
+        ]
     }
-    static var credvault: URL { directory.appendingPathComponent("credvault") }
-    static var full: URL { directory.appendingPathComponent("credvault-full") }
-    static var helper: URL { directory.appendingPathComponent("credvault-testhelper") }
 }

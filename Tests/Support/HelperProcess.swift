@@ -5,20 +5,20 @@ import Glibc
 #endif
 
 /// A `credvault-testhelper` process whose stdout is read line by line, for tests that kill it.
-final class HelperProcess {
-    struct Died: Error, CustomStringConvertible {
-        var description: String
+package final class HelperProcess {
+    package struct Died: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    let process = Process()
+    package let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
     private var buffer = Data()
     private var finished = false
     /// Every line read so far.
-    private(set) var lines: [String] = []
+    package private(set) var lines: [String] = []
 
-    init(_ arguments: [String], environment: [String: String]) throws {
+    package init(_ arguments: [String], environment: [String: String]) throws {
         process.executableURL = BuiltProducts.helper
         process.arguments = arguments
         process.environment = environment.merging(Sanitizers.options) { $1 }
@@ -27,10 +27,10 @@ final class HelperProcess {
         try process.run()
     }
 
-    var pid: pid_t { process.processIdentifier }
+    package var pid: pid_t { process.processIdentifier }
 
     /// The next line, or `nil` at end of output.
-    func nextLine() -> String? {
+    package func nextLine() -> String? {
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
@@ -46,7 +46,7 @@ final class HelperProcess {
 
     /// Reads lines until one starts with `prefix`; throws if the helper ends first.
     @discardableResult
-    func waitForLine(startingWith prefix: String) throws -> String {
+    package func waitForLine(startingWith prefix: String) throws -> String {
         while let line = nextLine() {
             if line.hasPrefix(prefix) { return line }
         }
@@ -54,47 +54,39 @@ final class HelperProcess {
     }
 
     /// SIGKILL, reap, and read whatever it printed before dying.
-    func kill() {
+    package func kill() {
         Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         while nextLine() != nil {}
     }
 
     /// Waits for a normal end and reads the rest of the output.
-    func waitForExit() -> Int32 {
+    package func waitForExit() -> Int32 {
         while nextLine() != nil {}
         process.waitUntilExit()
         return process.terminationStatus
     }
 
-    func stderrText() -> String {
+    package func stderrText() -> String {
         if process.isRunning { return "" }
         return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
     /// The number N of the last line "WORD N", or -1.
-    func lastNumber(after word: String) -> Int {
+    package func lastNumber(after word: String) -> Int {
         for line in lines.reversed() where line.hasPrefix(word + " ") {
             if let n = Int(line.dropFirst(word.count + 1)) { return n }
         }
         return -1
     }
-
-    /// The environment that gives the helper the same device identity as `TestVault`.
-    static func environment(_ dir: TempDirectory, device: String = "this-machine") -> [String: String] {
-        let identity = TestVault.device(in: dir, name: device)
-        return [
-            "CREDVAULT_TEST_HOST_SECRET": identity.hostSecretURL.path, "CREDVAULT_TEST_MACHINE_ID": identity.machineID,
-        ]
-    }
 }
 
 /// Settings read from the environment so that scripts can run the long versions.
-enum ReliabilitySettings {
-    static func integer(_ name: String, default value: Int) -> Int {
+package enum ReliabilitySettings {
+    package static func integer(_ name: String, default value: Int) -> Int {
         ProcessInfo.processInfo.environment[name].flatMap { Int($0) } ?? value
     }
 
     /// SIGKILLs per crash scenario (CI: 20; `scripts/reliability/crash.sh --kills N`).
-    static var kills: Int { integer("CREDVAULT_CRASH_KILLS", default: 20) }
+    package static var kills: Int { integer("CREDVAULT_CRASH_KILLS", default: 20) }
 }

@@ -6,9 +6,9 @@ import Glibc
 
 /// `posix_spawn` attributes for a child started as from a shell: an empty signal mask and the
 /// default disposition of every signal, whatever the test process blocks or ignores.
-enum ShellLikeSpawn {
+package enum ShellLikeSpawn {
     /// Initialised attributes; the caller destroys them (`posix_spawnattr_destroy`).
-    static func attributes() -> posix_spawnattr_t {
+    package static func attributes() -> posix_spawnattr_t {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         var none = sigset_t(), all = sigset_t()

@@ -1,4 +1,3 @@
-import CredentialVaultTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -10,9 +9,9 @@ import Glibc
 /// already gone. `posix_spawn` directly, because Foundation's `Process` cannot start a child
 /// with a closed stdout. The child gets default signal dispositions and an empty signal mask,
 /// as from a shell.
-enum CLIChild {
+package enum CLIChild {
     /// Where the child's stdout goes.
-    enum Output: CustomStringConvertible {
+    package enum Output: CustomStringConvertible {
         /// A pipe the test reads to the end.
         case pipe
         /// `/dev/full`: every write fails with `ENOSPC`.
@@ -22,7 +21,7 @@ enum CLIChild {
         /// A pipe whose read end is closed before the child starts: `SIGPIPE` / `EPIPE`.
         case brokenPipe
 
-        var description: String {
+        package var description: String {
             switch self {
             case .pipe: "a pipe"
             case .devFull: "/dev/full"
@@ -33,17 +32,17 @@ enum CLIChild {
     }
 
     /// How the child ended and what it wrote.
-    struct Outcome {
+    package struct Outcome {
         /// The exit status, or `128 + signal` when a signal ended it.
-        var status: Int32
+        package var status: Int32
         /// The signal that ended it, if one did.
-        var signal: Int32?
-        var stdout: Data
-        var stderr: String
+        package var signal: Int32?
+        package var stdout: Data
+        package var stderr: String
     }
 
     /// A private environment in `dir` (XDG directories, HOME, a minimal PATH) plus `extra`.
-    static func environment(_ dir: TempDirectory, _ extra: [String: String] = [:]) -> [String: String] {
+    package static func environment(_ dir: TempDirectory, _ extra: [String: String] = [:]) -> [String: String] {
         ["HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path("state").path, "PATH": "/usr/bin:/bin"]
             .merging(Sanitizers.options) { $1 }.merging(extra) { $1 }
     }
@@ -51,7 +50,7 @@ enum CLIChild {
     /// Runs `executable ARGUMENTS` (`argv` given as raw bytes, so tests can pass bytes that are
     /// not UTF-8) in `directory`, feeding `stdin`, and waits for it: at most `timeout` seconds (a
     /// ceiling for a hang, not a speed), then it is killed with `SIGKILL`.
-    static func run(
+    package static func run(
         rawArguments: [[UInt8]], executable: URL = BuiltProducts.credvault, environment: [String: String],
         directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 300
     ) throws -> Outcome {
@@ -125,7 +124,7 @@ enum CLIChild {
     }
 
     /// `run` with UTF-8 arguments.
-    static func run(
+    package static func run(
         _ arguments: [String], executable: URL = BuiltProducts.credvault, environment: [String: String],
         directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe
     ) throws -> Outcome {

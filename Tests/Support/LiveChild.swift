@@ -1,4 +1,3 @@
-import CredentialVaultTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -10,9 +9,9 @@ import Glibc
 /// default signal dispositions and an empty mask, as from a shell; every other descriptor of
 /// the test process is close-on-exec. Each wait has a deadline; a child still running when
 /// the test ends is killed.
-final class LiveChild {
+package final class LiveChild {
     /// How the child's stdin is set up.
-    enum Input {
+    package enum Input {
         /// A pipe the test keeps open (and may close with `closeStdin`).
         case pipe
         /// Descriptor 0 closed.
@@ -21,13 +20,13 @@ final class LiveChild {
         case file(URL)
     }
 
-    let pid: pid_t
+    package let pid: pid_t
     private var stdinWriter: Int32 = -1
     private let reader: FileHandle
     private var pending = Data()
     private var status: Int32?
 
-    init(_ executable: URL, _ arguments: [String], environment: [String: String], stdin: Input = .pipe) throws {
+    package init(_ executable: URL, _ arguments: [String], environment: [String: String], stdin: Input = .pipe) throws {
         // Close-on-exec from birth: tests run in parallel, and a pipe end inherited by another
         // test's child would keep this one's reader from ever seeing the end of the output.
         guard let inputPipe = Descriptors.pipe(), let outputPipe = Descriptors.pipe() else { throw POSIXError(.EMFILE) }
@@ -74,19 +73,19 @@ final class LiveChild {
     }
 
     /// Writes `data` to the child's stdin pipe (small: it fits the pipe's buffer).
-    func write(_ data: Data) {
+    package func write(_ data: Data) {
         data.withUnsafeBytes { _ = Glibc.write(stdinWriter, $0.baseAddress, $0.count) }
     }
 
     /// Closes the write end of the child's stdin pipe.
-    func closeStdin() {
+    package func closeStdin() {
         if stdinWriter >= 0 { close(stdinWriter) }
         stdinWriter = -1
     }
 
     /// The next line of the child's stdout (without its newline); `nil` at its end or when no
     /// line came within `seconds`.
-    func nextLine(within seconds: Int32 = 20) -> String? {
+    package func nextLine(within seconds: Int32 = 20) -> String? {
         let deadline = ContinuousClock.now + .seconds(Int(seconds))
         while true {
             if let newline = pending.firstIndex(of: 0x0A) {
@@ -107,7 +106,7 @@ final class LiveChild {
 
     /// Waits (at most `seconds`, then SIGKILL) for the child's end: its raw wait status.
     @discardableResult
-    func wait(within seconds: Double = 20) -> Int32 {
+    package func wait(within seconds: Double = 20) -> Int32 {
         if let status { return status }
         // A child that hangs is killed (and then reported by its signal), never waited for forever.
         let watchdog = DispatchWorkItem { [pid] in kill(pid, SIGKILL) }
@@ -120,7 +119,7 @@ final class LiveChild {
     }
 
     /// The exit code, or `nil` when a signal ended it.
-    static func exitCode(_ status: Int32) -> Int32? { status & 0x7F == 0 ? (status >> 8) & 0xFF : nil }
+    package static func exitCode(_ status: Int32) -> Int32? { status & 0x7F == 0 ? (status >> 8) & 0xFF : nil }
     /// The signal that ended it, if one did.
-    static func signal(_ status: Int32) -> Int32? { status & 0x7F == 0 ? nil : status & 0x7F }
+    package static func signal(_ status: Int32) -> Int32? { status & 0x7F == 0 ? nil : status & 0x7F }
 }

@@ -6,8 +6,8 @@ import Glibc
 
 /// Whether this test process runs under AddressSanitizer or ThreadSanitizer
 /// (`scripts/sanitizers.sh`): their allocators and shadow memory make memory scans meaningless.
-enum Sanitizers {
-    static let active: Bool = {
+package enum Sanitizers {
+    package static let active: Bool = {
         guard let handle = dlopen(nil, RTLD_NOW) else { return false }
         defer { dlclose(handle) }
         return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
@@ -15,7 +15,7 @@ enum Sanitizers {
 
     /// The sanitizer options of this process (scripts/sanitizers.sh), for child processes
     /// started with an environment of their own.
-    static var options: [String: String] {
+    package static var options: [String: String] {
         ProcessInfo.processInfo.environment.filter { ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"].contains($0.key) }
     }
 }
