@@ -21,13 +21,13 @@ package func withCeiling<T: Sendable>(
     // `state`: 0 running, 1 finished, 2 past the ceiling. The body marks itself finished as it
     // ends, so a ceiling reached while a finished body waits to resume its caller (a starved
     // pool) is not a hang.
-    let state = Mutex(0)
+    let state = CeilingState()
     let task = Task {
-        defer { state.withLock { if $0 == 0 { $0 = 1 } } }
+        defer { state.value.withLock { if $0 == 0 { $0 = 1 } } }
         return try await body()
     }
     let timer = DispatchWorkItem {
-        guard state.withLock({ state -> Bool in
+        guard state.value.withLock({ state -> Bool in
             guard state == 0 else { return false }
             state = 2
             return true
@@ -37,6 +37,11 @@ package func withCeiling<T: Sendable>(
     DispatchQueue.global().asyncAfter(deadline: .now() + ceiling.seconds, execute: timer)
     defer { timer.cancel() }
     let result = await task.result
-    if state.withLock({ $0 }) == 2 { throw CeilingPassed(what: what, ceiling: ceiling) }
+    if state.value.withLock({ $0 }) == 2 { throw CeilingPassed(what: what, ceiling: ceiling) }
     return try result.get()
+}
+
+/// Where `withCeiling`'s body and timer meet.
+private final class CeilingState: Sendable {
+    let value = Mutex(0)
 }
