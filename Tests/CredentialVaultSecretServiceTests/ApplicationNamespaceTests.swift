@@ -135,4 +135,22 @@ import Testing
         #expect(try store(desktop).load(key: "access_token") == "desktop")
         #expect(try store(other).load(key: "access_token") == "other")
     }
+
+    /// The expiry sweep deletes only the sweeping store's own expired items: application B (a
+    /// clock an hour ahead) used to purge application A's still-valid ephemeral credential.
+    @Test(.privateKeyring) func anotherApplicationsSweepLeavesMyEphemeralItem() throws {
+        let prefix = "cvtest-\(UUID().uuidString.prefix(8))/"
+        let a = SecretServiceStore(
+            configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("SweepA"), serviceNamePrefix: prefix))
+        let clock = ManualClock(start: Date().addingTimeInterval(3600))
+        let b = SecretServiceStore(
+            configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("SweepB"), serviceNamePrefix: prefix, clock: clock))
+        defer { _ = try? a.deleteAll(); _ = try? b.deleteAll() }
+        let key = CredentialKey(service: "svc", account: "acct")
+        try a.save(Data("a-nonce".utf8), for: key, options: .ephemeral(ttl: .seconds(600)))
+        try b.save(Data("b".utf8), for: CredentialKey(service: "other", account: "acct"), options: .ephemeral(ttl: .seconds(1)))
+        clock.advance(by: .seconds(2))
+        _ = try b.delete(CredentialKey(service: "unrelated", account: "acct"))  // b's own item expired: b sweeps
+        #expect(try a.take(key).map { String(decoding: $0, as: UTF8.self) } == "a-nonce")
+    }
 }

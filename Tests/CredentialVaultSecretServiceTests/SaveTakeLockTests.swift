@@ -13,9 +13,10 @@ import Glibc
 /// check that a saved value is never lost, and that a held lock gives `busy`, never a hang.
 @Suite(.privateKeyring)
 struct SaveTakeLockTests {
-    /// Each round: the key holds `old`; one thread takes while another saves `new`, started
-    /// together with a varying head start for one side. Linearizable outcomes only: the take
-    /// got `new` and nothing is left, or it got `old` and `new` is still there.
+    /// Each round: the key holds `old`; one thread takes while another saves `new`, released
+    /// together by one start signal (whichever gets the lock first varies from round to round).
+    /// Linearizable outcomes only: the take got `new` and nothing is left, or it got `old` and
+    /// `new` is still there.
     @Test func aTakeRacingASaveNeverLosesTheSavedValue() throws {
         let fixture = IsolatedSecretServiceStore()
         let store = fixture.store
@@ -26,15 +27,24 @@ struct SaveTakeLockTests {
             try store.save(old, for: key)
             let taken = Shared<Result<Data?, CredentialVaultError>?>(nil)
             let saved = Shared<Result<Void, CredentialVaultError>?>(nil)
-            let headStart = Double(round / 2 % 8) * 0.000_25
-            DispatchQueue.concurrentPerform(iterations: 2) { side in
-                if side == round % 2 { Thread.sleep(forTimeInterval: headStart) }
-                if side == 0 {
-                    taken.value = Result { () throws(CredentialVaultError) -> Data? in try store.take(key) }
-                } else {
-                    saved.value = Result { () throws(CredentialVaultError) in try store.save(new, for: key) }
+            // Two threads released together by one start signal (no head start guessed).
+            let start = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            for side in 0..<2 {
+                done.enter()
+                Thread.detachNewThread {
+                    start.wait()
+                    if side == 0 {
+                        taken.value = Result { () throws(CredentialVaultError) -> Data? in try store.take(key) }
+                    } else {
+                        saved.value = Result { () throws(CredentialVaultError) in try store.save(new, for: key) }
+                    }
+                    done.leave()
                 }
             }
+            start.signal()
+            start.signal()
+            done.wait()
             try saved.value?.get()
             let got = try taken.value?.get()
             let left = try store.take(key)
@@ -92,35 +102,30 @@ struct SaveTakeLockTests {
     }
 
     /// A lock held by someone else (another descriptor in this process, then another process)
-    /// makes `save` and `take` of that key throw `busy` at the deadline; reads and keys of other
-    /// lock files are not held up, and the key works again once the lock is released.
+    /// makes `save` and `take` of that key throw `busy` at the deadline while it is still held;
+    /// keys of other lock files are not held up, and the key works again once it is released.
     @Test func aHeldLockGivesBusyAtTheDeadline() throws {
-        let deadline = Duration.milliseconds(400)
-        let fixture = IsolatedSecretServiceStore(timeout: deadline)
-        let key = CredentialKey(service: "busy", account: "acct")
+        let fixture = IsolatedSecretServiceStore(timeout: .milliseconds(400))
+        let key = KeyItems.key(service: "busy", prefix: fixture.prefix, inStripe: KeyItems.heldUntilBusy)
+        // Outside every stripe a test of this process holds: never busy because of a parallel test.
+        let other = KeyItems.key(service: "busy", prefix: fixture.prefix, outside: KeyItems.heldStripes)
         try fixture.store.save(Data("before".utf8), for: key)
         let path = try KeyItems.lockPath(key, prefix: fixture.prefix)
-        let other = try #require(
-            (0..<500).lazy.map { CredentialKey(service: "busy", account: "other-\($0)") }
-                .first { KeyItems.stripe($0, prefix: fixture.prefix) != KeyItems.stripe(key, prefix: fixture.prefix) })
 
-        func expectBusy(_ what: String) throws {
+        func expectBusy(_ what: String, stillHeld: () -> Bool) throws {
             for operation in ["save", "take"] {
-                let start = ContinuousClock.now
                 #expect(throws: CredentialVaultError.busy, "\(what): \(operation)") {
                     if operation == "save" { try fixture.store.save(Data("during".utf8), for: key) } else { _ = try fixture.store.take(key) }
                 }
-                let elapsed = ContinuousClock.now - start
-                #expect(elapsed >= deadline - .milliseconds(20) && elapsed < deadline + .milliseconds(800), "\(what): \(operation) \(elapsed)")
+                #expect(stillHeld(), "\(what): busy came from the deadline, not from the lock's release")
             }
             #expect(try fixture.store.load(key) == Data("before".utf8), "\(what)")
             try fixture.store.save(Data("unrelated".utf8), for: other)
         }
 
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        try #require(fd >= 0 && flock(fd, LOCK_EX) == 0)
-        try expectBusy("held in this process")
-        close(fd)
+        let held = try HeldLock(path)
+        try expectBusy("held in this process") { held.isHeld }
+        held.release()
         #expect(try fixture.store.take(key) == Data("before".utf8))
 
         // Held by another process: the test helper's raw flock on `<path minus .lock>.lock`.
@@ -129,16 +134,17 @@ struct SaveTakeLockTests {
         try fixture.store.save(Data("before".utf8), for: key)
         let holder = Process()
         holder.executableURL = helper
-        holder.arguments = ["hold-lock", String(path.dropLast(".lock".count)), "20"]
-        holder.standardOutput = FileHandle.nullDevice
+        holder.arguments = ["hold-lock", String(path.dropLast(".lock".count)), "600"]
+        let output = Pipe()
+        holder.standardOutput = output
         try holder.run()
         // SIGKILL: a child of a test thread may inherit a mask that blocks SIGTERM.
         defer {
             kill(holder.processIdentifier, SIGKILL)
             holder.waitUntilExit()
         }
-        try #require(waitUntilLocked(path, within: .seconds(10)), "the helper did not take the lock")
-        try expectBusy("held by another process")
+        try #require(LineReader(output).next() == "locked", "the helper took the lock")
+        try expectBusy("held by another process") { holder.isRunning }
         kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()
         #expect(try fixture.store.take(key) == Data("before".utf8))
@@ -198,21 +204,6 @@ final class Shared<Value: Sendable>: Sendable {
     }
 
     func update(_ body: (inout Value) -> Void) { storage.withLock { body(&$0) } }
-}
-
-/// Waits until someone else holds the `flock` on `path`.
-private func waitUntilLocked(_ path: String, within limit: Duration) -> Bool {
-    let end = ContinuousClock.now + limit
-    while ContinuousClock.now < end {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        if fd >= 0 {
-            let free = flock(fd, LOCK_EX | LOCK_NB) == 0
-            close(fd)
-            if !free { return true }
-        }
-        Thread.sleep(forTimeInterval: 0.01)
-    }
-    return false
 }
 
 private func text(_ data: Data?) -> String { data.map { "\"\(String(decoding: $0, as: UTF8.self))\"" } ?? "nothing" }

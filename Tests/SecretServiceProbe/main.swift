@@ -8,13 +8,14 @@
 //        take:SERVICE:ACCOUNT | delete:SERVICE:ACCOUNT
 //        async-status | async-unlock | async-list | async-save:SERVICE:ACCOUNT |
 //        async-load:SERVICE:ACCOUNT | async-take:SERVICE:ACCOUNT | async-delete:SERVICE:ACCOUNT
-//        (the same through the async API) | async-saves:COUNT:CANCEL_MS:KEYS |
-//        sync-saves:COUNT:CANCEL_MS:KEYS (concurrent saves beside a heartbeat: AsyncSteps.swift)
+//        (the same through the async API) |
+//        async-saves:COUNT:finish|cancel:one|distinct (concurrent saves beside a heartbeat: SavesRun.swift)
 // sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID; lock-default
 // locks the login collection with `dbus-send` (Service.Lock, which never prompts).
 // Prints one line per step: STEP <TAB> OUTCOME <TAB> MILLISECONDS [<TAB> ERROR MESSAGE], where
 // OUTCOME is `ok`, `nil`, `value:<hex>`, `keys:<n>`, `unlocked`, `locked`, or `error:<case>` (a
-// CredentialVaultError case, whose description follows in a fourth field).
+// CredentialVaultError case, whose description follows in a fourth field). MILLISECONDS is for
+// people reading a failure; tests assert outcomes only. Lines starting with `#` are progress.
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation

@@ -25,6 +25,9 @@ enum TestEnvironment {
         return bundle.deletingLastPathComponent().appendingPathComponent("secret-service-probe")
     }
 
+    /// The `credvault` executable, built next to the test bundle.
+    static var credvault: URL { probe.deletingLastPathComponent().appendingPathComponent("credvault") }
+
     /// Whether an executable named `name` is on the PATH.
     static func hasTool(_ name: String) -> Bool {
         (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
