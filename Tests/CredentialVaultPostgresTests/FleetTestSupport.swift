@@ -1,7 +1,9 @@
 import CredentialVault
-import CredentialVaultPostgres
+import CredentialVaultTestSupport
 import Foundation
 import Testing
+
+@testable import CredentialVaultPostgres
 
 #if canImport(Glibc)
 import Glibc
@@ -27,6 +29,26 @@ enum TestCluster {
         let (status, output) = try runTool("/usr/bin/psql", [conninfo!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
         guard status == 0 else { throw TestFailure("psql failed (\(status)) on: \(sql)") }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Asks the server `query` until it answers `expected`: another session's state (a lock
+    /// granted or waited for, a replica in sync) observed on the server, never waited out.
+    /// The ceiling only says that it came at all.
+    static func untilServer(
+        answers expected: String, to query: String, conninfo: String? = TestCluster.conninfo, ceiling: Duration = .seconds(60)
+    ) async throws {
+        try await withCeiling(ceiling, "the server to answer \(expected) to \(query)") {
+            while try psql(query, conninfo: conninfo) != expected { try Task.checkCancellation() }
+        }
+    }
+
+    /// How many sessions hold (`granted`) or wait for the fleet lock of `store` (its advisory
+    /// lock, a bigint key: classid is its high half, objid its low half): this store's own
+    /// rows only, whatever other tests lock meanwhile.
+    static func fleetLockQuery(_ store: PostgresStore, granted: Bool) -> String {
+        let key = UInt64(bitPattern: store.lockKey)
+        return "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = \(key >> 32) AND objid = \(key & 0xFFFF_FFFF) "
+            + "AND objsubid = 1 AND \(granted ? "" : "NOT ")granted"
     }
 }
 

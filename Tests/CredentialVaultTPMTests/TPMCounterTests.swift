@@ -83,16 +83,35 @@ final class TPMCounterTests {
         #expect(counter.reference == candidates[2])
 
         for taken in candidates[0...1] {
-            #expect(throws: CredentialVaultError.self) { _ = try self.custodian.readCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) }
-            #expect(throws: CredentialVaultError.self) { try self.custodian.incrementCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) }
-            #expect(throws: CredentialVaultError.self) { try self.custodian.removeCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) }
+            for operation in [
+                { _ = try self.custodian.readCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) },
+                { try self.custodian.incrementCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) },
+                { try self.custodian.removeCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) },
+            ] as [() throws -> Void] {
+                #expect {
+                    try operation()
+                } throws: { error in
+                    guard case .permissionDenied(let message) = error as? CredentialVaultError else { return false }
+                    return message.contains("is not this vault's rollback counter")
+                }
+            }
         }
         // Both still there, the other counter unchanged.
         try tpm.tool("tpm2_nvreadpublic", [hex[0]])
         #expect(try tpm.tool("tpm2_nvread", [hex[1], "-P", "someone-else", "-s", "8"]) == before)
 
         // A reference outside the owner range (a damaged vault) is refused before the TPM.
-        #expect(throws: CredentialVaultError.self) { _ = try self.custodian.readCounter(vaultID: self.vaultID, reference: 0x8100_0001, binding: self.binding) }
-        #expect(throws: CredentialVaultError.self) { _ = try self.custodian.createCounter(vaultID: [], binding: self.binding) }
+        #expect {
+            _ = try self.custodian.readCounter(vaultID: self.vaultID, reference: 0x8100_0001, binding: self.binding)
+        } throws: { error in
+            guard case .corrupted(let message) = error as? CredentialVaultError else { return false }
+            return message.contains("is not a TPM NV index of the owner range")
+        }
+        #expect {
+            _ = try self.custodian.createCounter(vaultID: [], binding: self.binding)
+        } throws: { error in
+            guard case .invalidArgument = error as? CredentialVaultError else { return false }
+            return true
+        }
     }
 }
