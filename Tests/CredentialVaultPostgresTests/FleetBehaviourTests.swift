@@ -105,9 +105,9 @@ struct FleetBehaviourTests {
     @Test func aLostConnectionIsReconnected() throws {
         let fleet = try TestFleet(freshness: .zero)
         try fleet.store.synchronous.save(Data("v1".utf8), for: key, options: .portable)
-        // The administrator ends every session of the store's connections.
+        // The administrator ends every session of the store's connections (this test's only).
         try TestCluster.psql(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'credvault' AND pid <> pg_backend_pid()")
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '\(fleet.schema)' AND pid <> pg_backend_pid()")
         #expect(try fleet.store.synchronous.load(key) == Data("v1".utf8))
         try fleet.store.synchronous.save(Data("v2".utf8), for: key, options: .portable)
         #expect(try fleet.store.synchronous.load(key) == Data("v2".utf8))

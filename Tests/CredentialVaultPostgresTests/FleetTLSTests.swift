@@ -16,7 +16,7 @@ struct FleetTLSTests {
         #expect(try fleet.reopen().synchronous.load(key) == Data("over tls".utf8))
         // The server sees the store's sessions over TLS 1.3 and nothing else.
         let tls = try TestCluster.psql(
-            "SELECT count(*) FILTER (WHERE NOT s.ssl), count(*) FILTER (WHERE s.ssl) > 0 FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = 'credvault'",
+            "SELECT count(*) FILTER (WHERE NOT s.ssl), count(*) FILTER (WHERE s.ssl) > 0 FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = '\(fleet.schema)'",
             conninfo: conninfo)
         #expect(tls == "0|t")
     }

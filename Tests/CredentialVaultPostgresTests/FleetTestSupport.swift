@@ -73,7 +73,9 @@ final class KeyFileDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// A fleet store in a fresh schema of the plain cluster, with its key file.
+/// A fleet store in a fresh schema of the plain cluster, with its key file. Its connections
+/// (the helper processes' too) carry the schema as their `application_name`, so that a test
+/// can find or end its own sessions on the shared server and nobody else's.
 struct TestFleet: Sendable {
     let schema: String
     let keys: KeyFileDirectory
@@ -84,12 +86,13 @@ struct TestFleet: Sendable {
         clock: any CredentialClock = SystemClock(), freshness: Duration = .seconds(1), conninfo: String = TestCluster.conninfo!,
         statementTimeout: Duration = .seconds(5)
     ) throws {
-        schema = TestCluster.freshSchema()
+        let schema = TestCluster.freshSchema()
+        self.schema = schema
         keys = KeyFileDirectory()
-        self.conninfo = conninfo
+        self.conninfo = conninfo + " application_name=\(schema)"
         store = try PostgresStore.initialize(
             PostgresConfiguration(
-                connectionString: conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock),
+                connectionString: self.conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock),
             host: "test-host", key: .keyFile(keys.keyFile))
     }
 
