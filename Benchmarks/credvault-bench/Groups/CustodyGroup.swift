@@ -3,7 +3,7 @@ import CredentialVaultSecretService
 import Foundation
 import Synchronization
 
-/// Key custody (issue 14): unlocking a device-key vault per custodian beside the host-secret
+/// Key custody: unlocking a device-key vault per custodian beside the host-secret
 /// file's (today's device key) and a key file; a save with a rollback counter beside the same
 /// save without one and beside the counter's own read + increment, in the same run. The
 /// keyring rows need the private keyring (`scripts/with-keyring.sh`), the TPM rows a TPM
