@@ -9,7 +9,7 @@ struct FleetBehaviourTests {
     let key = CredentialKey(service: "api.example", account: "token")
 
     @Test func deviceOnlyIsUnsupportedAndStoresNothing() async throws {
-        let fleet = try TestFleet()
+        let fleet = try await offThePool { try TestFleet() }
         #expect {
             try fleet.store.synchronous.save(Data("v".utf8), for: key, options: .default)
         } throws: { error in
@@ -24,20 +24,22 @@ struct FleetBehaviourTests {
         #expect(!fleet.store.capabilities.supportsDeviceOnly)
     }
 
-    @Test func ephemeralCredentialsArePurgedForEveryHost() throws {
-        let clock = ManualClock()
-        let fleet = try TestFleet(clock: clock, freshness: .zero)
-        try fleet.store.synchronous.save(Data("pkce".utf8), for: key, options: .ephemeral(ttl: .seconds(60)))
-        clock.advance(by: .seconds(61))
-        // Another host opening the store purges expired rows.
-        _ = try fleet.reopen(clock: clock)
-        #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "0")
+    @Test func ephemeralCredentialsArePurgedForEveryHost() async throws {
+        try await offThePool {
+            let clock = ManualClock()
+            let fleet = try TestFleet(clock: clock, freshness: .zero)
+            try fleet.store.synchronous.save(Data("pkce".utf8), for: key, options: .ephemeral(ttl: .seconds(60)))
+            clock.advance(by: .seconds(61))
+            // Another host opening the store purges expired rows.
+            _ = try fleet.reopen(clock: clock)
+            #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "0")
+        }
     }
 
     /// A table the administrator keeps locked makes a read `busy` at the statement timeout,
     /// while the lock is still held.
     @Test func aLockedTableIsBusyWithinTheLockTimeout() async throws {
-        let fleet = try TestFleet(freshness: .zero, statementTimeout: .milliseconds(300))
+        let fleet = try await offThePool { try TestFleet(freshness: .zero, statementTimeout: .milliseconds(300)) }
         try fleet.store.synchronous.save(Data("v".utf8), for: key, options: .portable)
         // The administrator locks the table from another session, until terminated.
         let holder = Process()
@@ -61,55 +63,63 @@ struct FleetBehaviourTests {
         #expect(try TestCluster.psql(granted) == "1", "busy came from the timeout: the table was still locked")
     }
 
-    @Test func initRefusesAnExistingStoreAndOpenRefusesAnotherSchemaVersion() throws {
-        let fleet = try TestFleet()
-        #expect {
-            try PostgresStore.initialize(fleet.configuration(), host: "other", key: .keyFile(fleet.keys.keyFile))
-        } throws: { error in
-            guard case .invalidArgument = error as? CredentialVaultError else { return false }
-            return true
-        }
-        try TestCluster.psql("UPDATE \(fleet.schema).fleet_meta SET schema_version = 2")
-        let error = thrownError { () throws(CredentialVaultError) in
-            try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(fleet.keys.keyFile))
-        }
-        guard case .unsupported? = error else { return #expect(Bool(false), "schema 2: \(String(describing: error))") }
-    }
-
-    @Test func aMissingStoreOrHostIsAClearError() throws {
-        let fleet = try TestFleet()
-        var configuration = fleet.configuration()
-        configuration.schema = "t_missing_store"
-        let missing = thrownError { () throws(CredentialVaultError) in
-            try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
-        }
-        guard case .notAvailable(let why)? = missing else { return #expect(Bool(false), "missing: \(String(describing: missing))") }
-        #expect(why.contains("fleet init"))
-        let stranger = thrownError { () throws(CredentialVaultError) in
-            try PostgresStore.open(fleet.configuration(), host: "stranger", key: .keyFile(fleet.keys.keyFile))
-        }
-        guard case .permissionDenied? = stranger else { return #expect(Bool(false), "stranger: \(String(describing: stranger))") }
-        let wrong = KeyFileDirectory()
-        #expect(throws: CredentialVaultError.wrongPassphrase) {
-            try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(wrong.keyFile))
+    @Test func initRefusesAnExistingStoreAndOpenRefusesAnotherSchemaVersion() async throws {
+        try await offThePool {
+            let fleet = try TestFleet()
+            #expect {
+                try PostgresStore.initialize(fleet.configuration(), host: "other", key: .keyFile(fleet.keys.keyFile))
+            } throws: { error in
+                guard case .invalidArgument = error as? CredentialVaultError else { return false }
+                return true
+            }
+            try TestCluster.psql("UPDATE \(fleet.schema).fleet_meta SET schema_version = 2")
+            let error = thrownError { () throws(CredentialVaultError) in
+                try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            }
+            guard case .unsupported? = error else { return #expect(Bool(false), "schema 2: \(String(describing: error))") }
         }
     }
 
-    @Test func anUnreachableServerIsNotAvailable() throws {
-        let configuration = PostgresConfiguration(
-            connectionString: "host=127.0.0.1 port=1 user=postgres dbname=postgres", schema: "credvault", reconnectAttempts: 0)
-        let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(configuration, host: "h", key: .passphrase("x")) }
-        guard case .notAvailable? = error else { return #expect(Bool(false), "closed port: \(String(describing: error))") }
+    @Test func aMissingStoreOrHostIsAClearError() async throws {
+        try await offThePool {
+            let fleet = try TestFleet()
+            var configuration = fleet.configuration()
+            configuration.schema = "t_missing_store"
+            let missing = thrownError { () throws(CredentialVaultError) in
+                try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            }
+            guard case .notAvailable(let why)? = missing else { return #expect(Bool(false), "missing: \(String(describing: missing))") }
+            #expect(why.contains("fleet init"))
+            let stranger = thrownError { () throws(CredentialVaultError) in
+                try PostgresStore.open(fleet.configuration(), host: "stranger", key: .keyFile(fleet.keys.keyFile))
+            }
+            guard case .permissionDenied? = stranger else { return #expect(Bool(false), "stranger: \(String(describing: stranger))") }
+            let wrong = KeyFileDirectory()
+            #expect(throws: CredentialVaultError.wrongPassphrase) {
+                try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(wrong.keyFile))
+            }
+        }
     }
 
-    @Test func aLostConnectionIsReconnected() throws {
-        let fleet = try TestFleet(freshness: .zero)
-        try fleet.store.synchronous.save(Data("v1".utf8), for: key, options: .portable)
-        // The administrator ends every session of the store's connections (this test's only).
-        try TestCluster.psql(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '\(fleet.schema)' AND pid <> pg_backend_pid()")
-        #expect(try fleet.store.synchronous.load(key) == Data("v1".utf8))
-        try fleet.store.synchronous.save(Data("v2".utf8), for: key, options: .portable)
-        #expect(try fleet.store.synchronous.load(key) == Data("v2".utf8))
+    @Test func anUnreachableServerIsNotAvailable() async throws {
+        try await offThePool {
+            let configuration = PostgresConfiguration(
+                connectionString: "host=127.0.0.1 port=1 user=postgres dbname=postgres", schema: "credvault", reconnectAttempts: 0)
+            let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(configuration, host: "h", key: .passphrase("x")) }
+            guard case .notAvailable? = error else { return #expect(Bool(false), "closed port: \(String(describing: error))") }
+        }
+    }
+
+    @Test func aLostConnectionIsReconnected() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            try fleet.store.synchronous.save(Data("v1".utf8), for: key, options: .portable)
+            // The administrator ends every session of the store's connections (this test's only).
+            try TestCluster.psql(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '\(fleet.schema)' AND pid <> pg_backend_pid()")
+            #expect(try fleet.store.synchronous.load(key) == Data("v1".utf8))
+            try fleet.store.synchronous.save(Data("v2".utf8), for: key, options: .portable)
+            #expect(try fleet.store.synchronous.load(key) == Data("v2".utf8))
+        }
     }
 }

@@ -29,20 +29,22 @@ struct FleetFailoverTests {
     }
 
     @Test func aPrimaryKilledMidLoadLosesNoAcknowledgedWrite() async throws {
-        let output = try Self.cluster(["start", "--replica"])
+        let output = try await offThePool { try Self.cluster(["start", "--replica"]) }
         let dir = try #require(Self.variable("PGTEST_DIR", in: output))
         defer { _ = try? Self.cluster(["stop", dir]) }
         let primary = try #require(Self.variable("PGTEST_CONNINFO", in: output))
         let failover = try #require(Self.variable("PGTEST_FAILOVER_CONNINFO", in: output))
         // Synchronous replication: a commit is acknowledged once the replica has it (with
         // asynchronous replication PostgreSQL itself may lose the last commits in a failover).
-        try TestCluster.psql("ALTER SYSTEM SET synchronous_standby_names = '*'", conninfo: primary)
-        try TestCluster.psql("ALTER SYSTEM SET synchronous_commit = on", conninfo: primary)
-        try TestCluster.psql("SELECT pg_reload_conf()", conninfo: primary)
+        try await offThePool {
+            try TestCluster.psql("ALTER SYSTEM SET synchronous_standby_names = '*'", conninfo: primary)
+            try TestCluster.psql("ALTER SYSTEM SET synchronous_commit = on", conninfo: primary)
+            try TestCluster.psql("SELECT pg_reload_conf()", conninfo: primary)
+        }
         try await TestCluster.untilServer(
             answers: "1", to: "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'", conninfo: primary)
 
-        let fleet = try TestFleet(freshness: .zero, conninfo: failover, statementTimeout: .seconds(2))
+        let fleet = try await offThePool { try TestFleet(freshness: .zero, conninfo: failover, statementTimeout: .seconds(2)) }
         var configuration = fleet.configuration(freshness: .zero, statementTimeout: .seconds(2))
         configuration.reconnectAttempts = 10
         configuration.listensForChanges = false
@@ -64,8 +66,10 @@ struct FleetFailoverTests {
         }
         writer.start()
         try #require(await log.acknowledgements.reached(30), "writes acknowledged before the failover")
-        try Self.cluster(["kill-primary", dir])
-        try Self.cluster(["promote", dir])
+        try await offThePool {
+            try Self.cluster(["kill-primary", dir])
+            try Self.cluster(["promote", dir])
+        }
         let atPromotion = log.acknowledgements.count
         try #require(await log.acknowledgements.reached(atPromotion + 30), "writes acknowledged by the promoted replica")
         log.stop.store(true, ordering: .relaxed)

@@ -14,54 +14,61 @@ struct FleetMultiProcessTests {
         [command, fleet.conninfo, fleet.schema, fleet.keys.keyFile.path] + extra
     }
 
-    @Test func eightProcessesTimes250WritesAreExact() throws {
-        let fleet = try TestFleet(freshness: .zero)
-        let writers = 8
-        let count = 250
-        let helpers = try (0..<writers).map { i in try FleetHelperProcess(helperArguments("writes", fleet, [String(i), String(count)])) }
-        for helper in helpers {
-            try helper.waitForLine(startingWith: "done")
-            #expect(helper.waitForExit() == 0)
+    @Test func eightProcessesTimes250WritesAreExact() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            let writers = 8
+            let count = 250
+            let helpers = try (0..<writers).map { i in try FleetHelperProcess(helperArguments("writes", fleet, [String(i), String(count)])) }
+            for helper in helpers {
+                try helper.waitForLine(startingWith: "done")
+                #expect(helper.waitForExit() == 0)
+            }
+            // Every save of the shared credential was a compare-and-swap on the version before it:
+            // 2000 saves, version 2000 (one lost update would leave it lower).
+            #expect(try TestCluster.psql("SELECT max(version) FROM \(fleet.records)") == String(writers * count))
+            let keys = try fleet.store.synchronous.listKeys()
+            #expect(keys.count == writers * count + 1)
+            for i in 0..<writers {
+                #expect(try fleet.store.synchronous.listKeys(service: "writer-\(i)").count == count)
+                #expect(try fleet.store.synchronous.load(CredentialKey(service: "writer-\(i)", account: "\(count - 1)")) == Data("\(i)-\(count - 1)".utf8))
+            }
+            let last = try #require(try fleet.store.synchronous.load(CredentialKey(service: "shared", account: "counter")))
+            #expect(String(decoding: last, as: UTF8.self).hasSuffix("-\(count - 1)"), "the shared value is some writer's last save")
         }
-        // Every save of the shared credential was a compare-and-swap on the version before it:
-        // 2000 saves, version 2000 (one lost update would leave it lower).
-        #expect(try TestCluster.psql("SELECT max(version) FROM \(fleet.records)") == String(writers * count))
-        let keys = try fleet.store.synchronous.listKeys()
-        #expect(keys.count == writers * count + 1)
-        for i in 0..<writers {
-            #expect(try fleet.store.synchronous.listKeys(service: "writer-\(i)").count == count)
-            #expect(try fleet.store.synchronous.load(CredentialKey(service: "writer-\(i)", account: "\(count - 1)")) == Data("\(i)-\(count - 1)".utf8))
-        }
-        let last = try #require(try fleet.store.synchronous.load(CredentialKey(service: "shared", account: "counter")))
-        #expect(String(decoding: last, as: UTF8.self).hasSuffix("-\(count - 1)"), "the shared value is some writer's last save")
     }
 
-    @Test func eightProcessesRaceForOneTakeAndOneWins() throws {
-        let fleet = try TestFleet(freshness: .zero)
-        try fleet.store.synchronous.save(Data("one-time".utf8), for: CredentialKey(service: "race", account: "once"), options: .ephemeral())
-        let helpers = try (0..<8).map { _ in try FleetHelperProcess(helperArguments("take", fleet)) }
-        for helper in helpers { try helper.waitForLine(startingWith: "ready") }
-        for helper in helpers { helper.send("go") }
-        var winners = 0
-        var nones = 0
-        for helper in helpers {
-            let line = try helper.waitForLine(startingWith: "")
-            if line == "won one-time" { winners += 1 } else if line == "none" { nones += 1 }
-            #expect(helper.waitForExit() == 0)
+    @Test func eightProcessesRaceForOneTakeAndOneWins() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            try fleet.store.synchronous.save(Data("one-time".utf8), for: CredentialKey(service: "race", account: "once"), options: .ephemeral())
+            let helpers = try (0..<8).map { _ in try FleetHelperProcess(helperArguments("take", fleet)) }
+            for helper in helpers { try helper.waitForLine(startingWith: "ready") }
+            for helper in helpers { helper.send("go") }
+            var winners = 0
+            var nones = 0
+            for helper in helpers {
+                let line = try helper.waitForLine(startingWith: "")
+                if line == "won one-time" { winners += 1 } else if line == "none" { nones += 1 }
+                #expect(helper.waitForExit() == 0)
+            }
+            #expect(winners == 1 && nones == 7, "winners \(winners), empty-handed \(nones)")
+            #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "0")
         }
-        #expect(winners == 1 && nones == 7, "winners \(winners), empty-handed \(nones)")
-        #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "0")
     }
 
     @Test func theFleetLockIsReleasedWhenItsHolderDies() async throws {
-        let fleet = try TestFleet()
+        let fleet = try await offThePool { try TestFleet() }
         var configuration = fleet.configuration()
         configuration.exclusiveAccessTimeout = .milliseconds(300)
         let store = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
-        let holder = try FleetHelperProcess(helperArguments("hold-exclusive", fleet))
-        try holder.waitForLine(startingWith: "holding")
+        let holder = try await offThePool {
+            let holder = try FleetHelperProcess(helperArguments("hold-exclusive", fleet))
+            try holder.waitForLine(startingWith: "holding")
+            return holder
+        }
         // Held by another process: busy after the bounded wait, the holder still holding.
-        try await withCeiling(.seconds(60), "a fleet lock wait bounded to 300 ms") {
+        try await withCeiling(.seconds(120), "a fleet lock wait bounded to 300 ms") {
             await #expect(throws: CredentialVaultError.busy) { try await store.withExclusiveAccess { 1 } }
         }
         #expect(holder.process.isRunning, "busy came from the wait's bound, not from the holder's end")
@@ -73,7 +80,7 @@ struct FleetMultiProcessTests {
     }
 
     @Test func theFleetLockExcludesAcrossStoresAndIsReentrant() async throws {
-        let fleet = try TestFleet()
+        let fleet = try await offThePool { try TestFleet() }
         var configuration = fleet.configuration()
         configuration.exclusiveAccessTimeout = .milliseconds(200)
         let other = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
@@ -92,7 +99,7 @@ struct FleetMultiProcessTests {
     }
 
     @Test func aProcessReadsItsOwnWritesWhileOthersWrite() async throws {
-        let fleet = try TestFleet(freshness: .seconds(30))
+        let fleet = try await offThePool { try TestFleet(freshness: .seconds(30)) }
         let other = try fleet.reopen(freshness: .seconds(30))
         // Another host keeps writing: generation bumps and NOTIFY wake-ups race with the reads.
         let noise = Task {
@@ -124,17 +131,20 @@ struct FleetMultiProcessTests {
     /// A wait for the fleet lock (bounded to an hour: only its cancellation can end it here)
     /// ends with `cancelled` once cancelled, while the other process still holds the lock.
     @Test func aCancelledLockWaitEndsWhileTheLockIsStillHeld() async throws {
-        let fleet = try TestFleet()
+        let fleet = try await offThePool { try TestFleet() }
         var configuration = fleet.configuration()
         configuration.exclusiveAccessTimeout = .seconds(3600)
         let other = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
-        let holder = try FleetHelperProcess(helperArguments("hold-exclusive", fleet))
+        let holder = try await offThePool {
+            let holder = try FleetHelperProcess(helperArguments("hold-exclusive", fleet))
+            try holder.waitForLine(startingWith: "holding")
+            return holder
+        }
         defer { holder.kill() }
-        try holder.waitForLine(startingWith: "holding")
         let waiter = Task { try await other.withExclusiveAccess { 1 } }
         try await TestCluster.untilServer(answers: "1", to: TestCluster.fleetLockQuery(other, granted: false))
         waiter.cancel()
-        let outcome = try await withCeiling(.seconds(60), "a cancelled fleet lock wait") { await waiter.result }
+        let outcome = try await withCeiling(.seconds(120), "a cancelled fleet lock wait") { await waiter.result }
         #expect(holder.process.isRunning)
         #expect(try TestCluster.psql(TestCluster.fleetLockQuery(other, granted: true)) == "1", "the lock was still held when the wait ended")
         guard case .failure(let error) = outcome, error as? CredentialVaultError == .cancelled else {
@@ -165,7 +175,7 @@ struct FleetMultiProcessTests {
     }
 
     @Test func aCachedReadIsServedUntilTheIntervalAndNotifyWakesItEarly() async throws {
-        let fleet = try TestFleet(freshness: .zero)
+        let fleet = try await offThePool { try TestFleet(freshness: .zero) }
         let key = CredentialKey(service: "notify", account: "k")
         try fleet.store.synchronous.save(Data("v1".utf8), for: key, options: .portable)
         // An hour's interval: within the test, only the NOTIFY can expire the listener's cache.
@@ -181,7 +191,7 @@ struct FleetMultiProcessTests {
         // The NOTIFY hint expires the other's cache long before its interval. It arrives on the
         // listener's thread with no signal a test can await: the reads are repeated (each a
         // cache hit until then) under a ceiling that only says it came at all.
-        try await withCeiling(.seconds(60), "the NOTIFY to expire the listening store's cache") {
+        try await withCeiling(.seconds(120), "the NOTIFY to expire the listening store's cache") {
             while try await listening.load(key) != Data("v2".utf8) { await Task.yield() }
         }
         #expect(try cached.synchronous.load(key) == Data("v1".utf8), "the store without the hint still answers from its cache")

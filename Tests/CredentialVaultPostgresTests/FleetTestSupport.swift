@@ -35,10 +35,12 @@ enum TestCluster {
     /// granted or waited for, a replica in sync) observed on the server, never waited out.
     /// The ceiling only says that it came at all.
     static func untilServer(
-        answers expected: String, to query: String, conninfo: String? = TestCluster.conninfo, ceiling: Duration = .seconds(60)
+        answers expected: String, to query: String, conninfo: String? = TestCluster.conninfo, ceiling: Duration = .seconds(120)
     ) async throws {
         try await withCeiling(ceiling, "the server to answer \(expected) to \(query)") {
-            while try psql(query, conninfo: conninfo) != expected { try Task.checkCancellation() }
+            try await offThePool {
+                while try psql(query, conninfo: conninfo) != expected { try Task.checkCancellation() }
+            }
         }
     }
 

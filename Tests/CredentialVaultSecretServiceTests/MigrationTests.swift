@@ -94,7 +94,7 @@ import Testing
         let migration = Task { try await CredentialMigrator(from: filled, to: target).migrate() }
         #expect(await target.saves.reached(1), "the migration reached the target's save")
         migration.cancel()
-        let result = try await withCeiling(.seconds(60), "a migration cancelled in an hour-long save") { await migration.result }
+        let result = try await withCeiling(.seconds(120), "a migration cancelled in an hour-long save") { await migration.result }
         #expect(throws: CredentialVaultError.cancelled) { try result.get() }
         #expect(try await filled.listKeys().count == 3, "nothing left the source")
     }

@@ -31,7 +31,7 @@ import Testing
     @Test func endsAtTheTimeoutStillLocked() async throws {
         let timeout = Duration.milliseconds(300)
         let started = ContinuousClock.now
-        let result = try await withCeiling(.seconds(60), "an unlock wait with a 300 ms timeout") {
+        let result = try await withCeiling(.seconds(120), "an unlock wait with a 300 ms timeout") {
             try await UnlockWait(timeout: timeout, interval: .milliseconds(200)).run(after: Self.locked) {
                 () async throws(CredentialVaultError) in Self.locked
             }
@@ -61,7 +61,7 @@ import Testing
         }
         #expect(await asked.reached(2), "the wait is asking again")
         task.cancel()
-        let result = try await withCeiling(.seconds(60), "a cancelled unlock wait with an hour's timeout") { await task.result }
+        let result = try await withCeiling(.seconds(120), "a cancelled unlock wait with an hour's timeout") { await task.result }
         guard case .failure(let error) = result, error as? CredentialVaultError == .cancelled else {
             Issue.record("not cancelled: \(result)")
             return

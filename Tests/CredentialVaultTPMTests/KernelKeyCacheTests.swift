@@ -41,20 +41,22 @@ final class KernelKeyCacheTests {
         #expect(try HelperRun.line(["keyring-load", cache.prefix + "expiring"]) == "absent")
     }
 
-    @Test func readableByThisUserFromAnotherSessionKeyringOnly() throws {
-        let key = SecureBytes.random(count: 32)
-        try cache.store(key, name: "shared", timeout: .seconds(60))
-        // `keyctl session -`: the helper runs in a new anonymous session keyring, so it does not
-        // possess the key; the user permission (0x3f0b0000) lets it read.
-        let other = try SoftwareTPM.run("/usr/bin/keyctl", ["session", "-", BuiltProducts.tpmHelper.path, "keyring-load", cache.prefix + "shared"], environment: [:])
-        #expect(other.trimmingCharacters(in: .whitespacesAndNewlines) == "found \(HelperRun.fingerprint(key))")
+    @Test func readableByThisUserFromAnotherSessionKeyringOnly() async throws {
+        try await offThePool {
+            let key = SecureBytes.random(count: 32)
+            try cache.store(key, name: "shared", timeout: .seconds(60))
+            // `keyctl session -`: the helper runs in a new anonymous session keyring, so it does not
+            // possess the key; the user permission (0x3f0b0000) lets it read.
+            let other = try SoftwareTPM.run("/usr/bin/keyctl", ["session", "-", BuiltProducts.tpmHelper.path, "keyring-load", cache.prefix + "shared"], environment: [:])
+            #expect(other.trimmingCharacters(in: .whitespacesAndNewlines) == "found \(HelperRun.fingerprint(key))")
 
-        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
-        // nobody: its own user keyring has no such key, and the key's id is unreadable to it.
-        #expect(try HelperRun.line(["keyring-load", cache.prefix + "shared"], asNobody: true) == "absent")
-        let id = try #require(try KernelKeyring.search(description: cache.prefix + "shared"))
-        let direct = try HelperRun.line(["keyring-read-id", "\(id)"], asNobody: true)
-        #expect(direct.hasPrefix("error permission denied"), "\(direct)")
+            guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+            // nobody: its own user keyring has no such key, and the key's id is unreadable to it.
+            #expect(try HelperRun.line(["keyring-load", cache.prefix + "shared"], asNobody: true) == "absent")
+            let id = try #require(try KernelKeyring.search(description: cache.prefix + "shared"))
+            let direct = try HelperRun.line(["keyring-read-id", "\(id)"], asNobody: true)
+            #expect(direct.hasPrefix("error permission denied"), "\(direct)")
+        }
     }
 
     @Test func badArgumentsAreRefused() {

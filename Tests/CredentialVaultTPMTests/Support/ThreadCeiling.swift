@@ -7,7 +7,7 @@ import Synchronization
 /// deadline under test and says only that the call ended at all. Past it, `StillRunning` is
 /// thrown (the thread is left to finish on its own).
 func withThreadCeiling<T: Sendable>(
-    _ what: String, ceiling: Duration = .seconds(60), _ body: @escaping @Sendable () throws -> T
+    _ what: String, ceiling: Duration = .seconds(120), _ body: @escaping @Sendable () throws -> T
 ) throws -> T {
     let done = DispatchSemaphore(value: 0)
     let result = Mutex<Result<T, any Error>?>(nil)
