@@ -58,7 +58,7 @@ struct AsyncKeyLockTests {
     @Test func sixtyFourSavesWaitingForALockAnotherProcessHoldsKeepThePoolFree() async throws {
         try await offThePool {
             let key = CredentialKey(service: "probe-async", account: "one")
-            defer { _ = try? SecretServiceStore().deleteAll(service: "probe-async") }
+            defer { _ = try? TestEnvironment.unscopedStore().deleteAll(service: "probe-async") }
             let held = try HeldLock(try KeyItems.lockPath(key, prefix: ""))
             defer { held.release() }
             let probe = try RunningProbe(timeoutMilliseconds: Self.milliseconds(Self.unreachableDeadline), ["async-saves:64:finish:one"])
@@ -75,7 +75,7 @@ struct AsyncKeyLockTests {
     @Test func sixtyFourCancelledSavesInAnotherProcessEndWhileTheLockIsStillHeld() async throws {
         try await offThePool {
             let key = CredentialKey(service: "probe-async", account: "one")
-            defer { _ = try? SecretServiceStore().deleteAll(service: "probe-async") }
+            defer { _ = try? TestEnvironment.unscopedStore().deleteAll(service: "probe-async") }
             let held = try HeldLock(try KeyItems.lockPath(key, prefix: ""))
             defer { held.release() }
             let steps = try runProbe(busMode: nil, timeoutMilliseconds: Self.milliseconds(Self.unreachableDeadline), ["async-saves:64:cancel:one"])
@@ -84,7 +84,7 @@ struct AsyncKeyLockTests {
             #expect(saves.started == 64 && saves.beat && saves.unfinished == 64, "every save waited while the heartbeat beat: \(saves)")
             #expect(saves.cancelled == 64, "every save answered cancelled while the lock was held: \(saves)")
             held.release()
-            #expect(try SecretServiceStore().load(key) == nil, "a cancelled save wrote nothing")
+            #expect(try TestEnvironment.unscopedStore().load(key) == nil, "a cancelled save wrote nothing")
         }
     }
 

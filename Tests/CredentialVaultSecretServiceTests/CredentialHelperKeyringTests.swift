@@ -21,8 +21,8 @@ final class CredentialHelperKeyringTests {
     }
 
     deinit {
-        _ = try? SecretServiceStore().deleteAll(service: "git:https://\(host)")
-        _ = try? SecretServiceStore().deleteAll(service: "docker:\(host)")
+        _ = try? TestEnvironment.unscopedStore().deleteAll(service: "git:https://\(host)")
+        _ = try? TestEnvironment.unscopedStore().deleteAll(service: "docker:\(host)")
         try? FileManager.default.removeItem(at: home)
     }
 
@@ -41,12 +41,12 @@ final class CredentialHelperKeyringTests {
             let stored = try run("git-credential-credvault", ["store"], "protocol=https\nhost=\(host)\nusername=alice\npassword=\(secret)\n\n")
             #expect(stored.status == 0, "\(stored.stderr)")
             let key = CredentialKey(service: "git:https://\(host)", account: "alice")
-            #expect(try SecretServiceStore().load(key) == Data(secret.utf8), "in the Secret Service")
+            #expect(try TestEnvironment.unscopedStore().load(key) == Data(secret.utf8), "in the Secret Service")
             #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("data/credential-vault/default.cvault").path), "not in a vault file")
             let answer = try run("git-credential-credvault", ["get"], "protocol=https\nhost=\(host)\n\n")
             #expect(answer.stdoutText == "username=alice\npassword=\(secret)\n")
             #expect(try run("git-credential-credvault", ["erase"], "protocol=https\nhost=\(host)\nusername=alice\npassword=\(secret)\n").status == 0)
-            #expect(try SecretServiceStore().load(key) == nil)
+            #expect(try TestEnvironment.unscopedStore().load(key) == nil)
         }
     }
 
@@ -54,7 +54,7 @@ final class CredentialHelperKeyringTests {
         try await offThePool {
             let json = "{\"ServerURL\":\"\(host)\",\"Username\":\"bob\",\"Secret\":\"\(secret)\"}\n"
             #expect(try run("docker-credential-credvault", ["store"], json).status == 0)
-            #expect(try SecretServiceStore().load(CredentialKey(service: "docker:\(host)", account: "bob")) == Data(secret.utf8))
+            #expect(try TestEnvironment.unscopedStore().load(CredentialKey(service: "docker:\(host)", account: "bob")) == Data(secret.utf8))
             let got = try run("docker-credential-credvault", ["get"], host)
             #expect(got.status == 0 && got.stdoutText.contains("\"Secret\":\"\(secret)\""), "\(got.stdoutText)")
             #expect(try run("docker-credential-credvault", ["list"], "unused").stdoutText.contains("\"\(host)\":\"bob\""))

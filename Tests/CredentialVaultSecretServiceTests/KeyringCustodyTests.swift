@@ -10,7 +10,7 @@ import Testing
 /// copy of `$HOME` without the keyring gets.
 @Suite(.privateKeyring, .serialized) struct KeyringCustodyTests {
     private func run(_ check: (CustodySuite.Setup) throws -> Void) throws {
-        let setup = try CustodySuite.Setup.scratch(custody: .keyring, custodians: [KeyringCustodian()])
+        let setup = try CustodySuite.Setup.scratch(custody: .keyring, custodians: [KeyringCustodian(timeout: TestEnvironment.timeout)])
         defer { setup.remove() }
         try check(setup)
     }
@@ -27,7 +27,7 @@ import Testing
         try await offThePool {
             try run { setup in
                 let store = try CustodySuite.createsAndReopens(setup)
-                let custodian = KeyringCustodian()
+                let custodian = KeyringCustodian(timeout: TestEnvironment.timeout)
                 let saved = try #require(try custodian.store.load(KeyringCustodian.secretKey))
                 #expect(try custodian.store.delete(KeyringCustodian.secretKey))
                 defer { try? custodian.store.save(saved, for: KeyringCustodian.secretKey, options: .portable) }
@@ -71,14 +71,14 @@ import Testing
     /// one process contend for like processes).
     @Test func concurrentFirstUsesAgreeOnOneSecret() async throws {
         try await offThePool {
-            let custodian = KeyringCustodian()
+            let custodian = KeyringCustodian(timeout: TestEnvironment.timeout)
             let saved = try custodian.store.load(KeyringCustodian.secretKey)
             _ = try custodian.store.delete(KeyringCustodian.secretKey)
             defer { if let saved { try? custodian.store.save(saved, for: KeyringCustodian.secretKey, options: .portable) } }
             let binding = SecureBytes.random(count: 32)
             let secrets = Mutex<[SecureBytes]>([])
             DispatchQueue.concurrentPerform(iterations: 6) { _ in
-                if let secret = try? KeyringCustodian().deviceSecret(binding: binding, create: true) { secrets.withLock { $0.append(secret) } }
+                if let secret = try? KeyringCustodian(timeout: TestEnvironment.timeout).deviceSecret(binding: binding, create: true) { secrets.withLock { $0.append(secret) } }
             }
             let all = secrets.withLock { $0 }
             #expect(all.count == 6)

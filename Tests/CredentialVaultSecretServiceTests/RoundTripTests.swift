@@ -129,7 +129,7 @@ struct RoundTripTests {
     }
 
     @Test func statusSaysUnlockedAndWhere() throws {
-        let status = try SecretServiceStore().status()
+        let status = try TestEnvironment.unscopedStore().status()
         #expect(status.isLocked == false)
         #expect(status.collectionPath.hasPrefix("/org/freedesktop/secrets/collection/"))
     }

@@ -58,7 +58,7 @@ struct SaveReplacesTests {
     @Test(.secretTool) func saveReplacesTheItemSecretToolWroteLeavingOne() async throws {
         try await offThePool {
             let service = "cvtest-replace-\(UUID().uuidString.prefix(8))"
-            let store = SecretServiceStore()
+            let store = TestEnvironment.unscopedStore()
             defer { _ = try? store.deleteAll(service: service) }
             let key = CredentialKey(service: service, account: "dave")
             try SecretTool.store(service: service, account: "dave", label: "old", value: Data("old".utf8))
@@ -78,7 +78,7 @@ struct SaveReplacesTests {
         try await offThePool {
             let python = try #require(TestEnvironment.pythonWithKeyring)
             let service = "cvtest-replace-\(UUID().uuidString.prefix(8))"
-            let store = SecretServiceStore()
+            let store = TestEnvironment.unscopedStore()
             defer { _ = try? store.deleteAll(service: service) }
             let key = CredentialKey(service: service, account: "erin")
             let result = try ChildProcess.run(

@@ -63,7 +63,7 @@ struct SaveTakeLockTests {
     @Test func takesInOtherProcessesNeverLoseASave() async throws {
         try await offThePool {
             let service = "cvtest-race-\(UUID().uuidString.prefix(8))"
-            let store = SecretServiceStore()
+            let store = TestEnvironment.unscopedStore()
             defer { _ = try? store.deleteAll(service: service) }
             let key = CredentialKey(service: service, account: "verifier")
             // Loads between the takes (which take no lock) leave the saver room to run.
@@ -72,7 +72,7 @@ struct SaveTakeLockTests {
             let running = DispatchGroup()
             for _ in 0..<2 {
                 DispatchQueue.global().async(group: running) {
-                    let result = Result { try runProbe(busMode: nil, steps) }
+                    let result = Result { try runProbe(busMode: nil, timeoutMilliseconds: TestEnvironment.timeoutMilliseconds, steps) }
                     probes.update { $0.append(result) }
                 }
             }
@@ -106,11 +106,14 @@ struct SaveTakeLockTests {
     }
 
     /// A lock held by someone else (another descriptor in this process, then another process)
-    /// makes `save` and `take` of that key throw `busy` at the deadline while it is still held;
-    /// keys of other lock files are not held up, and the key works again once it is released.
+    /// makes `save` and `take` of that key throw `busy` at a 400 ms deadline while it is still
+    /// held (the lock is awaited before any D-Bus call, so the deadline is the lock's); keys of
+    /// other lock files are not held up, and the key works again once it is released. The other
+    /// calls have the tests' generous timeout.
     @Test func aHeldLockGivesBusyAtTheDeadline() async throws {
         try await offThePool {
-            let fixture = IsolatedSecretServiceStore(timeout: .milliseconds(400))
+            let fixture = IsolatedSecretServiceStore()
+            let deadline = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: .milliseconds(400), serviceNamePrefix: fixture.prefix))
             let key = KeyItems.key(service: "busy", prefix: fixture.prefix, inStripe: KeyItems.heldUntilBusy)
             // Outside every stripe a test of this process holds: never busy because of a parallel test.
             let other = KeyItems.key(service: "busy", prefix: fixture.prefix, outside: KeyItems.heldStripes)
@@ -120,7 +123,7 @@ struct SaveTakeLockTests {
             func expectBusy(_ what: String, stillHeld: () -> Bool) throws {
                 for operation in ["save", "take"] {
                     #expect(throws: CredentialVaultError.busy, "\(what): \(operation)") {
-                        if operation == "save" { try fixture.store.save(Data("during".utf8), for: key) } else { _ = try fixture.store.take(key) }
+                        if operation == "save" { try deadline.save(Data("during".utf8), for: key) } else { _ = try deadline.take(key) }
                     }
                     #expect(stillHeld(), "\(what): busy came from the deadline, not from the lock's release")
                 }
@@ -186,13 +189,16 @@ struct SaveTakeLockTests {
             defer { try? FileManager.default.removeItem(at: home) }
             chmod(home.appendingPathComponent("credential-vault").path, 0o777)
             let service = "cvtest-lockdir-\(UUID().uuidString.prefix(8))"
-            defer { _ = try? SecretServiceStore().deleteAll(service: service) }
-            let refused = try runProbe(busMode: nil, ["save:\(service):a", "take:\(service):a"], environment: ["XDG_RUNTIME_DIR": home.path])
+            defer { _ = try? TestEnvironment.unscopedStore().deleteAll(service: service) }
+            let refused = try runProbe(
+                busMode: nil, timeoutMilliseconds: TestEnvironment.timeoutMilliseconds, ["save:\(service):a", "take:\(service):a"],
+                environment: ["XDG_RUNTIME_DIR": home.path])
             #expect(refused.map(\.outcome) == ["error:permissionDenied", "error:permissionDenied"], "\(refused)")
 
             let cache = home.appendingPathComponent("cache")
             let fallback = try runProbe(
-                busMode: nil, ["save:\(service):a", "take:\(service):a"], environment: ["XDG_RUNTIME_DIR": nil, "XDG_CACHE_HOME": cache.path])
+                busMode: nil, timeoutMilliseconds: TestEnvironment.timeoutMilliseconds, ["save:\(service):a", "take:\(service):a"],
+                environment: ["XDG_RUNTIME_DIR": nil, "XDG_CACHE_HOME": cache.path])
             #expect(fallback.map(\.outcome).first == "ok", "\(fallback)")
             let systemd = "/run/user/\(geteuid())"
             var info = stat()

@@ -19,7 +19,7 @@ struct TakeOutputFailureTests {
     func aValueThatCannotBeWrittenIsStoredBack(output: String) async throws {
         try await offThePool {
             let service = "cvtest-take-\(UUID().uuidString.prefix(8))"
-            let store = SecretServiceStore()
+            let store = TestEnvironment.unscopedStore()
             defer { _ = try? store.deleteAll(service: service) }
             let key = CredentialKey(service: service, account: "alice", label: "Alice's token")
             try store.save(Data("single use".utf8), for: key, options: .portable)
@@ -42,7 +42,7 @@ struct TakeOutputFailureTests {
     @Test func aFailedTakeNeverReplacesANewerValue() async throws {
         try await offThePool {
             let service = "cvtest-take-newer-\(UUID().uuidString.prefix(8))"
-            let store = SecretServiceStore()
+            let store = TestEnvironment.unscopedStore()
             defer { _ = try? store.deleteAll(service: service) }
             let key = CredentialKey(service: service, account: "alice")
             try store.save(Data(repeating: 0x61, count: 300_000), for: key, options: .portable)
