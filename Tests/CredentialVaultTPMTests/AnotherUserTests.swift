@@ -15,8 +15,7 @@ import Glibc
 /// the refusal is the binding's doing, not the socket's or the file's.
 @Suite(
     .enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"),
-    .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to act as nobody"),
-    .serialized)
+    .enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to act as nobody"))
 final class AnotherUserTests {
     let scratch = ScratchDirectory()
 

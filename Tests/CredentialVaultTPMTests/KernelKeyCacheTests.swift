@@ -8,7 +8,7 @@ import Glibc
 
 /// The unlocked-key cache in the real kernel keyring: stored, read back, replaced, removed;
 /// expired by the kernel; readable by this uid from another session keyring; not by nobody.
-@Suite(.serialized)
+@Suite
 final class KernelKeyCacheTests {
     let cache = KernelKeyCache(prefix: "credvault-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)):")
 

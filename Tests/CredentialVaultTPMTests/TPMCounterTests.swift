@@ -6,8 +6,9 @@ import Testing
 
 /// Rollback counters in the NV memory of a real software TPM: made, read, incremented, kept
 /// across a TPM restart, removed; an index taken by someone else is skipped on creation and
-/// never read, incremented or removed as this vault's.
-@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"), .serialized)
+/// never read, incremented or removed as this vault's. Each test has a swtpm of its own (its
+/// NV indices are no other test's), so they run in parallel.
+@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"))
 final class TPMCounterTests {
     let tpm: SoftwareTPM
     let scratch = ScratchDirectory()

@@ -12,7 +12,7 @@ import Glibc
 /// of its own: sealed and unsealed, refused by another TPM, by another binding, by changed
 /// PCRs; no TPM and a busy TPM give typed errors, the busy one at its deadline while the TPM
 /// is still busy (outcomes under ceilings, never latencies).
-@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"), .serialized)
+@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"))
 final class TPMCustodianTests {
     let tpm: SoftwareTPM
     let scratch = ScratchDirectory()

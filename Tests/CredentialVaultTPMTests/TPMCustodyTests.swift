@@ -6,8 +6,9 @@ import Testing
 @testable import CredentialVaultTPM
 
 /// TPM custody of sealed-file vaults against swtpm: the custody suite every
-/// custodian passes, and what a copy of `$HOME` gets with another TPM or none.
-@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"), .serialized)
+/// custodian passes, and what a copy of `$HOME` gets with another TPM or none. Each test has a
+/// swtpm of its own, so they run in parallel.
+@Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"))
 final class TPMCustodyTests {
     let tpm: SoftwareTPM
 

@@ -14,7 +14,7 @@ import Glibc
 /// more TPM command and Esys_Finalize before returning, ESYS's buffers keep one copy.)
 @Suite(
     .enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"),
-    .disabled(if: underSanitizer, "sanitizers' allocators make memory scans meaningless"), .serialized)
+    .disabled(if: underSanitizer, "sanitizers' allocators make memory scans meaningless"))
 final class TPMMemoryScanTests {
     let scratch = ScratchDirectory()
 
