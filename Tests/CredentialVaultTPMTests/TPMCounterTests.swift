@@ -42,18 +42,7 @@ final class TPMCounterTests {
 
             // Another binding (another user, another host secret) neither reads nor increments it.
             let stranger = SecureBytes.random(count: 32)
-            for operation in [
-                { try self.custodian.incrementCounter(vaultID: self.vaultID, reference: counter.reference, binding: stranger) },
-                { _ = try self.custodian.readCounter(vaultID: self.vaultID, reference: counter.reference, binding: stranger) },
-                { try self.custodian.removeCounter(vaultID: self.vaultID, reference: counter.reference, binding: stranger) },
-            ] as [() throws -> Void] {
-                #expect {
-                    try operation()
-                } throws: { error in
-                    guard case .permissionDenied(let message) = error as? CredentialVaultError else { return false }
-                    return message.contains("is not this vault's rollback counter")
-                }
-            }
+            expectNotThisVaults(reference: counter.reference, binding: stranger)
             #expect(try custodian.readCounter(vaultID: vaultID, reference: counter.reference, binding: binding) == counter.value + 2)
 
             try custodian.removeCounter(vaultID: vaultID, reference: counter.reference, binding: binding)
@@ -87,18 +76,7 @@ final class TPMCounterTests {
             #expect(counter.reference == candidates[2])
 
             for taken in candidates[0...1] {
-                for operation in [
-                    { _ = try self.custodian.readCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) },
-                    { try self.custodian.incrementCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) },
-                    { try self.custodian.removeCounter(vaultID: self.vaultID, reference: taken, binding: self.binding) },
-                ] as [() throws -> Void] {
-                    #expect {
-                        try operation()
-                    } throws: { error in
-                        guard case .permissionDenied(let message) = error as? CredentialVaultError else { return false }
-                        return message.contains("is not this vault's rollback counter")
-                    }
-                }
+                expectNotThisVaults(reference: taken, binding: binding)
             }
             // Both still there, the other counter unchanged.
             try tpm.tool("tpm2_nvreadpublic", [hex[0]])
@@ -116,6 +94,23 @@ final class TPMCounterTests {
             } throws: { error in
                 guard case .invalidArgument = error as? CredentialVaultError else { return false }
                 return true
+            }
+        }
+    }
+
+    /// Reading, incrementing and removing the counter at `reference` with `binding` are all
+    /// refused as "not this vault's rollback counter" (`permissionDenied`).
+    private func expectNotThisVaults(reference: UInt32, binding: SecureBytes) {
+        for operation in [
+            { try self.custodian.incrementCounter(vaultID: self.vaultID, reference: reference, binding: binding) },
+            { _ = try self.custodian.readCounter(vaultID: self.vaultID, reference: reference, binding: binding) },
+            { try self.custodian.removeCounter(vaultID: self.vaultID, reference: reference, binding: binding) },
+        ] as [() throws -> Void] {
+            #expect {
+                try operation()
+            } throws: { error in
+                guard case .permissionDenied(let message) = error as? CredentialVaultError else { return false }
+                return message.contains("is not this vault's rollback counter")
             }
         }
     }
