@@ -3,7 +3,7 @@ import Foundation
 /// Command-line options of `credvault-bench`.
 struct Options {
     enum Group: String, CaseIterable {
-        case seal, unlock, file, async, custody, memory, secretService = "secret-service", cli
+        case seal, unlock, file, async, waits, custody, memory, secretService = "secret-service", cli
         case tpm, postgres
     }
 
@@ -37,7 +37,8 @@ struct Options {
           --quick            a small smoke run (CI): fewer runs, items 1 and 100
           --json             JSON Lines on stdout (one object per figure); notes on stderr
           --json-out FILE    the table on stdout and the JSON Lines in FILE, from the same run
-          --only GROUPS      some of: seal, unlock, file, async, custody, memory, secret-service, cli, tpm, postgres
+          --only GROUPS      some of: seal, unlock, file, async, waits, custody, memory, secret-service, cli, tpm,
+                             postgres
           --items N,...      item counts for the backends (default 1,100,1000,10000)
           --dir PATH         where vaults are written (default: $TMPDIR or /tmp); durable-write
                              figures are those of this file system

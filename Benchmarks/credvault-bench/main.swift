@@ -22,6 +22,7 @@ func runAll(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) as
     if options.groups.contains(.file) { try SealedFileGroup.run(options, reporter, workspace) }
     // A nonisolated async function: it runs on the cooperative pool, not the main actor (see `AsyncTimer`).
     if options.groups.contains(.async) { try await AsyncGroup.run(options, reporter, workspace) }
+    if options.groups.contains(.waits) { try await WaitsGroup.run(options, reporter, workspace) }
     if options.groups.contains(.custody) { try CustodyGroup.run(options, reporter, workspace) }
     if options.groups.contains(.memory) { try MemoryGroup.run(options, reporter) }
     if options.groups.contains(.secretService) { try SecretServiceGroup.run(options, reporter) }

@@ -1,5 +1,6 @@
 import CredentialVault
 import CredentialVaultPostgres
+import CredentialVaultTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -28,22 +29,22 @@ struct FleetFailoverTests {
     }
 
     @Test func aPrimaryKilledMidLoadLosesNoAcknowledgedWrite() async throws {
-        let output = try Self.cluster(["start", "--replica"])
+        let output = try await offThePool { try Self.cluster(["start", "--replica"]) }
         let dir = try #require(Self.variable("PGTEST_DIR", in: output))
         defer { _ = try? Self.cluster(["stop", dir]) }
         let primary = try #require(Self.variable("PGTEST_CONNINFO", in: output))
         let failover = try #require(Self.variable("PGTEST_FAILOVER_CONNINFO", in: output))
         // Synchronous replication: a commit is acknowledged once the replica has it (with
         // asynchronous replication PostgreSQL itself may lose the last commits in a failover).
-        try TestCluster.psql("ALTER SYSTEM SET synchronous_standby_names = '*'", conninfo: primary)
-        try TestCluster.psql("ALTER SYSTEM SET synchronous_commit = on", conninfo: primary)
-        try TestCluster.psql("SELECT pg_reload_conf()", conninfo: primary)
-        let synchronous = ContinuousClock.now + .seconds(10)
-        while try TestCluster.psql("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'", conninfo: primary) != "1" {
-            guard ContinuousClock.now < synchronous else { throw TestFailure("the replica never became synchronous") }
+        try await offThePool {
+            try TestCluster.psql("ALTER SYSTEM SET synchronous_standby_names = '*'", conninfo: primary)
+            try TestCluster.psql("ALTER SYSTEM SET synchronous_commit = on", conninfo: primary)
+            try TestCluster.psql("SELECT pg_reload_conf()", conninfo: primary)
         }
+        try await TestCluster.untilServer(
+            answers: "1", to: "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'", conninfo: primary)
 
-        let fleet = try TestFleet(freshness: .zero, conninfo: failover, statementTimeout: .seconds(2))
+        let fleet = try await offThePool { try TestFleet(freshness: .zero, conninfo: failover, statementTimeout: .seconds(2)) }
         var configuration = fleet.configuration(freshness: .zero, statementTimeout: .seconds(2))
         configuration.reconnectAttempts = 10
         configuration.listensForChanges = false
@@ -55,27 +56,24 @@ struct FleetFailoverTests {
                 do throws(CredentialVaultError) {
                     try store.synchronous.save(Data("value-\(i)".utf8), for: CredentialKey(service: "failover", account: "k\(i)"), options: .portable)
                     log.acknowledged.withLock { $0.append(i) }
+                    log.acknowledgements.arrive()
                 } catch {
                     log.errors.withLock { $0.append(error) }
                 }
                 i += 1
             }
+            log.finished.arrive()
         }
         writer.start()
-        func waitForAcknowledged(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while log.acknowledged.withLock({ $0.count }) < count {
-                guard ContinuousClock.now < deadline else { throw TestFailure("only \(log.acknowledged.withLock { $0.count }) writes acknowledged") }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+        try #require(await log.acknowledgements.reached(30), "writes acknowledged before the failover")
+        try await offThePool {
+            try Self.cluster(["kill-primary", dir])
+            try Self.cluster(["promote", dir])
         }
-        try await waitForAcknowledged(30)
-        try Self.cluster(["kill-primary", dir])
-        try Self.cluster(["promote", dir])
-        let atPromotion = log.acknowledged.withLock { $0.count }
-        try await waitForAcknowledged(atPromotion + 30)
+        let atPromotion = log.acknowledgements.count
+        try #require(await log.acknowledgements.reached(atPromotion + 30), "writes acknowledged by the promoted replica")
         log.stop.store(true, ordering: .relaxed)
-        while !writer.isFinished { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(await log.finished.reached(1), "the writer stopped")
 
         // Every acknowledged write is on the new primary, with its value.
         let reader = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
@@ -92,9 +90,13 @@ struct FleetFailoverTests {
     }
 }
 
-/// What the writer thread acknowledged, what failed, and when to stop.
+/// What the writer thread acknowledged, what failed, when to stop, and when it did.
 final class WriteLog: Sendable {
     let acknowledged = Mutex<[Int]>([])
+    /// One arrival per acknowledged write (the test waits on counts, never polls).
+    let acknowledgements = Arrivals()
     let errors = Mutex<[CredentialVaultError]>([])
     let stop = Atomic(false)
+    /// Arrived at once the writer has stopped.
+    let finished = Arrivals()
 }

@@ -1,7 +1,9 @@
 import CredentialVault
-import CredentialVaultPostgres
+import CredentialVaultTestSupport
 import Foundation
 import Testing
+
+@testable import CredentialVaultPostgres
 
 #if canImport(Glibc)
 import Glibc
@@ -28,6 +30,28 @@ enum TestCluster {
         guard status == 0 else { throw TestFailure("psql failed (\(status)) on: \(sql)") }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+
+    /// Asks the server `query` until it answers `expected`: another session's state (a lock
+    /// granted or waited for, a replica in sync) observed on the server, never waited out.
+    /// The ceiling only says that it came at all.
+    static func untilServer(
+        answers expected: String, to query: String, conninfo: String? = TestCluster.conninfo, ceiling: Duration = .seconds(120)
+    ) async throws {
+        try await withCeiling(ceiling, "the server to answer \(expected) to \(query)") {
+            try await offThePool {
+                while try psql(query, conninfo: conninfo) != expected { try Task.checkCancellation() }
+            }
+        }
+    }
+
+    /// How many sessions hold (`granted`) or wait for the fleet lock of `store` (its advisory
+    /// lock, a bigint key: classid is its high half, objid its low half): this store's own
+    /// rows only, whatever other tests lock meanwhile.
+    static func fleetLockQuery(_ store: PostgresStore, granted: Bool) -> String {
+        let key = UInt64(bitPattern: store.lockKey)
+        return "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = \(key >> 32) AND objid = \(key & 0xFFFF_FFFF) "
+            + "AND objsubid = 1 AND \(granted ? "" : "NOT ")granted"
+    }
 }
 
 struct TestFailure: Error, CustomStringConvertible {
@@ -51,7 +75,9 @@ final class KeyFileDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// A fleet store in a fresh schema of the plain cluster, with its key file.
+/// A fleet store in a fresh schema of the plain cluster, with its key file. Its connections
+/// (the helper processes' too) carry the schema as their `application_name`, so that a test
+/// can find or end its own sessions on the shared server and nobody else's.
 struct TestFleet: Sendable {
     let schema: String
     let keys: KeyFileDirectory
@@ -62,12 +88,13 @@ struct TestFleet: Sendable {
         clock: any CredentialClock = SystemClock(), freshness: Duration = .seconds(1), conninfo: String = TestCluster.conninfo!,
         statementTimeout: Duration = .seconds(5)
     ) throws {
-        schema = TestCluster.freshSchema()
+        let schema = TestCluster.freshSchema()
+        self.schema = schema
         keys = KeyFileDirectory()
-        self.conninfo = conninfo
+        self.conninfo = conninfo + " application_name=\(schema)"
         store = try PostgresStore.initialize(
             PostgresConfiguration(
-                connectionString: conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock),
+                connectionString: self.conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock),
             host: "test-host", key: .keyFile(keys.keyFile))
     }
 

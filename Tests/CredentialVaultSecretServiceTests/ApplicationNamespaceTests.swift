@@ -33,9 +33,9 @@ import Testing
     }
 
     @Test(.privateKeyring) func twoApplicationsWithTheSameKeyDoNotCollideInTheSecretService() throws {
-        let desktop = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Desktop")))
-        let other = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Other")))
-        let unscoped = SecretServiceStore()
+        let desktop = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Desktop"), timeout: TestEnvironment.timeout))
+        let other = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Other"), timeout: TestEnvironment.timeout))
+        let unscoped = TestEnvironment.unscopedStore()
         let service = "cvtest-shared-\(UUID().uuidString.prefix(8))"
         let key = CredentialKey(service: service, account: "access_token")
         defer {
@@ -68,8 +68,8 @@ import Testing
     /// ways: an unscoped save, take, delete or deleteAll of the same key never touches the
     /// application's item, and the unscoped store does not list or read it.
     @Test(.privateKeyring) func theUnscopedNamespaceNeverTouchesAnApplicationsItems() throws {
-        let app = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Apart")))
-        let unscoped = SecretServiceStore()
+        let app = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Apart"), timeout: TestEnvironment.timeout))
+        let unscoped = TestEnvironment.unscopedStore()
         let key = CredentialKey(service: "cvtest-apart-\(UUID().uuidString.prefix(8))", account: "a")
         defer {
             _ = try? app.deleteAll()
@@ -93,8 +93,8 @@ import Testing
     /// The documented upgrade: credentials stored unscoped (before identifiers) copied into the
     /// application's namespace with `CredentialMigrator`, the source's delete sparing the copy.
     @Test(.privateKeyring) func anUnscopedStoreMigratesIntoAnApplication() async throws {
-        let app = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Upgrade")))
-        let unscoped = SecretServiceStore()
+        let app = SecretServiceStore(configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("Upgrade"), timeout: TestEnvironment.timeout))
+        let unscoped = TestEnvironment.unscopedStore()
         let service = "cvtest-upgrade-\(UUID().uuidString.prefix(8))"
         defer {
             _ = try? app.deleteAll()
@@ -134,5 +134,23 @@ import Testing
         try store(other).save(key: "access_token", value: "other")
         #expect(try store(desktop).load(key: "access_token") == "desktop")
         #expect(try store(other).load(key: "access_token") == "other")
+    }
+
+    /// The expiry sweep deletes only the sweeping store's own expired items: application B (a
+    /// clock an hour ahead) used to purge application A's still-valid ephemeral credential.
+    @Test(.privateKeyring) func anotherApplicationsSweepLeavesMyEphemeralItem() throws {
+        let prefix = "cvtest-\(UUID().uuidString.prefix(8))/"
+        let a = SecretServiceStore(
+            configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("SweepA"), timeout: TestEnvironment.timeout, serviceNamePrefix: prefix))
+        let clock = ManualClock(start: Date().addingTimeInterval(3600))
+        let b = SecretServiceStore(
+            configuration: SecretServiceConfiguration(application: try Self.uniqueApplication("SweepB"), timeout: TestEnvironment.timeout, serviceNamePrefix: prefix, clock: clock))
+        defer { _ = try? a.deleteAll(); _ = try? b.deleteAll() }
+        let key = CredentialKey(service: "svc", account: "acct")
+        try a.save(Data("a-nonce".utf8), for: key, options: .ephemeral(ttl: .seconds(600)))
+        try b.save(Data("b".utf8), for: CredentialKey(service: "other", account: "acct"), options: .ephemeral(ttl: .seconds(1)))
+        clock.advance(by: .seconds(2))
+        _ = try b.delete(CredentialKey(service: "unrelated", account: "acct"))  // b's own item expired: b sweeps
+        #expect(try a.take(key).map { String(decoding: $0, as: UTF8.self) } == "a-nonce")
     }
 }

@@ -22,8 +22,11 @@ import Testing
             #expect(decision.reason == "CREDVAULT_BACKEND=\(name)")
             #expect(!decision.isKeyringLocked)
         }
-        #expect(throws: CredentialVaultError.self) {
+        #expect {
             try BackendResolver(application: Self.application, environment: ["CREDVAULT_BACKEND": "plaintext"]).decide()
+        } throws: { error in
+            guard case .invalidArgument = error as? CredentialVaultError else { return false }
+            return true
         }
     }
 
@@ -58,6 +61,23 @@ import Testing
         #expect(other.sealedFileURL.path == "/tmp/x.cvault")
         other.secretService = SecretServiceConfiguration(application: .credvault)
         #expect(other.secretService.application == Self.application, "assigned later: still the resolver's")
+    }
+
+    /// A resolver given a Secret Service configuration with its own default service gives the
+    /// sealed file (and every other backend) that service too: the same `save(key:)` never
+    /// lands under two service names depending on the backend.
+    @Test func anExplicitDefaultServiceReachesEveryBackend() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("cv-resolver-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let resolver = BackendResolver(
+            application: try ApplicationIdentifier("org.example.App"), environment: [:],
+            secretService: SecretServiceConfiguration(defaultService: "org.example.Desktop"),
+            sealedFileURL: dir.appendingPathComponent("v/credentials.cvault"),
+            sealedFile: SealedFileConfiguration(device: DeviceIdentity(hostSecretURL: dir.appendingPathComponent("host/secret"), machineID: "m")))
+        #expect(resolver.defaultService == "org.example.Desktop")
+        #expect(try resolver.open(.file).store.defaultService == "org.example.Desktop", "the sealed file too")
+        #expect(try resolver.open(.memory).store.defaultService == "org.example.Desktop")
+        #expect(try resolver.open(.secretService).store.defaultService == "org.example.Desktop")
     }
 
     @Test func theCLINamespaceKeepsItsDocumentedDefaults() {

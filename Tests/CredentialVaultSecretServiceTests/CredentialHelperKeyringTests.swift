@@ -21,8 +21,8 @@ final class CredentialHelperKeyringTests {
     }
 
     deinit {
-        _ = try? SecretServiceStore().deleteAll(service: "git:https://\(host)")
-        _ = try? SecretServiceStore().deleteAll(service: "docker:\(host)")
+        _ = try? TestEnvironment.unscopedStore().deleteAll(service: "git:https://\(host)")
+        _ = try? TestEnvironment.unscopedStore().deleteAll(service: "docker:\(host)")
         try? FileManager.default.removeItem(at: home)
     }
 
@@ -36,31 +36,35 @@ final class CredentialHelperKeyringTests {
         try ChildProcess.run(home.appendingPathComponent(program).path, arguments, input: Data(input.utf8), environment: environment)
     }
 
-    @Test func gitCredentialsGoToTheKeyringByDefault() throws {
-        let stored = try run("git-credential-credvault", ["store"], "protocol=https\nhost=\(host)\nusername=alice\npassword=\(secret)\n\n")
-        #expect(stored.status == 0, "\(stored.stderr)")
-        let key = CredentialKey(service: "git:https://\(host)", account: "alice")
-        #expect(try SecretServiceStore().load(key) == Data(secret.utf8), "in the Secret Service")
-        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("data/credential-vault/default.cvault").path), "not in a vault file")
-        let answer = try run("git-credential-credvault", ["get"], "protocol=https\nhost=\(host)\n\n")
-        #expect(answer.stdoutText == "username=alice\npassword=\(secret)\n")
-        #expect(try run("git-credential-credvault", ["erase"], "protocol=https\nhost=\(host)\nusername=alice\npassword=\(secret)\n").status == 0)
-        #expect(try SecretServiceStore().load(key) == nil)
+    @Test func gitCredentialsGoToTheKeyringByDefault() async throws {
+        try await offThePool {
+            let stored = try run("git-credential-credvault", ["store"], "protocol=https\nhost=\(host)\nusername=alice\npassword=\(secret)\n\n")
+            #expect(stored.status == 0, "\(stored.stderr)")
+            let key = CredentialKey(service: "git:https://\(host)", account: "alice")
+            #expect(try TestEnvironment.unscopedStore().load(key) == Data(secret.utf8), "in the Secret Service")
+            #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent("data/credential-vault/default.cvault").path), "not in a vault file")
+            let answer = try run("git-credential-credvault", ["get"], "protocol=https\nhost=\(host)\n\n")
+            #expect(answer.stdoutText == "username=alice\npassword=\(secret)\n")
+            #expect(try run("git-credential-credvault", ["erase"], "protocol=https\nhost=\(host)\nusername=alice\npassword=\(secret)\n").status == 0)
+            #expect(try TestEnvironment.unscopedStore().load(key) == nil)
+        }
     }
 
-    @Test func dockerCredentialsGoToTheKeyringByDefaultAndExecReadsThem() throws {
-        let json = "{\"ServerURL\":\"\(host)\",\"Username\":\"bob\",\"Secret\":\"\(secret)\"}\n"
-        #expect(try run("docker-credential-credvault", ["store"], json).status == 0)
-        #expect(try SecretServiceStore().load(CredentialKey(service: "docker:\(host)", account: "bob")) == Data(secret.utf8))
-        let got = try run("docker-credential-credvault", ["get"], host)
-        #expect(got.status == 0 && got.stdoutText.contains("\"Secret\":\"\(secret)\""), "\(got.stdoutText)")
-        #expect(try run("docker-credential-credvault", ["list"], "unused").stdoutText.contains("\"\(host)\":\"bob\""))
-        // The same credential handed to a command, from the keyring.
-        let exec = try ChildProcess.run(
-            SecretServiceCLITests.credvaultPath, ["exec", "--backend", "secret-service", "--env", "T=docker:\(host)/bob", "--", "sh", "-c", "printf %s \"$T\""],
-            environment: environment)
-        #expect(exec.status == 0 && exec.stdoutText == secret, "\(exec.stderr)")
-        #expect(try run("docker-credential-credvault", ["erase"], host).status == 0)
-        #expect(try run("docker-credential-credvault", ["get"], host).stdoutText == "credentials not found in native keychain\n")
+    @Test func dockerCredentialsGoToTheKeyringByDefaultAndExecReadsThem() async throws {
+        try await offThePool {
+            let json = "{\"ServerURL\":\"\(host)\",\"Username\":\"bob\",\"Secret\":\"\(secret)\"}\n"
+            #expect(try run("docker-credential-credvault", ["store"], json).status == 0)
+            #expect(try TestEnvironment.unscopedStore().load(CredentialKey(service: "docker:\(host)", account: "bob")) == Data(secret.utf8))
+            let got = try run("docker-credential-credvault", ["get"], host)
+            #expect(got.status == 0 && got.stdoutText.contains("\"Secret\":\"\(secret)\""), "\(got.stdoutText)")
+            #expect(try run("docker-credential-credvault", ["list"], "unused").stdoutText.contains("\"\(host)\":\"bob\""))
+            // The same credential handed to a command, from the keyring.
+            let exec = try ChildProcess.run(
+                SecretServiceCLITests.credvaultPath, ["exec", "--backend", "secret-service", "--env", "T=docker:\(host)/bob", "--", "sh", "-c", "printf %s \"$T\""],
+                environment: environment)
+            #expect(exec.status == 0 && exec.stdoutText == secret, "\(exec.stderr)")
+            #expect(try run("docker-credential-credvault", ["erase"], host).status == 0)
+            #expect(try run("docker-credential-credvault", ["get"], host).stdoutText == "credentials not found in native keychain\n")
+        }
     }
 }

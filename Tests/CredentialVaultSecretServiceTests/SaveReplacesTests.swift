@@ -55,38 +55,42 @@ struct SaveReplacesTests {
         #expect(try fixture.store.metadata(for: key)?.isEphemeral == false)
     }
 
-    @Test(.secretTool) func saveReplacesTheItemSecretToolWroteLeavingOne() throws {
-        let service = "cvtest-replace-\(UUID().uuidString.prefix(8))"
-        let store = SecretServiceStore()
-        defer { _ = try? store.deleteAll(service: service) }
-        let key = CredentialKey(service: service, account: "dave")
-        try SecretTool.store(service: service, account: "dave", label: "old", value: Data("old".utf8))
-        for round in 0..<2 {
-            try store.save(Data("new \(round)".utf8), for: key)
-            #expect(try KeyItems.paths(key, prefix: "", store: store).count == 1, "round \(round)")
-            #expect(try SecretTool.lookup(service: service, account: "dave") == Data("new \(round)".utf8))
+    @Test(.secretTool) func saveReplacesTheItemSecretToolWroteLeavingOne() async throws {
+        try await offThePool {
+            let service = "cvtest-replace-\(UUID().uuidString.prefix(8))"
+            let store = TestEnvironment.unscopedStore()
+            defer { _ = try? store.deleteAll(service: service) }
+            let key = CredentialKey(service: service, account: "dave")
+            try SecretTool.store(service: service, account: "dave", label: "old", value: Data("old".utf8))
+            for round in 0..<2 {
+                try store.save(Data("new \(round)".utf8), for: key)
+                #expect(try KeyItems.paths(key, prefix: "", store: store).count == 1, "round \(round)")
+                #expect(try SecretTool.lookup(service: service, account: "dave") == Data("new \(round)".utf8))
+            }
+            // And secret-tool's own store (replace by service and username) replaces ours.
+            try SecretTool.store(service: service, account: "dave", label: "again", value: Data("from secret-tool".utf8))
+            #expect(try KeyItems.paths(key, prefix: "", store: store).count == 1)
+            #expect(try store.load(key) == Data("from secret-tool".utf8))
         }
-        // And secret-tool's own store (replace by service and username) replaces ours.
-        try SecretTool.store(service: service, account: "dave", label: "again", value: Data("from secret-tool".utf8))
-        #expect(try KeyItems.paths(key, prefix: "", store: store).count == 1)
-        #expect(try store.load(key) == Data("from secret-tool".utf8))
     }
 
-    @Test(.pythonKeyring) func saveReplacesTheItemPythonKeyringWroteLeavingOne() throws {
-        let python = try #require(TestEnvironment.pythonWithKeyring)
-        let service = "cvtest-replace-\(UUID().uuidString.prefix(8))"
-        let store = SecretServiceStore()
-        defer { _ = try? store.deleteAll(service: service) }
-        let key = CredentialKey(service: service, account: "erin")
-        let result = try ChildProcess.run(
-            python, ["-c", "import keyring, sys\nkeyring.set_password(sys.argv[1], 'erin', 'from python')", service],
-            environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
-        try #require(result.status == 0, "\(result.stderr)")
-        try store.save(Data("from swift".utf8), for: key)
-        #expect(try KeyItems.paths(key, prefix: "", store: store).count == 1)
-        let read = try ChildProcess.run(
-            python, ["-c", "import keyring, sys\nsys.stdout.write(keyring.get_password(sys.argv[1], 'erin'))", service],
-            environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
-        #expect(read.stdoutText == "from swift")
+    @Test(.pythonKeyring) func saveReplacesTheItemPythonKeyringWroteLeavingOne() async throws {
+        try await offThePool {
+            let python = try #require(TestEnvironment.pythonWithKeyring)
+            let service = "cvtest-replace-\(UUID().uuidString.prefix(8))"
+            let store = TestEnvironment.unscopedStore()
+            defer { _ = try? store.deleteAll(service: service) }
+            let key = CredentialKey(service: service, account: "erin")
+            let result = try ChildProcess.run(
+                python, ["-c", "import keyring, sys\nkeyring.set_password(sys.argv[1], 'erin', 'from python')", service],
+                environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
+            try #require(result.status == 0, "\(result.stderr)")
+            try store.save(Data("from swift".utf8), for: key)
+            #expect(try KeyItems.paths(key, prefix: "", store: store).count == 1)
+            let read = try ChildProcess.run(
+                python, ["-c", "import keyring, sys\nsys.stdout.write(keyring.get_password(sys.argv[1], 'erin'))", service],
+                environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
+            #expect(read.stdoutText == "from swift")
+        }
     }
 }

@@ -65,7 +65,7 @@ struct TakeAndEphemeralTests {
         clock.advance(by: .seconds(6))
         try fixture.store.save(Data("other".utf8), for: CredentialKey(service: "oauth", account: "unrelated"))
         // A store on the real clock would still consider the item alive: it must be gone from the keyring.
-        let realTime = SecretServiceStore(configuration: SecretServiceConfiguration(serviceNamePrefix: fixture.prefix))
+        let realTime = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: TestEnvironment.timeout, serviceNamePrefix: fixture.prefix))
         #expect(try realTime.load(key) == nil)
     }
 
@@ -82,17 +82,19 @@ struct TakeAndEphemeralTests {
         #expect(try fixture.store.load(key) == nil)
     }
 
-    @Test func ephemeralSurvivesARestartOfTheProcess() throws {
-        // A custom-scheme redirect starts a new process: it must find the pending flow's state.
-        let service = "cvtest-restart-\(UUID().uuidString.prefix(8))"
-        let store = SecretServiceStore()
-        let key = CredentialKey(service: service, account: "acct")
-        defer { _ = try? store.deleteAll(service: service) }
-        try store.save(Data("probe-secret".utf8), for: key, options: .ephemeral())
-        let hex = Data("probe-secret".utf8).map { String(format: "%02x", $0) }.joined()
-        let steps = try runProbe(busMode: nil, ["load:\(service):acct", "take:\(service):acct", "take:\(service):acct"])
-        #expect(steps.map(\.outcome) == ["value:\(hex)", "value:\(hex)", "nil"])
-        #expect(try store.load(key) == nil)
+    @Test func ephemeralSurvivesARestartOfTheProcess() async throws {
+        try await offThePool {
+            // A custom-scheme redirect starts a new process: it must find the pending flow's state.
+            let service = "cvtest-restart-\(UUID().uuidString.prefix(8))"
+            let store = TestEnvironment.unscopedStore()
+            let key = CredentialKey(service: service, account: "acct")
+            defer { _ = try? store.deleteAll(service: service) }
+            try store.save(Data("probe-secret".utf8), for: key, options: .ephemeral())
+            let hex = Data("probe-secret".utf8).map { String(format: "%02x", $0) }.joined()
+            let steps = try runProbe(busMode: nil, timeoutMilliseconds: TestEnvironment.timeoutMilliseconds, ["load:\(service):acct", "take:\(service):acct", "take:\(service):acct"])
+            #expect(steps.map(\.outcome) == ["value:\(hex)", "value:\(hex)", "nil"])
+            #expect(try store.load(key) == nil)
+        }
     }
 }
 

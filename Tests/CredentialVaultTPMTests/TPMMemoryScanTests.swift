@@ -14,43 +14,45 @@ import Glibc
 /// more TPM command and Esys_Finalize before returning, ESYS's buffers keep one copy.)
 @Suite(
     .enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"),
-    .disabled(if: underSanitizer, "sanitizers' allocators make memory scans meaningless"), .serialized)
+    .disabled(if: underSanitizer, "sanitizers' allocators make memory scans meaningless"))
 final class TPMMemoryScanTests {
     let scratch = ScratchDirectory()
 
-    @Test func noCopyOfTheUnsealedSecretIsLeftAfterUse() throws {
-        let tpm = try SoftwareTPM()
-        let binding = SecureBytes.random(count: 32)
-        let configuration = TPMConfiguration(tcti: tpm.tcti, directory: scratch.sub("state"))
-        let secret = try TPMCustodian(configuration: configuration).deviceSecret(binding: binding, create: true)
+    @Test func noCopyOfTheUnsealedSecretIsLeftAfterUse() async throws {
+        try await offThePool {
+            let tpm = try SoftwareTPM()
+            let binding = SecureBytes.random(count: 32)
+            let configuration = TPMConfiguration(tcti: tpm.tcti, directory: scratch.sub("state"), deadline: TPMTest.deadline)
+            let secret = try TPMCustodian(configuration: configuration).deviceSecret(binding: binding, create: true)
 
-        let helper = try HelperRun.start(["unseal-and-wait", tpm.tcti, configuration.directory])
-        helper.write(HelperRun.hex(binding) + "\n")
-        let line = helper.readLine()
-        #expect(line == "done \(HelperRun.fingerprint(secret))", "the helper unsealed the same secret")
+            let helper = try HelperRun.start(["unseal-and-wait", tpm.tcti, configuration.directory])
+            helper.write(HelperRun.hex(binding) + "\n")
+            let line = helper.readLine()
+            #expect(line == "done \(HelperRun.fingerprint(secret))", "the helper unsealed the same secret")
 
-        let afterUse = try scan(pid: helper.pid, for: secret)
-        helper.closeInput()
-        helper.wait()
-        #expect(afterUse.scanned > 1 << 20, "the scan read the process's memory")
-        #expect(afterUse.hits.isEmpty, "copies of the unsealed secret left after use: \(afterUse.hits)")
+            let afterUse = try scan(pid: helper.pid, for: secret)
+            helper.closeInput()
+            helper.wait()
+            #expect(afterUse.scanned > 1 << 20, "the scan read the process's memory")
+            #expect(afterUse.hits.isEmpty, "copies of the unsealed secret left after use: \(afterUse.hits)")
 
-        // The same after sealing a new secret (the create path: seal, check, write the blob).
-        let fresh = TPMConfiguration(tcti: tpm.tcti, directory: scratch.sub("fresh"))
-        let creator = try HelperRun.start(["create-and-wait", tpm.tcti, fresh.directory])
-        creator.write(HelperRun.hex(binding) + "\n")
-        let created = creator.readLine()
-        let made = try TPMCustodian(configuration: fresh).deviceSecret(binding: binding, create: false)
-        #expect(created == "done \(HelperRun.fingerprint(made))", "the helper sealed the secret this process unseals")
-        let afterCreate = try scan(pid: creator.pid, for: made)
-        creator.closeInput()
-        creator.wait()
-        #expect(afterCreate.scanned > 1 << 20)
-        #expect(afterCreate.hits.isEmpty, "copies of the new secret left after sealing it: \(afterCreate.hits)")
+            // The same after sealing a new secret (the create path: seal, check, write the blob).
+            let fresh = TPMConfiguration(tcti: tpm.tcti, directory: scratch.sub("fresh"), deadline: TPMTest.deadline)
+            let creator = try HelperRun.start(["create-and-wait", tpm.tcti, fresh.directory])
+            creator.write(HelperRun.hex(binding) + "\n")
+            let created = creator.readLine()
+            let made = try TPMCustodian(configuration: fresh).deviceSecret(binding: binding, create: false)
+            #expect(created == "done \(HelperRun.fingerprint(made))", "the helper sealed the secret this process unseals")
+            let afterCreate = try scan(pid: creator.pid, for: made)
+            creator.closeInput()
+            creator.wait()
+            #expect(afterCreate.scanned > 1 << 20)
+            #expect(afterCreate.hits.isEmpty, "copies of the new secret left after sealing it: \(afterCreate.hits)")
 
-        // The control: the scan finds the secret where it is (this process's guarded memory).
-        let control = try scan(pid: getpid(), for: secret)
-        #expect(!control.hits.isEmpty, "the scanner finds a live copy")
+            // The control: the scan finds the secret where it is (this process's guarded memory).
+            let control = try scan(pid: getpid(), for: secret)
+            #expect(!control.hits.isEmpty, "the scanner finds a live copy")
+        }
     }
 
     /// `credvault-testhelper scan-memory PID` with the secret on its stdin.

@@ -9,7 +9,8 @@
 //   take CONNINFO SCHEMA KEYFILE
 //       waits for a line on stdin, takes "race/once"; prints "won VALUE" or "none".
 //   hold-exclusive CONNINFO SCHEMA KEYFILE
-//       inside withExclusiveAccess prints "holding", then waits until killed.
+//       inside withExclusiveAccess prints "holding", then holds the lock until its stdin ends
+//       (or it is killed).
 //
 // Exit 3 with one line on stderr on failure.
 import CredentialVault
@@ -50,7 +51,7 @@ do {
     case ("hold-exclusive", 4):
         try await store.withExclusiveAccess {
             say("holding")
-            while true { try await Task.sleep(for: .seconds(60)) }
+            while readLine() != nil {}
         }
     default: fail("unknown helper command or wrong arguments: \(args[0])")
     }

@@ -50,7 +50,8 @@ func readBinding() -> SecureBytes {
 }
 
 func unseal(tcti: String, directory: String, create: Bool = false) -> String {
-    let custodian = TPMCustodian(configuration: TPMConfiguration(tcti: tcti, directory: directory))
+    // A minute's deadline: swtpm answers within it on a loaded machine running tests in parallel.
+    let custodian = TPMCustodian(configuration: TPMConfiguration(tcti: tcti, directory: directory, deadline: .seconds(60)))
     do {
         let secret = try custodian.deviceSecret(binding: readBinding(), create: create)
         return fingerprint(secret)

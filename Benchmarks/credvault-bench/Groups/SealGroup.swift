@@ -34,7 +34,7 @@ enum SealGroup {
         reporter.end()
     }
 
-    /// The targets: at most 1.5x raw at 32 B, 1.15x at 4 KiB and above.
+    /// The targets: at most 1.5x raw at 32 B, 1.15x at 4 KiB and above.
     static func limit(size: Int) -> Double? {
         if size >= 4096 { return 1.15 }
         if size == 32 { return 1.5 }

@@ -2,7 +2,7 @@ import CredentialVault
 import Foundation
 
 /// Group 3: durable save, load and delete on an open sealed-file vault holding N credentials,
-/// next to the physical floor of a durable save of a file of the same size (the floor)
+/// next to the physical floor of a durable save of a file of the same size (the project's floor)
 /// and the floor of the journal's design (an append and a commit record, each fdatasync'd), all
 /// measured in turn with the saves (A B C A B C ...) in the same directory; and one whole journal
 /// cycle, compaction included.
@@ -107,7 +107,7 @@ enum SealedFileGroup {
     }
 
     /// Relates a figure to the same figure at the smallest item count; save and load are held
-    /// to the flatness targets (1 to 1,000 items: at most 1.3x; to 10,000: at most 2x).
+    /// to the flatness targets (1 to 1,000 items: at most 1.3x; to 10,000: at most 2x).
     private static func scale(_ figure: inout Figure, count: Int, baseline: inout [String: (items: Int, median: Double)]) {
         guard let base = baseline[figure.name] else {
             baseline[figure.name] = (count, figure.sample.median)

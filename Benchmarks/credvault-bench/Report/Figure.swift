@@ -39,7 +39,7 @@ struct Figure {
     }
 }
 
-/// A target from the issue, checked against a measured value.
+/// A target the project set, checked against a measured value.
 struct Check {
     enum Kind {
         case atMost

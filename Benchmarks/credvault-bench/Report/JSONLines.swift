@@ -1,4 +1,4 @@
-/// One JSON object per figure, with the fields the issue names (`name`, `size_bytes`, `items`,
+/// One JSON object per figure, with the fields the documentation names (`name`, `size_bytes`, `items`,
 /// `median_ns`, `min_ns`, `max_ns`, `ratio`) and a few more (`group`, `runs`, `iterations`,
 /// `ratio_to`, `mb_per_s`, figure-specific extras, and `targets`).
 enum JSONLines {

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 
 /// Runs a program to completion (killed past `timeout`) and collects its output.
@@ -19,17 +20,16 @@ struct ChildProcess {
     }
 
     /// Runs `executable` with `arguments`, feeding `input` on stdin. `environment` replaces the
-    /// variables it names; `nil` values remove them.
+    /// variables it names; `nil` values remove them. `timeout` is a ceiling that only keeps a
+    /// hung child from hanging the test: past it the child is killed and `timedOut` thrown.
     static func run(
         _ executable: String, _ arguments: [String], input: Data = Data(),
-        environment overrides: [String: String?] = [:], timeout: Duration = .seconds(60)
+        environment overrides: [String: String?] = [:], timeout: Duration = .seconds(120)
     ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        for (name, value) in overrides { environment[name] = value }
-        process.environment = environment
+        process.environment = environment(overrides)
 
         // Files rather than pipes: a chatty child can never block on a full pipe.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cv-child-\(UUID().uuidString)")
@@ -49,19 +49,24 @@ struct ChildProcess {
         process.standardOutput = stdout
         process.standardError = stderr
 
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        let limit = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > limit {
-                process.terminate()
-                process.waitUntilExit()
-                throw Failure.timedOut("\(executable) \(arguments.joined(separator: " "))")
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+        if exited.wait(timeout: .now() + timeout.seconds) == .timedOut {
+            process.terminate()
+            process.waitUntilExit()
+            throw Failure.timedOut("\(executable) \(arguments.joined(separator: " "))")
         }
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, stdout: try Data(contentsOf: outURL),
             stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    }
+
+    /// This process's environment with `overrides` applied (`nil` removes a variable).
+    static func environment(_ overrides: [String: String?]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for (name, value) in overrides { environment[name] = value }
+        return environment
     }
 }

@@ -12,7 +12,7 @@ final class IsolatedSecretServiceStore {
     /// The store under test.
     let store: SecretServiceStore
 
-    init(clock: any CredentialClock = SystemClock(), timeout: Duration = .seconds(10)) {
+    init(clock: any CredentialClock = SystemClock(), timeout: Duration = TestEnvironment.timeout) {
         prefix = "cvtest-\(UUID().uuidString.prefix(8))/"
         store = SecretServiceStore(
             configuration: SecretServiceConfiguration(timeout: timeout, serviceNamePrefix: prefix, clock: clock))

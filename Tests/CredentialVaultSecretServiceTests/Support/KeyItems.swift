@@ -41,4 +41,25 @@ enum KeyItems {
     static func stripe(_ key: CredentialKey, prefix: String) -> Int {
         KeyLock.stripe(service: prefix + key.service, account: key.account)
     }
+
+    /// The stripes the lock tests of this process hold for a while (`AsyncKeyLockTests`,
+    /// `SaveTakeLockTests`): a test with a short deadline keeps its other keys out of them, so
+    /// that a parallel test's hold can never make it `busy`.
+    static let heldStripes: Set<Int> = [heldInProcess, heldAcrossProcesses, heldUntilBusy]
+    /// Held by a test of this process while a save or take of this process waits for it.
+    static let heldInProcess = 61
+    /// Held by a test while a probe process's saves wait for it (the key `probe-async`/`one`).
+    static let heldAcrossProcesses = KeyLock.stripe(service: "probe-async", account: "one")
+    /// Held while saves and takes of a store with a short deadline answer `busy`.
+    static let heldUntilBusy = 62
+
+    /// A key of `service` under `prefix` whose lock is in `stripe`.
+    static func key(service: String, prefix: String, inStripe stripe: Int) -> CredentialKey {
+        (0...).lazy.map { CredentialKey(service: service, account: "acct-\($0)") }.first { Self.stripe($0, prefix: prefix) == stripe }!
+    }
+
+    /// A key of `service` under `prefix` whose lock is in none of `stripes`.
+    static func key(service: String, prefix: String, outside stripes: Set<Int>) -> CredentialKey {
+        (0...).lazy.map { CredentialKey(service: service, account: "other-\($0)") }.first { !stripes.contains(Self.stripe($0, prefix: prefix)) }!
+    }
 }

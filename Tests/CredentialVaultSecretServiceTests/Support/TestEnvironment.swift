@@ -1,9 +1,21 @@
+import CredentialVaultSecretService
 import Foundation
 import Testing
 
 /// Where the Secret Service tests run and what they may use.
 enum TestEnvironment {
     static let environment = ProcessInfo.processInfo.environment
+
+    /// The per-operation timeout of the tests' stores and probes on the shared test bus: a
+    /// minute, which gnome-keyring meets while every test of a parallel run talks to it on a
+    /// loaded machine (the default 5 s is not). A test of a deadline sets its own.
+    static let timeout = Duration.seconds(60)
+
+    /// `timeout` in milliseconds, for `secret-service-probe --timeout-ms`.
+    static var timeoutMilliseconds: Int { Int(timeout.components.seconds) * 1000 }
+
+    /// A store of the default (CLI's) namespace on the shared test bus, with `timeout`.
+    static func unscopedStore() -> SecretServiceStore { SecretServiceStore(configuration: SecretServiceConfiguration(timeout: timeout)) }
 
     /// The tests that write to a keyring run only inside the private bus that
     /// `scripts/with-keyring.sh` sets up (it sets `CREDVAULT_TEST_KEYRING=unlocked`), never
@@ -24,6 +36,9 @@ enum TestEnvironment {
         let bundle = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         return bundle.deletingLastPathComponent().appendingPathComponent("secret-service-probe")
     }
+
+    /// The `credvault` executable, built next to the test bundle.
+    static var credvault: URL { probe.deletingLastPathComponent().appendingPathComponent("credvault") }
 
     /// Whether an executable named `name` is on the PATH.
     static func hasTool(_ name: String) -> Bool {

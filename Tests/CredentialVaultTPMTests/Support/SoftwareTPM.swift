@@ -68,6 +68,13 @@ final class SoftwareTPM {
     }
 }
 
+/// What the TPM tests share.
+enum TPMTest {
+    /// The custodians' deadline: a minute, which swtpm meets on a loaded machine (the tests of
+    /// a deadline set their own).
+    static let deadline = Duration.seconds(60)
+}
+
 /// A 0700 scratch directory, removed at the end.
 final class ScratchDirectory: Sendable {
     let path: String
