@@ -40,6 +40,7 @@ func caseName(_ error: CredentialVaultError) -> String {
     case .invalidArgument: "invalidArgument"
     case .cancelled: "cancelled"
     case .rolledBack: "rolledBack"
+    case .interactionRequired: "interactionRequired"
     }
 }
 
