@@ -319,8 +319,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
 
     /// Whether the Secret Service is reachable and its default collection unlocked, where it
     /// stores, which program serves it and whether it keeps ephemeral credentials. Never
-    /// prompts (a collection KWallet reports locked at login is reported locked here; any other
-    /// operation unlocks it, see `SecretServiceConfiguration.allowsInteraction`). Throws
+    /// prompts a person (the collection KWallet reports locked at every login, whose unlock
+    /// needs nobody while the wallet is open, is unlocked on the way). Throws
     /// `notAvailable` (no session bus, no Secret Service, or no default collection) or `timedOut`.
     public func status() throws(CredentialVaultError) -> SecretServiceStatus {
         switch try probe() {
@@ -342,7 +342,13 @@ public final class SecretServiceStore: TokenStorageAdapter {
         try perform { (call) throws(CredentialVaultError) -> Probe in
             let session = try call.collectionPath(.session)
             guard let main = try call.collectionPath(.default) else { return .noDefaultCollection(call.noDefaultCollection()) }
-            let info = try call.collectionInfo(main)
+            var info = try call.collectionInfo(main)
+            // KWallet reports its collection locked at every login until a client unlocks it,
+            // which needs nobody while the wallet is open: not a locked keyring.
+            if info.isLocked, try call.opensWithoutPerson(main) {
+                try call.unlock([main], for: .unlockCollection)
+                info = try call.collectionInfo(main)
+            }
             // KeePassXC's collections have no label: the database's name is the path's last part.
             let label = info.label.isEmpty ? String(main.split(separator: "/").last ?? "") : info.label
             return .status(

@@ -53,11 +53,17 @@ extension ServiceCall {
         }
     }
 
-    /// What `interactionRequired` says: who asks what, and how to allow it.
+    /// What `interactionRequired` says: who asks what (with the provider's setting that asks,
+    /// where it is known), and how to allow it.
     func interactionMessage(_ purpose: PromptPurpose) -> String {
-        var text = "\(service.provider) asks a person \(purpose.asking) (its prompt did not complete by itself)"
-        if purpose == .confirmAccess || service.provider == .keePassXC {
-            text += "; in KeePassXC, \"Confirm when passwords are retrieved by clients\" (Secret Service Integration settings) asks for every program that did not create the item"
+        var text = "\(service.provider) asks a person \(purpose.asking)"
+        if service.provider == .keePassXC {
+            switch purpose {
+            case .confirmAccess:
+                text += " (its setting \"Confirm when passwords are retrieved by clients\" asks for each program that did not create the item)"
+            case .delete: text += " (its setting \"Confirm when clients request entry deletion\")"
+            case .store, .unlockCollection: break
+            }
         }
         return text + "; allow interaction to answer it: credvault --interactive (or CREDVAULT_INTERACTIVE=1), "
             + "SecretServiceConfiguration.allowsInteraction in an application"

@@ -55,7 +55,7 @@ extension ServiceCall {
     /// Whether the provider unlocks the collection at `path` without asking anybody: KWallet
     /// does while the wallet behind it is open (`org.kde.KWallet.isOpen`), as after a login
     /// with pam_kwallet. Another provider's unlock is a password dialog.
-    private func opensWithoutPerson(_ path: String) throws(CredentialVaultError) -> Bool {
+    func opensWithoutPerson(_ path: String) throws(CredentialVaultError) -> Bool {
         guard service.provider == .kwallet, let kwallet = service.kwalletName else { return false }
         // The wallet of a KWallet collection is its label.
         let label = try collectionInfo(path).label
