@@ -32,7 +32,7 @@ final class ProviderInstance: @unchecked Sendable {
         // The command inside: prints its environment, then waits until this side closes the pipe.
         process.arguments = [
             provider.rawValue, "sh", "-c",
-            "env | grep -E '^(WITH_PROVIDER_|DBUS_SESSION_BUS_ADDRESS=)'; echo READY; exec cat >/dev/null",
+            "env | grep -E '^(WITH_PROVIDER_|DBUS_SESSION_BUS_ADDRESS=|XDG_RUNTIME_DIR=)'; echo READY; exec cat >/dev/null",
         ]
         var environment = ProcessInfo.processInfo.environment
         for (name, value) in options { environment[name] = value }
@@ -86,7 +86,10 @@ final class ProviderInstance: @unchecked Sendable {
     func unlock() throws { try runHelper("WITH_PROVIDER_UNLOCK") }
 
     private func runHelper(_ variable: String) throws {
-        let result = try ChildProcess.run(variables[variable] ?? "/bin/false", [], environment: childEnvironment)
+        // The helpers find gnome-keyring's control socket in the instance's runtime directory.
+        var environment = childEnvironment
+        environment["XDG_RUNTIME_DIR"] = variables["XDG_RUNTIME_DIR"]
+        let result = try ChildProcess.run(variables[variable] ?? "/bin/false", [], environment: environment)
         guard result.status == 0 else { throw StartFailed(output: "\(variable) failed: \(result.stderr)") }
     }
 

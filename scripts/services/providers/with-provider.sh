@@ -237,7 +237,10 @@ EOF
     mkdir -p "$(dirname "$conf")"
     {
         printf '[General]\nConfigVersion=2\nSingleInstance=false\nRememberLastDatabases=false\n'
-        printf 'OpenPreviousDatabasesOnStartup=false\nAutoSaveAfterEveryChange=true\n'
+        # Not KeePassXC's default: with "save after every change", KeePassXC 2.7.4 crashes
+        # (segmentation fault in its background save thread) when a client stores, reads and
+        # deletes many items in quick succession (the conformance suite's concurrent tasks).
+        printf 'OpenPreviousDatabasesOnStartup=false\nAutoSaveAfterEveryChange=false\n'
         printf '[GUI]\nCheckForUpdates=false\nShowTrayIcon=false\n'
         printf '[Security]\nLockDatabaseIdle=false\nClearClipboard=false\n'
         printf '[Browser]\nEnabled=false\n[SSHAgent]\nEnabled=false\n'
