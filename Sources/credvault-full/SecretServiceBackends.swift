@@ -56,7 +56,7 @@ struct SecretServiceBackends: ExtendedBackends {
             info.append(("provider", status.provider.description))
             info.append((
                 "state",
-                status.isLocked ? "locked (\(status.provider.unlockAdvice); a command with --interactive lets it ask you)" : "unlocked"
+                status.isLocked ? "locked: \(status.provider.unlockAdvice) (a command with --interactive lets it ask you)" : "unlocked"
             ))
             let ephemeral =
                 status.supportsEphemeral

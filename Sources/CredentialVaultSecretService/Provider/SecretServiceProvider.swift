@@ -22,8 +22,8 @@ public enum SecretServiceProvider: String, Sendable, Hashable, CaseIterable, Cus
     /// example "unlock the database in KeePassXC".
     public var unlockAdvice: String {
         switch self {
-        case .gnomeKeyring: "unlock the login keyring (log in to the desktop session, or use seahorse)"
-        case .kwallet: "open the wallet (log in to the Plasma session, or use KWalletManager)"
+        case .gnomeKeyring: "log in to the desktop session, or unlock the login keyring with seahorse"
+        case .kwallet: "log in to the Plasma session, or open the wallet with KWalletManager"
         case .keePassXC: "unlock the database in KeePassXC"
         case .other: "unlock the keyring in the desktop session"
         }
