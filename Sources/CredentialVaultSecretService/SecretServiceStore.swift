@@ -74,8 +74,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
     public let configuration: SecretServiceConfiguration
     private let connection: ServiceConnection
     let naming: CredentialNaming
-    /// Faults a test injects into this store's reads (never armed otherwise).
-    let faults = SecretReadFaults()
+    /// Seams for tests: a fault injected into reads, a hook on prompt waits (`StoreTestHooks`; never set otherwise).
+    let hooks = StoreTestHooks()
     /// The earliest expiry of the ephemeral items this store wrote and has not purged yet
     /// (by `configuration.clock`).
     private let pendingExpiry = Mutex<Date?>(nil)
@@ -392,7 +392,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
         let policy = ServiceCall.Policy(
             allowsInteraction: configuration.allowsInteraction, interactionTimeout: configuration.interactiveUnlockTimeout)
         while true {
-            let call = try ServiceCall(connection: connection, deadline: deadline, policy: policy, earlier: earlier, faults: faults)
+            let call = try ServiceCall(connection: connection, deadline: deadline, policy: policy, earlier: earlier, hooks: hooks)
             if let key, lock == nil {
                 lock = try KeyLock.acquire(service: naming.storedService(key.service), account: key.account, until: deadline.end)
             }

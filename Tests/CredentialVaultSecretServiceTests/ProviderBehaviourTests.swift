@@ -1,4 +1,5 @@
 import CredentialVault
+import CredentialVaultTestSupport
 import Foundation
 import Testing
 
@@ -119,6 +120,34 @@ import Testing
         #expect(try store.load(key) == Data("v".utf8), "kept")
     }
 
+    /// A prompt waiting for a person (KeePassXC's access confirmation, interaction allowed, two
+    /// minutes to answer) ends when the task is cancelled: `cancelled`, not at its deadline.
+    @Test(.ownProvider(.keepassxc))
+    func cancellingATaskEndsItsWaitForAPerson() async throws {
+        let cli = try ProviderCLI(.keepassxc)
+        defer { cli.cleanUp() }
+        _ = try cli.ownInstance(options: ["WITH_PROVIDER_KEEPASSXC_DEFAULTS": "1"])
+        let stored = try ChildProcess.run(
+            try SecretTool.path(), ["store", "--label=x", "service", cli.service, "username", "a"], input: Data("v".utf8),
+            environment: cli.environment)
+        #expect(stored.status == 0, "\(stored.stderr)")
+        var interactive = cli.store.configuration
+        interactive.allowsInteraction = true
+        interactive.interactiveUnlockTimeout = .seconds(120)
+        let store = SecretServiceStore(configuration: interactive)
+        let waiting = Arrivals()
+        store.hooks.onPromptWaiting { waiting.arrive() }
+        let key = CredentialKey(service: cli.service, account: "a")
+        let load = Task { () async throws(CredentialVaultError) -> Data? in try await store.load(key) }
+        #expect(await waiting.reached(1), "the confirmation prompt was started")
+        load.cancel()
+        let outcome = try await withCeiling(.seconds(60), "the cancelled load") { await load.result }
+        guard case .failure(let error) = outcome, error as? CredentialVaultError == .cancelled else {
+            Issue.record("a load cancelled while its prompt waited gave \(outcome)")
+            return
+        }
+    }
+
     /// A secret the provider sent that cannot be decrypted (kwalletd5's session-key bug, KDE
     /// bug 514194, injected here: libsecret drops such a secret from its answer) is read again
     /// with a new session; twice unreadable is an error, never "not found".
@@ -128,16 +157,16 @@ import Testing
         let store = isolated.store
         let key = CredentialKey(service: "unreadable", account: "a")
         try store.save(Data("v".utf8), for: key)
-        store.faults.dropSecrets(1)
+        store.hooks.dropSecrets(1)
         #expect(try store.load(key) == Data("v".utf8))
-        store.faults.dropSecrets(2)
+        store.hooks.dropSecrets(2)
         let unreadable = thrown { () throws(CredentialVaultError) in try store.load(key) }
         guard case .io(let why)? = unreadable else {
             Issue.record("an unreadable secret gave \(String(describing: unreadable))")
             return
         }
         #expect(why.contains("could not decrypt"), "\(why)")
-        store.faults.dropSecrets(2)
+        store.hooks.dropSecrets(2)
         #expect(throws: CredentialVaultError.self) { try store.take(key) }
         #expect(try store.load(key) == Data("v".utf8), "nothing was lost")
     }

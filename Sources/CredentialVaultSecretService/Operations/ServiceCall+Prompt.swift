@@ -107,6 +107,7 @@ extension ServiceCall {
             let failure = GLibError(taking: error)
             return g_cancellable_is_cancelled(deadline.cancellable) != 0 ? .interrupted : .failed(failure)
         }
+        hooks?.promptIsWaiting()
         while wait.outcome == nil && g_cancellable_is_cancelled(deadline.cancellable) == 0 {
             g_main_context_iteration(context, 1)
         }

@@ -60,8 +60,8 @@ final class ServiceCall {
     let policy: Policy
     /// The reruns this operation already had (`SecretServiceStore.perform`).
     let earlier: Set<Rerun>
-    /// Faults to inject, for tests (`SecretReadFaults`).
-    let faults: SecretReadFaults?
+    /// The store's seams for tests (`StoreTestHooks`).
+    let hooks: StoreTestHooks?
     /// Set when the operation must run again (see `Rerun`), before the error that stops this run.
     var rerun: Rerun?
     /// Whether the default collection's lock state was asked before searching (KeePassXC).
@@ -70,13 +70,13 @@ final class ServiceCall {
     /// Connects (or reuses the connection) within `deadline`.
     init(
         connection: ServiceConnection, deadline: Deadline, policy: Policy = Policy(), earlier: Set<Rerun> = [],
-        faults: SecretReadFaults? = nil
+        hooks: StoreTestHooks? = nil
     ) throws(CredentialVaultError) {
         self.connection = connection
         self.deadline = deadline
         self.policy = policy
         self.earlier = earlier
-        self.faults = faults
+        self.hooks = hooks
         guard let paths = PathCalls.shared else {
             throw .unsupported("this libsecret lacks the object-path functions (secret-paths.h) this backend uses")
         }
@@ -391,7 +391,7 @@ final class ServiceCall {
         for path in itemPaths {
             guard let value = path.withCString({ g_hash_table_lookup(table, $0) }) else { continue }
             // As libsecret does with a secret it cannot decrypt (see `secretUnreadable`).
-            if faults?.dropsNextSecret() == true { continue }
+            if hooks?.dropsNextSecret() == true { continue }
             result[path] = SecretValueBridge.bytes(of: OpaquePointer(value))
         }
         return result
