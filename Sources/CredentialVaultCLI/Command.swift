@@ -49,6 +49,9 @@ public enum ExitCode {
     public static let unreachable: Int32 = 12
     /// The vault is older than its rollback counter (`credvault accept-restore` accepts it).
     public static let rolledBack: Int32 = 13
+    /// The Secret Service provider asks a person (a dialog) and interaction was not allowed
+    /// (`--interactive` or `CREDVAULT_INTERACTIVE=1` allow it).
+    public static let interactionRequired: Int32 = 14
     /// `credvault exec`: the command was found but cannot be run (not executable, a bad format).
     public static let commandNotExecutable: Int32 = 126
     /// `credvault exec`: the command was not found (as a shell reports it).
@@ -64,6 +67,7 @@ public enum ExitCode {
         case .permissionDenied: permission
         case .locked: locked
         case .rolledBack: rolledBack
+        case .interactionRequired: interactionRequired
         case .invalidArgument: usage
         case .expired, .unsupported, .io, .cancelled: failure
         }

@@ -59,7 +59,8 @@ public enum Registry {
         passphrase or key, 5 corrupted or tampered vault, 6 device mismatch, 7 busy or timed out,
         8 not available, 9 permission denied, 10 locked, 11 the OpenID provider refused (auth),
         12 the provider could not be reached (auth), 13 the vault was rolled back to an older copy
-        (accept-restore); credvault exec: 126 the command cannot be run, 127 it was not found, else
+        (accept-restore), 14 the Secret Service provider asks a person (--interactive allows it);
+        credvault exec: 126 the command cannot be run, 127 it was not found, else
         the command's own status.
         """
 }

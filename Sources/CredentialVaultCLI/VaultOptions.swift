@@ -12,7 +12,7 @@ import Synchronization
 /// The options every command shares: which backend and vault, and how to unlock it.
 /// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
 public enum VaultOptions {
-    public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter"]
+    public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive"]
     public static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
         "fleet-schema", "fleet-key-file", "fleet-passphrase-file",
@@ -24,6 +24,10 @@ public enum VaultOptions {
                                      storage backend (default: file, or $CREDVAULT_BACKEND); auto is
                                      the Secret Service when it is reachable, else the file; a locked
                                      keyring is reported (exit code 10), never replaced by the file
+          --interactive              let the Secret Service provider ask you when an operation needs it
+                                     (its unlock dialog, KeePassXC's access confirmation); without it
+                                     such an operation fails with exit code 14 ($CREDVAULT_INTERACTIVE=1
+                                     does the same)
           --postgres URL             the fleet store's libpq connection string or URL (with --backend
                                      postgres; default $CREDVAULT_POSTGRES), unlocked with this host's
                                      --key-file or --passphrase-file (see credvault fleet --help)
@@ -138,6 +142,12 @@ public enum VaultOptions {
         }
     }
 
+    /// Whether the Secret Service provider may ask a person (`--interactive`, or
+    /// `CREDVAULT_INTERACTIVE=1`, for callers such as git's credential helper protocol).
+    public static func allowsInteraction(_ args: ParsedArguments) -> Bool {
+        args.flags.contains("interactive") || ProcessInfo.processInfo.environment["CREDVAULT_INTERACTIVE"] == "1"
+    }
+
     /// The backend name from `--backend` or `$CREDVAULT_BACKEND` (default `file`).
     public static func backendName(_ args: ParsedArguments) -> String {
         backendName(args, default: VaultBackend.file.rawValue)
@@ -162,7 +172,7 @@ public enum VaultOptions {
         if resolution.isLocked { throw LockedKeyringError(message: resolution.reason) }
         switch resolution.kind {
         case .file: return try openSealedFile(args, create: create)
-        case .secretService: return try extendedBackends().openSecretService()
+        case .secretService: return try extendedBackends().openSecretService(allowingInteraction: allowsInteraction(args))
         case .memory: return InMemoryStore()
         case .postgres: return try extendedBackends().openPostgres(args)
         }
@@ -319,8 +329,8 @@ public protocol ExtendedBackends: Sendable {
     /// Service without prompting and falls back to the sealed file at `vaultURL` when it is
     /// unavailable (a locked keyring gives a resolution with `isLocked`).
     func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution
-    /// The Secret Service store.
-    func openSecretService() -> any CredentialStore
+    /// The Secret Service store; with `allowingInteraction`, its provider may ask a person.
+    func openSecretService(allowingInteraction: Bool) -> any CredentialStore
     /// Adds the Secret Service's state, collection and capabilities to `info` (`credvault
     /// info`); returns the exit code. Never prompts.
     func describeSecretService(into info: inout [(String, String)]) -> Int32

@@ -27,9 +27,28 @@ public struct SecretServiceConfiguration: Sendable {
     /// is cancelled and throws `timedOut` (whether a write it sent took effect is then unknown).
     /// Default 5 seconds.
     public var timeout: Duration
-    /// The deadline of `unlockInteractively()`, which waits for a person to type a password.
-    /// Default 2 minutes.
+    /// The deadline of a wait for a person: `unlockInteractively()`, and the provider's prompts
+    /// (dialogs) when `allowsInteraction` is set. The operation's own `timeout` starts again
+    /// once the person answered. Default 2 minutes.
     public var interactiveUnlockTimeout: Duration
+    /// Whether the Secret Service provider may ask a person in the middle of an operation: show
+    /// its unlock dialog when the collection is locked, or KeePassXC's dialog confirming a
+    /// program's access to an item. Default `false`: the operation then throws
+    /// `interactionRequired` (or `locked`, for a collection locked before the operation began),
+    /// never opening a dialog itself. Set it in a desktop application that has a person in front
+    /// of it (as libsecret's password API always does); leave it off in services and scripts.
+    ///
+    /// Prompts that complete without a person are part of every operation either way: KeePassXC
+    /// answers every item creation with one, and KWallet's collection is reported locked at each
+    /// login until a client runs `Unlock` and its prompt (no dialog while the wallet is open).
+    /// Each such wait ends at the operation's deadline; one that is still waiting then was
+    /// waiting for a person: its prompt is dismissed and `interactionRequired` thrown.
+    public var allowsInteraction: Bool
+    /// The D-Bus bus to find the Secret Service on: `nil` (the default) for the session bus
+    /// (`$DBUS_SESSION_BUS_ADDRESS`), else a D-Bus address such as `unix:path=/run/...`, for a
+    /// provider on a bus of its own (a private test bus, a sandbox's). Stores of one process on
+    /// the same bus share one connection.
+    public var busAddress: String?
     /// Put in front of every service name in the keyring, so that this store sees (lists,
     /// deletes with `deleteAll`) only the credentials under it. Empty by default: the store then
     /// sees every item of the default collection that has `service` and `username` attributes,
@@ -45,7 +64,9 @@ public struct SecretServiceConfiguration: Sendable {
         timeout: Duration = .seconds(5),
         interactiveUnlockTimeout: Duration = .seconds(120),
         serviceNamePrefix: String = "",
-        clock: any CredentialClock = SystemClock()
+        clock: any CredentialClock = SystemClock(),
+        allowsInteraction: Bool = false,
+        busAddress: String? = nil
     ) {
         self.application = application
         explicitDefaultService = defaultService
@@ -53,5 +74,7 @@ public struct SecretServiceConfiguration: Sendable {
         self.interactiveUnlockTimeout = interactiveUnlockTimeout
         self.serviceNamePrefix = serviceNamePrefix
         self.clock = clock
+        self.allowsInteraction = allowsInteraction
+        self.busAddress = busAddress
     }
 }

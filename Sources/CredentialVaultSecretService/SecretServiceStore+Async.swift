@@ -86,6 +86,11 @@ extension SecretServiceStore: AsyncTokenStorage {
         try await threads.run { _ throws(CredentialVaultError) in try self.status() }
     }
 
+    /// See `probe()`: on the store's thread, cancellable (for the resolver's async choice).
+    func probe() async throws(CredentialVaultError) -> Probe {
+        try await threads.run { _ throws(CredentialVaultError) in try self.probe() }
+    }
+
     /// See `unlockInteractively()`: on the store's thread (which waits for the prompt), so the
     /// caller is never blocked however long the person takes. Cancelling the task dismisses the
     /// prompt and returns `cancelled` at once.

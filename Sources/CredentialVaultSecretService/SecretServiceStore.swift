@@ -72,8 +72,10 @@ import Synchronization
 public final class SecretServiceStore: TokenStorageAdapter {
     /// The store's configuration.
     public let configuration: SecretServiceConfiguration
-    private let connection = ServiceConnection.shared
+    private let connection: ServiceConnection
     let naming: CredentialNaming
+    /// Seams for tests: a fault injected into reads, a hook on prompt waits (`StoreTestHooks`; never set otherwise).
+    let hooks = StoreTestHooks()
     /// The earliest expiry of the ephemeral items this store wrote and has not purged yet
     /// (by `configuration.clock`).
     private let pendingExpiry = Mutex<Date?>(nil)
@@ -85,20 +87,30 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// tells whether the service is there and unlocked.
     public init(configuration: SecretServiceConfiguration = SecretServiceConfiguration()) {
         self.configuration = configuration
+        connection = ServiceConnection.on(configuration.busAddress)
         naming = CredentialNaming(prefix: configuration.serviceNamePrefix, application: configuration.application.secretServiceScope)
     }
 
     /// The service of the string conveniences (`configuration.defaultService`).
     public var defaultService: String { configuration.defaultService }
 
-    /// Persistent, device-only and portable, ephemeral (the `session` collection), and safe for
-    /// several processes at once (the daemon serialises every change, and the saves and takes
-    /// of one key hold its lock file).
+    /// Persistent, device-only and portable, ephemeral where the provider has a `session`
+    /// collection (gnome-keyring has; KeePassXC and KWallet have none), and safe for several
+    /// processes at once (the daemon serialises every change, and the saves and takes of one
+    /// key hold its lock file).
+    ///
+    /// Answered without asking the service: the ephemeral capability is the provider's once
+    /// this process has talked to it (any operation, or `status()`, which `credvault info`
+    /// calls first); before that it is what the Secret Service API offers (ephemeral included).
     public var capabilities: BackendCapabilities {
-        BackendCapabilities(
-            isPersistent: true, supportsDeviceOnly: true, supportsPortable: true,
-            supportsEphemeral: true, isCrossProcessSafe: true)
+        var capabilities = Self.apiCapabilities
+        capabilities.supportsEphemeral = connection.current?.hasSessionCollection ?? true
+        return capabilities
     }
+
+    /// What the Secret Service API offers, whatever the provider.
+    static let apiCapabilities = BackendCapabilities(
+        isPersistent: true, supportsDeviceOnly: true, supportsPortable: true, supportsEphemeral: true, isCrossProcessSafe: true)
 
     // MARK: - TokenStorageAdapter
 
@@ -119,7 +131,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// the key proved unlocked, `CreateItem` and one `Item.Delete` per older item.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
         try key.validate()
-        try capabilities.check(options)
+        // The provider's own lack of a session collection is reported below, naming it.
+        try Self.apiCapabilities.check(options)
         let now = configuration.clock.now()
         var expiresAt: Date?
         if case .ephemeral(let ttl) = options.lifetime {
@@ -135,11 +148,9 @@ public final class SecretServiceStore: TokenStorageAdapter {
             var before: ServiceCall.Found
             let mine: String
             if let expiresAt {
-                guard let session else {
-                    throw .unsupported("this Secret Service has no session collection for ephemeral credentials")
-                }
+                guard let session else { throw call.noSessionCollection() }
                 before = try naming.search(call, key)
-                if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
+                try call.requireNoLocked(before, in: main, session)
                 // An unlocked item of the key proves its collection unlocked; else ask, before
                 // writing anything (an older persistent value must be removable).
                 if before.unlocked(in: main).isEmpty { try call.requireUnlocked(main) }
@@ -149,17 +160,14 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 mine = try call.createItem(in: session, attributes: attributes, label: key.displayLabel, value: value)
                 notePending(expiry: expiresAt)
             } else {
-                guard let main else {
-                    throw .notAvailable(
-                        "the Secret Service has no default collection: create a keyring (log in to a desktop session once, or use seahorse)")
-                }
+                guard let main else { throw call.noDefaultCollection() }
                 // One keyring write when the key's item has these attributes. A locked default
                 // collection makes the create fail (`locked`), so nothing is written then.
                 (before, mine) = try call.searchAndReplace(
                     naming.identity(of: key), in: main, attributes: attributes, label: key.displayLabel, value: value)
                 before = try naming.owned(before, call, besides: [mine])
                 // Only an older ephemeral value can be behind a lock here (the value is written).
-                if !before.locked(in: main).isEmpty || !before.locked(in: session).isEmpty { throw .locked }
+                try call.requireNoLocked(before, in: main, session)
             }
             // The key's other items: another accessibility, other tools' items, the other
             // collection, duplicates. Usually none.
@@ -182,8 +190,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
         return try perform { (call) throws(CredentialVaultError) -> Data? in
             guard let found = try unexpiredNewest(call, key, now: now) else { return nil }
             if let value = try call.secrets([found.path])[found.path] { return value }
-            // Left out of the answer: deleted meanwhile, or its collection was locked meanwhile.
-            try call.requireUnlocked(found.collection)
+            // Left out of the answer: deleted meanwhile (nil), locked meanwhile, or unreadable.
+            try call.missingSecret(found.path, in: found.collection)
             return nil
         }
     }
@@ -201,7 +209,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
             guard let found = try unexpiredNewest(call, key, now: now) else { return nil }
             var values = try call.secrets([found.path])
             guard var value = values.removeValue(forKey: found.path) else {
-                try call.requireUnlocked(found.collection)
+                try call.missingSecret(found.path, in: found.collection)
                 return nil
             }
             let removed: Bool
@@ -231,7 +239,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
             let main = try call.collectionPath(.default)
             let session = try call.collectionPath(.session)
             let found = try naming.search(call, key)
-            if !found.locked(in: main).isEmpty || !found.locked(in: session).isEmpty { throw .locked }
+            try call.requireNoLocked(found, in: main, session)
             if found.unlocked(in: main).isEmpty { try call.requireUnlocked(main) }
             if found.unlocked(in: session).isEmpty { try call.requireUnlocked(session) }
             var deleted = false
@@ -254,9 +262,10 @@ public final class SecretServiceStore: TokenStorageAdapter {
             try purgeExpiredIfDue(call, now: now)
             guard let main else { return [] }
             let found = try call.search(naming.scope(service: service))
-            if !found.locked(in: main).isEmpty { throw .locked }
+            // The collection is unlocked: items still locked are a provider's per-program access
+            // confirmation (KeePassXC), which guards their secrets, not their attributes.
             var newestByKey: [CredentialKey: StoredCredential] = [:]
-            for item in try call.infos(found.unlocked(in: main)) {
+            for item in try call.infos(found.unlocked(in: main) + found.locked(in: main)) {
                 guard let credential = StoredCredential(item, naming: naming, inSession: false) else { continue }
                 if let known = newestByKey[credential.key], !(known.item.order < item.order) { continue }
                 newestByKey[credential.key] = credential
@@ -294,6 +303,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
             try call.requireUnlocked(main)
             try call.requireUnlocked(session)
             let found = try call.search(naming.scope(service: service))
+            try call.requireNoLocked(found, in: main, session)
             var deleted = Set<CredentialKey>()
             for (paths, inSession) in [(found.unlocked(in: session), true), (found.unlocked(in: main), false)] {
                 for item in try call.infos(paths) {
@@ -307,16 +317,44 @@ public final class SecretServiceStore: TokenStorageAdapter {
 
     // MARK: - Status
 
-    /// Whether the Secret Service is reachable and its default collection unlocked, and where
-    /// it stores. Never prompts. Throws `notAvailable` (no session bus, no Secret Service, or no
-    /// default collection) or `timedOut`.
+    /// Whether the Secret Service is reachable and its default collection unlocked, where it
+    /// stores, which program serves it and whether it keeps ephemeral credentials. Never
+    /// prompts a person (the collection KWallet reports locked at every login, whose unlock
+    /// needs nobody while the wallet is open, is unlocked on the way). Throws
+    /// `notAvailable` (no session bus, no Secret Service, or no default collection) or `timedOut`.
     public func status() throws(CredentialVaultError) -> SecretServiceStatus {
-        try perform { (call) throws(CredentialVaultError) -> SecretServiceStatus in
-            guard let main = try call.collectionPath(.default) else {
-                throw .notAvailable("the Secret Service has no default collection (keyring)")
+        switch try probe() {
+        case .status(let status): return status
+        case .noDefaultCollection(let error): throw error
+        }
+    }
+
+    /// What `status()` finds, telling a provider without a default collection apart (for the
+    /// resolver: that is a provider, not "no provider").
+    enum Probe: Sendable {
+        case status(SecretServiceStatus)
+        /// The provider answers but has no default collection (`notAvailable`, with advice).
+        case noDefaultCollection(CredentialVaultError)
+    }
+
+    /// See `Probe`.
+    func probe() throws(CredentialVaultError) -> Probe {
+        try perform { (call) throws(CredentialVaultError) -> Probe in
+            let session = try call.collectionPath(.session)
+            guard let main = try call.collectionPath(.default) else { return .noDefaultCollection(call.noDefaultCollection()) }
+            var info = try call.collectionInfo(main)
+            // KWallet reports its collection locked at every login until a client unlocks it,
+            // which needs nobody while the wallet is open: not a locked keyring.
+            if info.isLocked, try call.opensWithoutPerson(main) {
+                try call.unlock([main], for: .unlockCollection)
+                info = try call.collectionInfo(main)
             }
-            let info = try call.collectionInfo(main)
-            return SecretServiceStatus(isLocked: info.isLocked, collectionLabel: info.label, collectionPath: main)
+            // KeePassXC's collections have no label: the database's name is the path's last part.
+            let label = info.label.isEmpty ? String(main.split(separator: "/").last ?? "") : info.label
+            return .status(
+                SecretServiceStatus(
+                    isLocked: info.isLocked, collectionLabel: label, collectionPath: main, provider: call.service.provider,
+                    supportsEphemeral: session != nil))
         }
     }
 
@@ -324,10 +362,11 @@ public final class SecretServiceStore: TokenStorageAdapter {
 
     /// Runs `body` with a call whose deadline starts now; with `key`, holding that key's
     /// `KeyLock` (taken once connected, so that a missing service is reported as such first,
-    /// and waited for until the deadline at most: `busy`). When a remembered alias turned out to
-    /// name a collection that is gone (the user deleted or replaced the keyring), the aliases
-    /// are read again and `body` runs once more, within the same deadline (`body` finds that
-    /// out before it changes anything).
+    /// and waited for until the deadline at most: `busy`). `body` runs again, within the same
+    /// deadline, once per `ServiceCall.Rerun`: when a remembered alias turned out to name a
+    /// collection that is gone (the user deleted or replaced the keyring: the aliases are read
+    /// again), when something locked was unlocked (`lockedFound`), and when a secret could not
+    /// be decrypted (a new session). `body` finds these out before it changes anything.
     ///
     /// On a store thread (the async API), cancelling the waiting task cancels the calls in
     /// flight and the lock wait: `cancelled` (see `SecretServiceStore+Async.swift`).
@@ -349,17 +388,19 @@ public final class SecretServiceStore: TokenStorageAdapter {
     ) throws(CredentialVaultError) -> T {
         var lock: FileLock?
         defer { lock?.release() }
-        var retried = false
+        var earlier = Set<ServiceCall.Rerun>()
+        let policy = ServiceCall.Policy(
+            allowsInteraction: configuration.allowsInteraction, interactionTimeout: configuration.interactiveUnlockTimeout)
         while true {
-            let call = try ServiceCall(connection: connection, deadline: deadline)
+            let call = try ServiceCall(connection: connection, deadline: deadline, policy: policy, earlier: earlier, hooks: hooks)
             if let key, lock == nil {
                 lock = try KeyLock.acquire(service: naming.storedService(key.service), account: key.account, until: deadline.end)
             }
             do {
                 return try body(call)
             } catch {
-                guard call.foundStaleAlias, !retried else { throw error }
-                retried = true
+                guard let rerun = call.rerun, !earlier.contains(rerun) else { throw error }
+                earlier.insert(rerun)
             }
         }
     }
@@ -399,7 +440,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
         let main = try call.collectionPath(.default)
         let session = try call.collectionPath(.session)
         let found = try naming.search(call, key)
-        if !found.locked(in: session).isEmpty { throw .locked }
+        try call.requireNoLocked(found, in: session)
         let inSession = found.unlocked(in: session)
         if let session, !inSession.isEmpty {
             let items = try call.infos(inSession)
@@ -409,7 +450,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 return Newest(path: best.objectPath, collection: session, credential: credential, all: items.map(\.objectPath))
             }
         }
-        if !found.locked(in: main).isEmpty { throw .locked }
+        try call.requireNoLocked(found, in: main)
         let inMain = found.unlocked(in: main)
         guard let main, !inMain.isEmpty else {
             // Nothing readable: make sure that is not because a collection is locked.

@@ -20,8 +20,8 @@ struct SecretServiceBackends: ExtendedBackends {
         if decision.isKeyringLocked, let status = decision.secretServiceStatus {
             return BackendResolution(
                 kind: .secretService,
-                reason: "the Secret Service's \(status.collectionLabel) collection is locked: unlock it (log in to the desktop "
-                    + "session, or use seahorse), or pass --backend file to use the sealed file",
+                reason: "the Secret Service's \(status.collectionLabel) collection is locked: \(status.provider.unlockAdvice), "
+                    + "or pass --backend file to use the sealed file",
                 isLocked: true)
         }
         let kind: VaultBackend =
@@ -41,22 +41,28 @@ struct SecretServiceBackends: ExtendedBackends {
         return [KeyringCustodian(), TPMCustodian(configuration: TPMConfiguration(tcti: tcti))]
     }
 
-    func openSecretService() -> any CredentialStore {
-        SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault))
+    func openSecretService(allowingInteraction: Bool) -> any CredentialStore {
+        SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault, allowsInteraction: allowingInteraction))
     }
 
-    /// Adds the Secret Service's state, collection and capabilities to `info`; returns the exit
-    /// code (`notAvailable`, `busy` for a time-out, when it cannot be asked). Never prompts.
+    /// Adds the Secret Service's provider, state, collection and capabilities (the provider's:
+    /// ephemeral only with a session collection) to `info`; returns the exit code
+    /// (`notAvailable`, `busy` for a time-out, when it cannot be asked). Never prompts.
     func describeSecretService(into info: inout [(String, String)]) -> Int32 {
         let store = SecretServiceStore()
         var code = ExitCode.success
         do {
             let status = try store.status()
-            info.append(("state", status.isLocked ? "locked (unlock the keyring in the desktop session, e.g. with seahorse)" : "unlocked"))
+            info.append(("provider", status.provider.description))
             info.append((
-                "stores in",
-                "Secret Service collection \"\(status.collectionLabel)\" (\(status.collectionPath)); ephemeral credentials in the session collection"
+                "state",
+                status.isLocked ? "locked: \(status.provider.unlockAdvice) (a command with --interactive lets it ask you)" : "unlocked"
             ))
+            let ephemeral =
+                status.supportsEphemeral
+                ? "ephemeral credentials in the session collection"
+                : "no session collection: ephemeral credentials are not supported"
+            info.append(("stores in", "Secret Service collection \"\(status.collectionLabel)\" (\(status.collectionPath)); \(ephemeral)"))
             if !status.isLocked { info.append(("credentials", String(try store.listKeys().count))) }
         } catch {
             info.append(("state", "not available: \(error)"))

@@ -4,32 +4,74 @@ import CredentialVaultSecretService
 import Foundation
 import Testing
 
-/// The shared conformance suite against the Secret Service backend (a real gnome-keyring-daemon).
-@Suite(.privateKeyring)
-struct SecretServiceConformanceTests {
+/// The shared conformance suite against the Secret Service backend, on each provider: a real
+/// gnome-keyring-daemon (the test process's session bus), KeePassXC and KWallet (each on a
+/// private bus of its own, see `Provider`).
+@Suite struct SecretServiceConformanceTests {
     /// Each store sees only its own credentials (a unique service-name prefix); the suite
     /// deletes them afterwards. Reopening makes a new store, as a new process would.
-    static let backend = ConformanceBackend(
-        name: "secret-service",
-        makeStore: { clock in
-            StoreUnderTest(
-                SecretServiceStore(
-                    configuration: SecretServiceConfiguration(
-                        timeout: .seconds(10), serviceNamePrefix: "cvconf-\(UUID().uuidString.prefix(8))/", clock: clock)))
-        },
-        reopen: { store, clock in
-            var configuration = (store.sync as! SecretServiceStore).configuration
-            configuration.clock = clock
-            return StoreUnderTest(SecretServiceStore(configuration: configuration))
-        })
-
-    @Test(arguments: [backend], ConformanceCheck.allCases)
-    func conformanceThroughTheSyncAPI(backend: ConformanceBackend, check: ConformanceCheck) async throws {
-        try await ConformanceSuite.run(check, on: backend, through: .sync)
+    static func backend(_ provider: Provider) -> ConformanceBackend {
+        ConformanceBackend(
+            name: "secret-service (\(provider))",
+            makeStore: { clock in
+                StoreUnderTest(SecretServiceStore(configuration: provider.configuration(prefix: "cvconf-\(UUID().uuidString.prefix(8))/", clock: clock)))
+            },
+            reopen: { store, clock in
+                var configuration = (store.sync as! SecretServiceStore).configuration
+                configuration.clock = clock
+                return StoreUnderTest(SecretServiceStore(configuration: configuration))
+            })
     }
 
-    @Test(arguments: [backend], ConformanceCheck.allCases)
-    func conformanceThroughTheAsyncAPI(backend: ConformanceBackend, check: ConformanceCheck) async throws {
-        try await ConformanceSuite.run(check, on: backend, through: .async)
+    @Test(.privateKeyring, arguments: ConformanceCheck.allCases, ConformanceAPI.allCases)
+    func gnomeKeyring(check: ConformanceCheck, api: ConformanceAPI) async throws {
+        try await ConformanceSuite.run(check, on: Self.backend(.gnomeKeyring), through: api)
+    }
+
+    @Test(.sharedProvider(.keepassxc), arguments: ConformanceCheck.allCases, ConformanceAPI.allCases)
+    func keepassxc(check: ConformanceCheck, api: ConformanceAPI) async throws {
+        try await Self.run(check, on: .keepassxc, through: api)
+    }
+
+    @Test(.sharedProvider(.kwallet), arguments: ConformanceCheck.allCases, ConformanceAPI.allCases)
+    func kwallet(check: ConformanceCheck, api: ConformanceAPI) async throws {
+        try await Self.run(check, on: .kwallet, through: api)
+    }
+
+    /// The checks that store an ephemeral credential along the way.
+    static let needingEphemeral: Set<ConformanceCheck> = [
+        .take, .takeIsSingleUse, .ephemeralExpiry, .ephemeralNeverListed, .keyQueries, .persistenceAcrossReopen,
+    ]
+
+    /// Runs `check`, except on a provider without a `session` collection the checks that need
+    /// one: there an ephemeral save must be refused (`unsupported`, naming the provider) and
+    /// store nothing, and the store's capabilities must say so.
+    static func run(_ check: ConformanceCheck, on provider: Provider, through api: ConformanceAPI) async throws {
+        guard needingEphemeral.contains(check) else {
+            try await ConformanceSuite.run(check, on: backend(provider), through: api)
+            return
+        }
+        let store = SecretServiceStore(configuration: provider.configuration(prefix: "cvconf-\(UUID().uuidString.prefix(8))/"))
+        defer { _ = try? store.deleteAll() }
+        let status = try await store.status()
+        #expect(status.supportsEphemeral == provider.hasSessionCollection)
+        #expect(store.capabilities.supportsEphemeral == provider.hasSessionCollection)
+        guard !provider.hasSessionCollection else {
+            try await ConformanceSuite.run(check, on: backend(provider), through: api)
+            return
+        }
+        let key = CredentialKey(service: "conformance.example", account: "alice")
+        let refused = await #expect(throws: CredentialVaultError.self) {
+            switch api {
+            case .sync: try store.synchronous.save(Data("v".utf8), for: key, options: .ephemeral())
+            case .async: try await store.save(Data("v".utf8), for: key, options: .ephemeral())
+            }
+        }
+        guard case .unsupported(let why)? = refused else {
+            Issue.record("an ephemeral save on \(provider) threw \(String(describing: refused)), not unsupported")
+            return
+        }
+        #expect(why.contains("\(provider.identified) has no session collection"), "\(why)")
+        #expect(try await store.load(key) == nil, "a refused save stored nothing")
     }
 }

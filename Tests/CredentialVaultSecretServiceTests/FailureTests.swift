@@ -38,15 +38,21 @@ struct FailureTests {
         ], "\(steps)")
     }
 
-    @Test func noSecretServiceProviderIsNotAvailableWithin100ms() throws {
-        let steps = try runProbe(busMode: "--no-provider", ["status", "load:svc:acct", "save:svc:acct"])
+    /// No provider: `notAvailable` without waiting for the deadline (30 s here: an answer
+    /// before it is the proof), in words that name no particular provider to install.
+    @Test func noSecretServiceProviderIsNotAvailableWithoutWaitingForTheDeadline() throws {
+        let deadline = 30_000
+        let steps = try runProbe(
+            busMode: "--no-provider", timeoutMilliseconds: deadline, ["status", "load:svc:acct", "save:svc:acct"])
         for step in steps {
             #expect(step.outcome == "error:notAvailable", "\(step)")
-            #expect(step.milliseconds < 100, "\(step)")
+            #expect(step.milliseconds < deadline, "\(step)")
+            #expect(step.detail?.contains("start one (gnome-keyring, KWallet, or KeePassXC") == true, "\(step)")
         }
     }
 
-    @Test func noSessionBusIsNotAvailableWithin100ms() throws {
+    @Test func noSessionBusIsNotAvailableWithoutWaitingForTheDeadline() throws {
+        let deadline = 30_000
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("cv-nobus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
@@ -55,10 +61,11 @@ struct FailureTests {
             ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(empty.path)/no-such-socket", "DISPLAY": nil],
         ]
         for environment in scenarios {
-            let steps = try runProbe(busMode: nil, ["status", "load:svc:acct"], environment: environment)
+            let steps = try runProbe(
+                busMode: nil, timeoutMilliseconds: deadline, ["status", "load:svc:acct"], environment: environment)
             for step in steps {
                 #expect(step.outcome == "error:notAvailable", "\(step)")
-                #expect(step.milliseconds < 100, "\(step)")
+                #expect(step.milliseconds < deadline, "\(step)")
             }
         }
     }
@@ -76,8 +83,9 @@ struct FailureTests {
         let first = try runProbe(
             busMode: "--unlocked", timeoutMilliseconds: deadline, ["sigstop", "status", "sigcont", "status"])
         #expect(first.map(\.outcome) == ["ok", "error:timedOut", "ok", "unlocked"], "\(first)")
+        // Never before the deadline (it is never early); the upper bound only says it ended.
         for step in steps + first where step.outcome == "error:timedOut" {
-            #expect(step.milliseconds >= deadline - 50 && step.milliseconds <= deadline + 500, "\(step)")
+            #expect(step.milliseconds >= deadline - 50 && step.milliseconds < deadline * 20, "\(step)")
         }
     }
 }

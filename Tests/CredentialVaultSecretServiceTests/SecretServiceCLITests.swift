@@ -57,7 +57,7 @@ final class SecretServiceCLITests {
     @Test func infoReportsTheSecretServiceAndTheAutomaticChoice() throws {
         let explicit = try credvault(["info", "--backend", "secret-service"])
         #expect(explicit.status == 0)
-        #expect(explicit.stdoutText.contains("backend: secret-service\nstate: unlocked\n"), "\(explicit.stdoutText)")
+        #expect(explicit.stdoutText.contains("backend: secret-service\nprovider: gnome-keyring\nstate: unlocked\n"), "\(explicit.stdoutText)")
         #expect(explicit.stdoutText.contains("stores in: Secret Service collection"))
         let automatic = try credvault(["info", "--backend", "auto"])
         #expect(automatic.stdoutText.hasPrefix("backend: secret-service\nchosen because: the Secret Service is reachable"), "\(automatic.stdoutText)")
@@ -78,7 +78,8 @@ final class SecretServiceCLITests {
         let locked = try inBus("--locked", ["info", "--backend", "auto"])
         #expect(locked.status == 10, "\(locked.stderr)")
         #expect(
-            locked.stdoutText.hasPrefix("backend: secret-service\nchosen because: the Secret Service's Login collection is locked: unlock it"),
+            locked.stdoutText.hasPrefix(
+                "backend: secret-service\nchosen because: the Secret Service's Login collection is locked: log in to the desktop session, or unlock the login keyring with seahorse"),
             "\(locked.stdoutText)")
         #expect(locked.stdoutText.contains("--backend file"))
         #expect(locked.stdoutText.contains("state: locked"))

@@ -2,7 +2,8 @@
 // that need another D-Bus session bus than the test process's (a locked keyring, a bus without a
 // Secret Service, no bus at all, a daemon stopped with SIGSTOP).
 //
-// Usage: secret-service-probe [--timeout-ms N] STEP...
+// Usage: secret-service-probe [--timeout-ms N] [--interactive] STEP...
+// (--interactive: SecretServiceConfiguration.allowsInteraction; --timeout-ms sets both deadlines)
 // Steps: status | unlock | list | sigstop | sigcont | lock-default | set-timeout:MS
 //        save:SERVICE:ACCOUNT | save-ephemeral:SERVICE:ACCOUNT | load:SERVICE:ACCOUNT |
 //        take:SERVICE:ACCOUNT | delete:SERVICE:ACCOUNT
@@ -10,7 +11,8 @@
 //        async-load:SERVICE:ACCOUNT | async-take:SERVICE:ACCOUNT | async-delete:SERVICE:ACCOUNT
 //        (the same through the async API) |
 //        async-saves:COUNT:finish|cancel:one|distinct (concurrent saves beside a heartbeat: SavesRun.swift)
-// sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID; lock-default
+// sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID (or, under
+// scripts/services/providers/with-provider.sh, WITH_PROVIDER_PID); lock-default
 // locks the login collection with `dbus-send` (Service.Lock, which never prompts);
 // set-timeout:MS makes the next steps use a store with that timeout (a short deadline for the
 // steps on a stopped daemon, a generous one before and after, which a loaded machine meets).
@@ -43,6 +45,7 @@ func caseName(_ error: CredentialVaultError) -> String {
     case .invalidArgument: "invalidArgument"
     case .cancelled: "cancelled"
     case .rolledBack: "rolledBack"
+    case .interactionRequired: "interactionRequired"
     }
 }
 
@@ -52,6 +55,10 @@ if arguments.first == "--timeout-ms", arguments.count > 1, let milliseconds = In
     configuration.timeout = .milliseconds(milliseconds)
     configuration.interactiveUnlockTimeout = .milliseconds(milliseconds)
     arguments.removeFirst(2)
+}
+if arguments.first == "--interactive" {
+    configuration.allowsInteraction = true
+    arguments.removeFirst()
 }
 var store = SecretServiceStore(configuration: configuration)
 let probeValue = Data("probe-secret".utf8)
@@ -88,7 +95,8 @@ func perform(_ parts: [String], _ key: CredentialKey?, store: SecretServiceStore
         lock.waitUntilExit()
         return lock.terminationStatus == 0 ? "ok" : "usage:dbus-send-failed"
     case ("sigstop", _), ("sigcont", _):
-        guard let pid = ProcessInfo.processInfo.environment["CREDVAULT_TEST_KEYRING_PID"].flatMap({ pid_t($0) }) else {
+        let environment = ProcessInfo.processInfo.environment
+        guard let pid = (environment["CREDVAULT_TEST_KEYRING_PID"] ?? environment["WITH_PROVIDER_PID"]).flatMap({ pid_t($0) }) else {
             return "usage:no-CREDVAULT_TEST_KEYRING_PID"
         }
         return kill(pid, parts[0] == "sigstop" ? SIGSTOP : SIGCONT) == 0 ? "ok" : "usage:kill-failed"

@@ -39,6 +39,11 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
     /// changed; a deliberate restore is accepted with `SealedFileStore.acceptRestore`
     /// (`credvault accept-restore`).
     case rolledBack(String)
+    /// The backend can go on only once a person answers it (a Secret Service provider asks in a
+    /// dialog to confirm a program's access, or to unlock), and the caller did not allow
+    /// interaction; nothing was changed by the step that asked. The message says what was asked
+    /// and how to allow it (`SecretServiceConfiguration.allowsInteraction`, `credvault --interactive`).
+    case interactionRequired(String)
 
     /// One line saying what happened and what to do.
     public var description: String {
@@ -61,6 +66,7 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
         case .invalidArgument(let why): "invalid argument: \(why)"
         case .rolledBack(let why):
             "the vault was rolled back (\(why)): a revoked or used credential could come back, so it was not opened; if you restored it from a backup on purpose, run `credvault accept-restore`"
+        case .interactionRequired(let why): "a person must answer the credential store first: \(why)"
         }
     }
 }

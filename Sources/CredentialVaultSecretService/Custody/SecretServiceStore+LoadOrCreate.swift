@@ -12,14 +12,12 @@ extension SecretServiceStore {
         return try perform(locking: key) { (call) throws(CredentialVaultError) -> Data in
             if let found = try unexpiredNewest(call, key, now: now) {
                 if let value = try call.secrets([found.path])[found.path] { return value }
-                try call.requireUnlocked(found.collection)
-                // Found but not answered, its collection unlocked: never made anew over it (a
-                // device secret replaced loses every credential sealed with the old one).
+                // Found but not answered: never made anew over it (a device secret replaced loses
+                // every credential sealed with the old one), even when it was deleted just now.
+                try call.missingSecret(found.path, in: found.collection)
                 throw .io("the Secret Service did not return the value of an item it listed; nothing was changed: retry")
             }
-            guard let main = try call.collectionPath(.default) else {
-                throw .notAvailable("the Secret Service has no default collection: create a keyring (log in to a desktop session once)")
-            }
+            guard let main = try call.collectionPath(.default) else { throw call.noDefaultCollection() }
             let value = make()
             _ = try call.searchAndReplace(naming.identity(of: key), in: main, attributes: attributes, label: key.displayLabel, value: value)
             return value

@@ -6,6 +6,7 @@ extension ServiceCall {
     /// about one round trip for both. Each answer lists the items of every collection whose
     /// attributes include the given ones, unlocked and locked apart.
     func search(_ first: [String: String], _ second: [String: String]) throws(CredentialVaultError) -> (Found, Found) {
+        try checkBeforeSearch()
         let calls = [first, second].map { attributes in
             var arguments: [OpaquePointer?] = [GVariantReading.makeStringDictionary(attributes)]
             return PipelinedCall(

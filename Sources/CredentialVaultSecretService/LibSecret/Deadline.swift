@@ -15,16 +15,17 @@ import Synchronization
 /// `timedOut` after the deadline and as `cancelled` after `cancel()` (`settle(_:)`).
 final class Deadline: @unchecked Sendable {
     // @unchecked: the only state is the GCancellable reference, which glib makes thread-safe,
-    // the trigger (an atomic), and the timer, which is only cancelled.
+    // the trigger (an atomic), and the timer, behind a Mutex.
 
     /// The cancellable to pass to every libsecret call of one operation.
     let cancellable: UnsafeMutablePointer<GCancellable>
     /// How long the operation may take.
     let duration: Duration
     /// When the operation's time is up (for waits that are not D-Bus calls, e.g. `KeyLock`).
-    let end: ContinuousClock.Instant
+    var end: ContinuousClock.Instant { timer.withLock { $0.end } }
     private let trigger: Trigger
-    private let timer: DispatchWorkItem
+    /// The pending expiry and when it fires (replaced by `waitingForPerson`).
+    private let timer: Mutex<(item: DispatchWorkItem, end: ContinuousClock.Instant)>
 
     /// Starts the clock: `cancellable` is cancelled `duration` from now.
     /// The longest deadline kept: longer ones ("no timeout", `.seconds(Int64.max)`) are cut to
@@ -32,18 +33,45 @@ final class Deadline: @unchecked Sendable {
     static let longest = Duration.seconds(366 * 86_400)
 
     init(_ duration: Duration) {
-        let duration = min(max(duration, .zero), Self.longest)
+        let duration = Self.bounded(duration)
         self.duration = duration
-        end = .now + duration
         let cancellable = g_cancellable_new()!
         self.cancellable = cancellable
         let trigger = Trigger(cancellable)
         self.trigger = trigger
-        timer = DispatchWorkItem { trigger.fire(.expired) }
+        timer = Mutex(Self.schedule(trigger, after: duration))
+    }
+
+    private static func bounded(_ duration: Duration) -> Duration { min(max(duration, .zero), longest) }
+
+    /// A timer that fires `trigger` (as `expired`) `duration` from now.
+    private static func schedule(_ trigger: Trigger, after duration: Duration) -> (item: DispatchWorkItem, end: ContinuousClock.Instant) {
+        let item = DispatchWorkItem { trigger.fire(.expired) }
         let (seconds, attoseconds) = duration.components
         let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000  // at most ~3.2e16: no overflow
-        DispatchQueue.global(qos: .userInitiated).asyncAfter(
-            deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: timer)
+        DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)), execute: item)
+        return (item, .now + duration)
+    }
+
+    /// Runs `body`, which waits for a person (a provider's dialog), with the operation's
+    /// time-out replaced by `limit`; once it returns, the operation gets its whole `duration`
+    /// again for what follows (the person's time is not the provider's). `cancel()` still ends
+    /// the wait at once. When the time was already up, nothing changes: `body` sees the
+    /// cancellation.
+    func waitingForPerson<T, E: Error>(_ limit: Duration, _ body: () throws(E) -> T) throws(E) -> T {
+        restart(after: Self.bounded(limit))
+        defer { restart(after: duration) }
+        return try body()
+    }
+
+    /// Replaces the pending expiry with one `duration` from now, unless the deadline already fired.
+    private func restart(after duration: Duration) {
+        timer.withLock { timer in
+            guard trigger.cause == .none else { return }
+            timer.item.cancel()
+            // A timer that was firing just now still wins: the cause is recorded first.
+            timer = Self.schedule(trigger, after: duration)
+        }
     }
 
     /// Whether the deadline has passed (the timer cancelled the cancellable).
@@ -68,10 +96,10 @@ final class Deadline: @unchecked Sendable {
     }
 
     /// Stops the timer once the operation is over.
-    func finish() { timer.cancel() }
+    func finish() { timer.withLock { $0.item.cancel() } }
 
     deinit {
-        timer.cancel()
+        finish()
         g_object_unref(cancellable)
     }
 }

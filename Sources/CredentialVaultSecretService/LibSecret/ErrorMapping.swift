@@ -6,12 +6,18 @@ extension GLibError {
     ///
     /// `deadlineExpired` tells whether our deadline cancelled the call. A cancelled call is a
     /// time-out here; when the waiting task's cancellation (not the deadline) cancelled it,
-    /// `Deadline.settle(_:)` turns that into `cancelled` (the async API).
-    func vaultError(deadlineExpired: Bool) -> CredentialVaultError {
+    /// `Deadline.settle(_:)` turns that into `cancelled` (the async API). `provider` is the
+    /// program this process was talking to (`nil`: it never connected), for the messages.
+    func vaultError(deadlineExpired: Bool, provider: SecretServiceProvider? = nil) -> CredentialVaultError {
         let io = g_io_error_quark()
         let dbus = g_dbus_error_quark()
         let secret = secret_error_get_quark()
 
+        if recipientLeft && !deadlineExpired {
+            return .notAvailable(
+                "\(provider ?? .other) left the D-Bus session bus while answering: it quit or crashed; "
+                    + "start it again, or choose another backend")
+        }
         if matches(io, G_IO_ERROR_CANCELLED.rawValue) || matches(io, G_IO_ERROR_TIMED_OUT.rawValue)
             || matches(dbus, G_DBUS_ERROR_NO_REPLY.rawValue) || matches(dbus, G_DBUS_ERROR_TIMEOUT.rawValue)
             || matches(dbus, G_DBUS_ERROR_TIMED_OUT.rawValue)
@@ -33,9 +39,14 @@ extension GLibError {
                 G_DBUS_ERROR_SPAWN_SERVICE_INVALID.rawValue, G_DBUS_ERROR_SPAWN_FILE_INVALID.rawValue,
                 G_DBUS_ERROR_SPAWN_NO_MEMORY.rawValue, G_DBUS_ERROR_SPAWN_PERMISSIONS_INVALID.rawValue,
                 G_DBUS_ERROR_SPAWN_SETUP_FAILED.rawValue, G_DBUS_ERROR_SPAWN_CONFIG_INVALID.rawValue:
+                if let provider {
+                    return .notAvailable(
+                        "\(provider) no longer answers on the D-Bus session bus: it quit or crashed (\(message)); "
+                            + "start it again, or choose another backend")
+                }
                 return .notAvailable(
-                    "no Secret Service provider on the D-Bus session bus (\(message)); "
-                        + "install and start gnome-keyring (or another Secret Service), or choose another backend")
+                    "no Secret Service provider on the D-Bus session bus (\(message)); start one (gnome-keyring, KWallet, "
+                        + "or KeePassXC with its Secret Service integration enabled), or choose another backend")
             case G_DBUS_ERROR_ACCESS_DENIED.rawValue, G_DBUS_ERROR_AUTH_FAILED.rawValue:
                 return .permissionDenied("the Secret Service refused access (\(message))")
             case G_DBUS_ERROR_NO_SERVER.rawValue, G_DBUS_ERROR_NO_NETWORK.rawValue,

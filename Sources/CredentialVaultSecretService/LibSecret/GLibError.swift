@@ -57,6 +57,20 @@ struct GLibError: Error, Sendable {
         return unknownMember && (message.hasPrefix("No such") || message.hasPrefix("Object does not exist"))
     }
 
+    /// The provider refused the session's key exchange: kwalletd5 before KWallet 6.25 sometimes
+    /// answers `OpenSession` with `InvalidArgs` ("Client public key size is invalid", KDE bug
+    /// 514194); a new session usually works.
+    var isFailedSessionNegotiation: Bool {
+        remoteName == "org.freedesktop.DBus.Error.InvalidArgs" || matches(g_dbus_error_quark(), G_DBUS_ERROR_INVALID_ARGS.rawValue)
+    }
+
+    /// The provider left the bus (exited, crashed, was killed) while a call to it was pending:
+    /// the bus answers for it ("Message recipient disconnected from message bus without replying").
+    var recipientLeft: Bool {
+        (matches(g_dbus_error_quark(), G_DBUS_ERROR_NO_REPLY.rawValue) || remoteName == "org.freedesktop.DBus.Error.NoReply")
+            && message.contains("disconnected")
+    }
+
     /// The held connection is no use any more (the daemon restarted and forgot our session, it
     /// left the bus, or the bus itself went away): reconnect on the next operation.
     var invalidatesConnection: Bool {
@@ -64,7 +78,7 @@ struct GLibError: Error, Sendable {
             || matches(g_dbus_error_quark(), G_DBUS_ERROR_SERVICE_UNKNOWN.rawValue)
             || matches(g_dbus_error_quark(), G_DBUS_ERROR_NAME_HAS_NO_OWNER.rawValue)
             || matches(g_dbus_error_quark(), G_DBUS_ERROR_DISCONNECTED.rawValue)
-            || matches(g_io_error_quark(), G_IO_ERROR_CLOSED.rawValue)
+            || matches(g_io_error_quark(), G_IO_ERROR_CLOSED.rawValue) || recipientLeft
     }
 }
 

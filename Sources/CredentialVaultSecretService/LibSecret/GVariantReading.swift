@@ -38,6 +38,20 @@ enum GVariantReading {
     static func strings(_ tuple: OpaquePointer, child index: gsize) -> [String] {
         guard g_variant_n_children(tuple) > index, let list = g_variant_get_child_value(tuple, index) else { return [] }
         defer { g_variant_unref(list) }
+        return strings(inArray: list)
+    }
+
+    /// The object path that is child `index` of the tuple `tuple`; `nil` for `/` (none) or
+    /// when there is no such child.
+    static func path(_ tuple: OpaquePointer, child index: gsize) -> String? {
+        guard g_variant_n_children(tuple) > index, let child = g_variant_get_child_value(tuple, index) else { return nil }
+        defer { g_variant_unref(child) }
+        return string(child).flatMap { $0 == "/" || $0.isEmpty ? nil : $0 }
+    }
+
+    /// The strings (or object paths) of an array variant (`as`, `ao`); `[]` for anything else.
+    static func strings(inArray list: OpaquePointer) -> [String] {
+        guard g_variant_is_container(list) != 0 else { return [] }
         var result: [String] = []
         let count = g_variant_n_children(list)
         var position: gsize = 0

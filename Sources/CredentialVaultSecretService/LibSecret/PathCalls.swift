@@ -28,15 +28,6 @@ struct PathCalls: @unchecked Sendable {
         UnsafeMutablePointer<SecretService>?, UnsafeMutablePointer<UnsafePointer<gchar>?>?, UnsafeMutablePointer<GCancellable>?,
         GErrorOut
     ) -> OpaquePointer?
-    /// `Item.Delete` by path.
-    let deleteItem: @convention(c) (
-        UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, UnsafeMutablePointer<GCancellable>?, GErrorOut
-    ) -> gboolean
-    /// `Collection.CreateItem` by collection path; returns the new item's path (`g_free` it).
-    let createItem: @convention(c) (
-        UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, OpaquePointer?, OpaquePointer?, SecretItemCreateFlags,
-        UnsafeMutablePointer<GCancellable>?, GErrorOut
-    ) -> UnsafeMutablePointer<gchar>?
     /// `Service.ReadAlias`: the collection path, or NULL when there is no such alias.
     let readAlias: @convention(c) (
         UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, UnsafeMutablePointer<GCancellable>?, GErrorOut
@@ -54,13 +45,11 @@ struct PathCalls: @unchecked Sendable {
         }
         guard let search = symbol("secret_service_search_for_dbus_paths_sync", as: type(of: PathCalls.searchType)),
             let getSecrets = symbol("secret_service_get_secrets_for_dbus_paths_sync", as: type(of: PathCalls.getSecretsType)),
-            let deleteItem = symbol("secret_service_delete_item_dbus_path_sync", as: type(of: PathCalls.deleteType)),
-            let createItem = symbol("secret_service_create_item_dbus_path_sync", as: type(of: PathCalls.createType)),
             let readAlias = symbol("secret_service_read_alias_dbus_path_sync", as: type(of: PathCalls.readAliasType)),
             let encodeSecret = symbol("secret_service_encode_dbus_secret", as: type(of: PathCalls.encodeSecretType))
         else { return nil }
         return PathCalls(
-            search: search, getSecrets: getSecrets, deleteItem: deleteItem, createItem: createItem, readAlias: readAlias,
+            search: search, getSecrets: getSecrets, readAlias: readAlias,
             encodeSecret: encodeSecret)
     }()
 
@@ -73,13 +62,6 @@ struct PathCalls: @unchecked Sendable {
         UnsafeMutablePointer<SecretService>?, UnsafeMutablePointer<UnsafePointer<gchar>?>?, UnsafeMutablePointer<GCancellable>?,
         GErrorOut
     ) -> OpaquePointer? = { _, _, _, _ in nil }
-    private static let deleteType: @convention(c) (
-        UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, UnsafeMutablePointer<GCancellable>?, GErrorOut
-    ) -> gboolean = { _, _, _, _ in 0 }
-    private static let createType: @convention(c) (
-        UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, OpaquePointer?, OpaquePointer?, SecretItemCreateFlags,
-        UnsafeMutablePointer<GCancellable>?, GErrorOut
-    ) -> UnsafeMutablePointer<gchar>? = { _, _, _, _, _, _, _ in nil }
     private static let readAliasType: @convention(c) (
         UnsafeMutablePointer<SecretService>?, UnsafePointer<gchar>?, UnsafeMutablePointer<GCancellable>?, GErrorOut
     ) -> UnsafeMutablePointer<gchar>? = { _, _, _, _ in nil }

@@ -14,23 +14,15 @@ extension ServiceCall {
     /// `Pipeline`); callers must only rely on it listing every item that existed before, among
     /// which the written one may be.
     ///
-    /// The create is made on the D-Bus API, not through libsecret (which would show any prompt
-    /// the provider asks for): a provider that answers with a prompt, to unlock the collection,
-    /// gets it dismissed, and this throws `locked`. gnome-keyring answers `IsLocked` (`locked`).
+    /// The create is made on the D-Bus API. A provider that answers it with a prompt has it run
+    /// (`createdItem`: KeePassXC answers every create with one, which completes by itself while
+    /// the database is unlocked). A locked collection (gnome-keyring answers `IsLocked`) is
+    /// handled by `lockedFound`.
     func searchAndReplace(
         _ identity: [String: String], in collection: String, attributes: [String: String], label: String, value: Data
     ) throws(CredentialVaultError) -> (found: Found, item: String) {
-        let attributes = Self.withSchema(attributes)
-        let secretValue = SecretValueBridge.makeValue(value)
-        defer { secret_value_unref(UnsafeMutableRawPointer(secretValue)) }
-        guard let secret = paths.encodeSecret(service.pointer, secretValue) else {
-            throw .notAvailable("no open session with the Secret Service; retry")
-        }
-        let properties = GVariantReading.makePropertyDictionary([
-            ("org.freedesktop.Secret.Item.Label", g_variant_new_string(label)),
-            ("org.freedesktop.Secret.Item.Attributes", GVariantReading.makeStringDictionary(attributes)),
-        ])
-        var createArguments: [OpaquePointer?] = [properties, secret, g_variant_new_boolean(1)]
+        try checkBeforeSearch()
+        let createArguments = try createParameters(attributes: attributes, label: label, value: value, replace: true)
         var searchArguments: [OpaquePointer?] = [GVariantReading.makeStringDictionary(identity)]
         let calls = [
             PipelinedCall(
@@ -39,8 +31,7 @@ extension ServiceCall {
                 replyType: "(aoao)"),
             PipelinedCall(
                 path: collection, interface: "org.freedesktop.Secret.Collection", method: "CreateItem",
-                parameters: createArguments.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 3) },
-                replyType: "(oo)"),
+                parameters: createArguments, replyType: "(oo)"),
         ]
         let replies = Pipeline.run(calls, bus: service.bus, name: service.busName, cancellable: deadline.cancellable)
         defer {
@@ -51,15 +42,11 @@ extension ServiceCall {
         switch replies[1] {
         case .failure(let error):
             if error.isNoSuchObject { throw staleAlias() }
-            throw fail(error)
+            let failure = fail(error)
+            if case .locked = failure { try lockedFound(in: collection) }
+            throw failure
         case .success(let reply):
-            let (path, prompt) = Self.createAnswer(reply)
-            if let prompt {
-                dismiss(prompt)
-                throw .locked
-            }
-            guard let path else { throw .io("the Secret Service did not return the item it created") }
-            item = path
+            item = try createdItem(reply)
         }
         switch replies[0] {
         case .failure(let error):
@@ -67,26 +54,5 @@ extension ServiceCall {
         case .success(let reply):
             return (Found(unlocked: GVariantReading.strings(reply, child: 0), locked: GVariantReading.strings(reply, child: 1)), item)
         }
-    }
-
-    /// The item path and prompt path of a `CreateItem` reply `(oo)`; `/` (none) as `nil`.
-    private static func createAnswer(_ reply: OpaquePointer) -> (item: String?, prompt: String?) {
-        func path(_ index: gsize) -> String? {
-            guard let child = g_variant_get_child_value(reply, index) else { return nil }
-            defer { g_variant_unref(child) }
-            return GVariantReading.string(child).flatMap { $0 == "/" || $0.isEmpty ? nil : $0 }
-        }
-        return (path(0), path(1))
-    }
-
-    /// `Prompt.Dismiss` on the prompt at `path` (the provider's pending request for the user),
-    /// ignoring failures: it is only tidying up.
-    private func dismiss(_ path: String) {
-        var error: UnsafeMutablePointer<GError>?
-        let reply = g_dbus_connection_call_sync(
-            service.bus, service.busName, path, "org.freedesktop.Secret.Prompt", "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NONE, -1,
-            deadline.cancellable, &error)
-        if let reply { g_variant_unref(reply) }
-        if let error { g_error_free(error) }
     }
 }

@@ -33,18 +33,50 @@ final class ServiceCall {
         }
     }
 
+    /// Why an operation is run again from the start, within its deadline (each reason once):
+    /// the thrown error is reported when the reason was used up.
+    enum Rerun: Hashable {
+        /// A remembered alias named a collection that is gone: the aliases are read again.
+        case staleAlias
+        /// Something locked was unlocked (`lockedFound`).
+        case unlocked
+        /// A secret the provider sent could not be decrypted: a new session is made
+        /// (`secretUnreadable`).
+        case newSession
+    }
+
+    /// What an operation may do when the provider asks for a person.
+    struct Policy {
+        /// `SecretServiceConfiguration.allowsInteraction`.
+        var allowsInteraction = false
+        /// How long a prompt may wait for a person when that is allowed.
+        var interactionTimeout: Duration = .seconds(120)
+    }
+
     let deadline: Deadline
     let service: ServiceHandle
     private let connection: ServiceConnection
     let paths: PathCalls
-    /// Set when a remembered alias path named a collection that is gone: the operation is then
-    /// run once more with freshly read aliases (`SecretServiceStore.perform`).
-    private(set) var foundStaleAlias = false
+    let policy: Policy
+    /// The reruns this operation already had (`SecretServiceStore.perform`).
+    let earlier: Set<Rerun>
+    /// The store's seams for tests (`StoreTestHooks`).
+    let hooks: StoreTestHooks?
+    /// Set when the operation must run again (see `Rerun`), before the error that stops this run.
+    var rerun: Rerun?
+    /// Whether the default collection's lock state was asked before searching (KeePassXC).
+    private var checkedBeforeSearch = false
 
     /// Connects (or reuses the connection) within `deadline`.
-    init(connection: ServiceConnection, deadline: Deadline) throws(CredentialVaultError) {
+    init(
+        connection: ServiceConnection, deadline: Deadline, policy: Policy = Policy(), earlier: Set<Rerun> = [],
+        hooks: StoreTestHooks? = nil
+    ) throws(CredentialVaultError) {
         self.connection = connection
         self.deadline = deadline
+        self.policy = policy
+        self.earlier = earlier
+        self.hooks = hooks
         guard let paths = PathCalls.shared else {
             throw .unsupported("this libsecret lacks the object-path functions (secret-paths.h) this backend uses")
         }
@@ -59,15 +91,28 @@ final class ServiceCall {
     /// The vault error for `error`; drops the connection when it is no use any more.
     func fail(_ error: GLibError) -> CredentialVaultError {
         if error.invalidatesConnection { connection.reset(ifStill: service) }
-        return error.vaultError(deadlineExpired: deadline.hasExpired)
+        return error.vaultError(deadlineExpired: deadline.hasExpired, provider: service.provider)
     }
 
     /// The error for a remembered collection that turned out to be gone: the aliases are read
     /// again and the operation retried once.
     func staleAlias() -> CredentialVaultError {
-        foundStaleAlias = true
+        rerun = .staleAlias
         service.forgetAliases()
         return .io("the Secret Service collection behind an alias disappeared")
+    }
+
+    /// `path` was found (unlocked) but `GetSecrets` left its value out: libsecret drops a secret
+    /// it cannot decrypt, which happens when the session's key was negotiated wrongly (kwalletd5
+    /// before KWallet 6.25, KDE bug 514194, in about 0.5 % of sessions). Never "not found": the
+    /// connection is dropped and the operation run once more with a new session; a second
+    /// failure is this error.
+    func secretUnreadable() -> CredentialVaultError {
+        rerun = .newSession
+        connection.reset(ifStill: service)
+        return .io(
+            "\(service.provider) listed the item but sent a secret this process could not decrypt "
+                + "(twice, each with a new session): retry; with kwalletd5 this is KDE bug 514194, fixed in KWallet 6.25")
     }
 
     // MARK: - Collections
@@ -89,18 +134,6 @@ final class ServiceCall {
         return path
     }
 
-    /// The collection behind `alias` as a libsecret proxy (for the unlock prompt), or `nil`.
-    func collection(_ alias: Alias) throws(CredentialVaultError) -> CollectionProxy? {
-        do {
-            let pointer = try withGError {
-                secret_collection_for_alias_sync(service.pointer, alias.rawValue, SECRET_COLLECTION_NONE, deadline.cancellable, $0)
-            }
-            return pointer.map { CollectionProxy(taking: $0) }
-        } catch {
-            throw fail(error)
-        }
-    }
-
     /// Whether the collection at `path` is locked, asked now (`Properties.Get`, never prompts).
     func isLocked(collection path: String) throws(CredentialVaultError) -> Bool {
         guard let value = try property(path, interface: "org.freedesktop.Secret.Collection", name: "Locked") else {
@@ -113,9 +146,17 @@ final class ServiceCall {
         return g_variant_get_boolean(value) != 0
     }
 
-    /// Throws `locked` when the collection at `path` is locked.
+    /// Handles a locked collection at `path` (`lockedFound`: unlocked and the operation run
+    /// again, or `locked`).
     func requireUnlocked(_ path: String?) throws(CredentialVaultError) {
-        if let path, try isLocked(collection: path) { throw .locked }
+        if let path, try isLocked(collection: path) { try lockedFound(in: path) }
+    }
+
+    /// Whether the item at `path` is locked (`Properties.Get`); `nil` when it is gone.
+    func isLocked(item path: String) throws(CredentialVaultError) -> Bool? {
+        guard let value = try property(path, interface: "org.freedesktop.Secret.Item", name: "Locked") else { return nil }
+        defer { g_variant_unref(value) }
+        return String(cString: g_variant_get_type_string(value)) == "b" ? g_variant_get_boolean(value) != 0 : false
     }
 
     /// The label and lock state of the collection at `path`.
@@ -140,6 +181,7 @@ final class ServiceCall {
     /// `attributes` (all items for an empty table), unlocked and locked ones apart. Never
     /// unlocks anything and never loads secrets.
     func search(_ attributes: [String: String]) throws(CredentialVaultError) -> Found {
+        try checkBeforeSearch()
         let table = AttributeTable(attributes)
         // libsecret refuses a schema search without attributes; without a schema it matches every item.
         let schema = attributes.isEmpty ? nil : UnsafePointer(CredentialSchema.shared.pointer)
@@ -154,7 +196,32 @@ final class ServiceCall {
         } catch {
             throw fail(error)
         }
-        return Found(unlocked: Self.strings(unlocked), locked: Self.strings(locked))
+        let found = Found(unlocked: Self.strings(unlocked), locked: Self.strings(locked))
+        // An empty search matches every item (the specification); KeePassXC answers it with
+        // nothing. The collection's `Items` lists them.
+        if attributes.isEmpty, found.unlocked.isEmpty, found.locked.isEmpty, let main = try collectionPath(.default) {
+            return Found(unlocked: try items(of: main))
+        }
+        return found
+    }
+
+    /// The items of the collection at `path` (its `Items` property).
+    func items(of path: String) throws(CredentialVaultError) -> [String] {
+        guard let value = try property(path, interface: "org.freedesktop.Secret.Collection", name: "Items") else {
+            throw staleAlias()
+        }
+        defer { g_variant_unref(value) }
+        return GVariantReading.strings(inArray: value)
+    }
+
+    /// KeePassXC, with "unlock before search" (its default), answers a search of a locked
+    /// database only once a person has answered the unlock dialog the search opens. So on
+    /// KeePassXC the default collection's `Locked` is asked first (once per operation): a
+    /// locked one is handled by `lockedFound` (no dialog unless interaction is allowed).
+    func checkBeforeSearch() throws(CredentialVaultError) {
+        guard service.provider == .keePassXC, !checkedBeforeSearch else { return }
+        checkedBeforeSearch = true
+        if let main = try collectionPath(.default), try isLocked(collection: main) { try lockedFound(in: main) }
     }
 
     /// The attributes, label and times of the item at `path` (`Properties.GetAll`); `nil` when
@@ -180,6 +247,7 @@ final class ServiceCall {
     /// `Collection.SearchItems` on the collection at `collection`: its matching items, locked or
     /// not. `nil` when the collection is gone.
     func search(in collection: String, _ attributes: [String: String]) throws(CredentialVaultError) -> [String]? {
+        try checkBeforeSearch()
         let arguments = GVariantReading.makeStringDictionary(attributes)
         var children: [OpaquePointer?] = [arguments]
         let parameters = children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 1) }
@@ -209,35 +277,63 @@ final class ServiceCall {
     }
 
     /// `Collection.CreateItem` in the collection at `collection`, always a new item (a replacing
-    /// save is `searchAndReplace`); returns the item's path.
+    /// save is `searchAndReplace`); returns the item's path. A prompt the provider answers with
+    /// is run (`createdItem`).
     func createItem(
         in collection: String, attributes: [String: String], label: String, value: Data
     ) throws(CredentialVaultError) -> String {
-        let attributes = Self.withSchema(attributes)
-        let properties = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, { g_variant_unref(OpaquePointer($0)) })!
-        defer { g_hash_table_unref(properties) }
-        for (name, variant) in [
-            ("org.freedesktop.Secret.Item.Label", g_variant_new_string(label)),
-            ("org.freedesktop.Secret.Item.Attributes", GVariantReading.makeStringDictionary(attributes)),
-        ] {
-            g_hash_table_insert(properties, UnsafeMutableRawPointer(g_strdup(name)), UnsafeMutableRawPointer(g_variant_ref_sink(variant)))
-        }
-        let secret = SecretValueBridge.makeValue(value)
-        defer { secret_value_unref(UnsafeMutableRawPointer(secret)) }
-        let created: UnsafeMutablePointer<gchar>?
+        let parameters = try createParameters(attributes: attributes, label: label, value: value, replace: false)
+        let reply: OpaquePointer?
         do {
-            created = try withGError {
-                paths.createItem(
-                    service.pointer, collection, properties, secret, SECRET_ITEM_CREATE_NONE,
-                    deadline.cancellable, $0)
+            reply = try withGError {
+                g_dbus_connection_call_sync(
+                    service.bus, service.busName, collection, "org.freedesktop.Secret.Collection", "CreateItem", parameters,
+                    nil, G_DBUS_CALL_FLAGS_NONE, -1, deadline.cancellable, $0)
             }
         } catch {
             if error.isNoSuchObject { throw staleAlias() }
             throw fail(error)
         }
-        guard let created else { throw .io("the Secret Service did not return the item it created") }
-        defer { g_free(created) }
-        return String(cString: created)
+        guard let reply else { throw .io("the Secret Service did not answer CreateItem") }
+        defer { g_variant_unref(reply) }
+        return try createdItem(reply)
+    }
+
+    /// The arguments of `Collection.CreateItem` (floating): the label and attributes (with
+    /// `xdg:schema`), the value encrypted for this connection's session, and `replace`.
+    func createParameters(
+        attributes: [String: String], label: String, value: Data, replace: Bool
+    ) throws(CredentialVaultError) -> OpaquePointer {
+        let secretValue = SecretValueBridge.makeValue(value)
+        defer { secret_value_unref(UnsafeMutableRawPointer(secretValue)) }
+        guard let secret = paths.encodeSecret(service.pointer, secretValue) else {
+            throw .notAvailable("no open session with the Secret Service; retry")
+        }
+        let properties = GVariantReading.makePropertyDictionary([
+            ("org.freedesktop.Secret.Item.Label", g_variant_new_string(label)),
+            ("org.freedesktop.Secret.Item.Attributes", GVariantReading.makeStringDictionary(Self.withSchema(attributes))),
+        ])
+        var arguments: [OpaquePointer?] = [properties, secret, g_variant_new_boolean(replace ? 1 : 0)]
+        return arguments.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 3) }
+    }
+
+    /// The item a `CreateItem` reply `(oo)` names: the item path, or, when the provider answered
+    /// with a prompt (KeePassXC always does; any provider to unlock first), the path the prompt
+    /// completes with (`runPrompt`). A dismissed prompt stored nothing: `permissionDenied`.
+    func createdItem(_ reply: OpaquePointer) throws(CredentialVaultError) -> String {
+        if let item = GVariantReading.path(reply, child: 0) { return item }
+        guard let prompt = GVariantReading.path(reply, child: 1) else {
+            throw .io("the Secret Service did not return the item it created")
+        }
+        guard let result = try runPrompt(prompt, for: .store) else {
+            throw .permissionDenied("\(service.provider) dismissed the request to store the item: nothing was stored")
+        }
+        defer { g_variant_unref(result) }
+        // The result is the new item's path (`o`); some providers wrap it in an array.
+        if let item = GVariantReading.string(result).flatMap({ $0 == "/" ? nil : $0 }) ?? GVariantReading.strings(inArray: result).first {
+            return item
+        }
+        throw .io("the Secret Service's prompt did not return the item it created")
     }
 
     /// `attributes` plus what libsecret's schema-based create records (`xdg:schema`), so that
@@ -248,14 +344,29 @@ final class ServiceCall {
         return attributes
     }
 
-    /// Deletes the item at `path`; `false` when it was already gone (deleted by someone else meanwhile).
+    /// Deletes the item at `path` (`Item.Delete`, running the prompt a provider may answer with:
+    /// KeePassXC confirms deletions by default); `false` when it was already gone (deleted by
+    /// someone else meanwhile).
     func delete(_ path: String) throws(CredentialVaultError) -> Bool {
+        let reply: OpaquePointer?
         do {
-            return try withGError { paths.deleteItem(service.pointer, path, deadline.cancellable, $0) } != 0
+            reply = try withGError {
+                g_dbus_connection_call_sync(
+                    service.bus, service.busName, path, "org.freedesktop.Secret.Item", "Delete", nil, nil, G_DBUS_CALL_FLAGS_NONE,
+                    -1, deadline.cancellable, $0)
+            }
         } catch {
             if error.isNoSuchObject { return false }
             throw fail(error)
         }
+        guard let reply else { return true }
+        defer { g_variant_unref(reply) }
+        guard let prompt = GVariantReading.path(reply, child: 0) else { return true }
+        guard let result = try runPrompt(prompt, for: .delete) else {
+            throw .permissionDenied("\(service.provider) dismissed the request to delete the item: it was kept")
+        }
+        g_variant_unref(result)
+        return true
     }
 
     /// The values of the items at `itemPaths` (`Service.GetSecrets`, one round trip). Items
@@ -279,9 +390,28 @@ final class ServiceCall {
         var result: [String: Data] = [:]
         for path in itemPaths {
             guard let value = path.withCString({ g_hash_table_lookup(table, $0) }) else { continue }
+            // As libsecret does with a secret it cannot decrypt (see `secretUnreadable`).
+            if hooks?.dropsNextSecret() == true { continue }
             result[path] = SecretValueBridge.bytes(of: OpaquePointer(value))
         }
         return result
+    }
+
+    /// A method of the Service object (`/org/freedesktop/secrets`) with floating `parameters`;
+    /// the reply (owned), or `nil` when the object does not exist.
+    func callService(_ method: String, _ parameters: OpaquePointer, replyType: String) throws(CredentialVaultError) -> OpaquePointer? {
+        let type = g_variant_type_new(replyType)
+        defer { g_variant_type_free(type) }
+        do {
+            return try withGError {
+                g_dbus_connection_call_sync(
+                    service.bus, service.busName, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", method, parameters,
+                    type, G_DBUS_CALL_FLAGS_NONE, -1, deadline.cancellable, $0)
+            }
+        } catch {
+            if error.isNoSuchObject { return nil }
+            throw fail(error)
+        }
     }
 
     // MARK: - D-Bus properties

@@ -14,9 +14,12 @@ import Foundation
 ///
 /// **Locked is not unavailable.** The automatic choice asks the Secret Service for its state,
 /// within `secretService.timeout` (at once when there is no session bus or no provider), and
-/// never prompts. It falls back to the sealed file only when the Secret Service is unavailable
-/// (no bus, no provider, no default collection, no answer in time). A locked default
-/// collection is handled by `lockedKeyring`: reported by default (`open` throws `locked`).
+/// never prompts. It falls back to the sealed file only when there is no Secret Service (no
+/// bus, no provider). A provider that is there but does not answer in time, or answers without
+/// a default collection (KWallet at the first login), is reported (`decide` and `open` throw:
+/// the keyring may hold the app's credentials, or will), and a locked default collection is
+/// handled by `lockedKeyring`: reported by default (`open` throws `locked`); `.useSealedFile`
+/// opts into the file in all three cases.
 ///
 /// Apps that stored credentials before identifiers existed find them in the `credvault`
 /// namespace: copy them with `CredentialMigrator` (see `ApplicationIdentifier`).
@@ -163,7 +166,7 @@ public struct BackendResolver: Sendable {
 
     /// The Secret Service's state, asked now (blocking, within `secretService.timeout`).
     func probeStatus() -> KeyringProbe {
-        KeyringProbe { () throws(CredentialVaultError) in try SecretServiceStore(configuration: secretService).status() }
+        KeyringProbe { () throws(CredentialVaultError) in try SecretServiceStore(configuration: secretService).probe() }
     }
 
     /// The wait of `.waitForUnlock`, started now (before the first question); `nil` otherwise.
@@ -195,6 +198,10 @@ public struct BackendResolver: Sendable {
                 secretServiceStatus: status)
         case .unavailable(let error):
             return BackendDecision(kind: .file, reason: "the Secret Service is not available (\(error)): \(fallback)")
+        case .withoutCollection(let error) where lockedKeyring == .useSealedFile:
+            return BackendDecision(kind: .file, reason: "\(error): \(fallback) (as asked)")
+        case .withoutCollection(let error):
+            throw error
         case .unresponsive(let error) where lockedKeyring == .useSealedFile:
             return BackendDecision(kind: .file, reason: "the Secret Service did not answer (\(error)): \(fallback) (as asked)")
         case .unresponsive(let error):

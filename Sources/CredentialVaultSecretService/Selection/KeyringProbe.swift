@@ -7,21 +7,30 @@ enum KeyringProbe: Sendable {
     case unlocked(SecretServiceStatus)
     /// Reachable, default collection locked.
     case locked(SecretServiceStatus)
-    /// Not there: no bus, no provider, no default collection (`notAvailable`). Only this
-    /// means the sealed file.
+    /// Not there: no bus, no provider (`notAvailable`). Only this means the sealed file.
     case unavailable(CredentialVaultError)
+    /// A provider answers but has no default collection (KWallet at the very first login,
+    /// until kwalletd restarts): not "no provider", so never a silent fallback either (the
+    /// app's credentials would split between two stores once the collection appears).
+    case withoutCollection(CredentialVaultError)
     /// There, but it did not say whether it is locked: no answer in time (a daemon stopped or
     /// busy at login), its key lock held, a refused or failed call. Never taken for "not
     /// there": the keyring may hold the credentials, and using the file would split them.
     case unresponsive(CredentialVaultError)
 
-    /// Classifies what `status` returns or throws.
-    init(_ status: () throws(CredentialVaultError) -> SecretServiceStatus) {
+    /// Classifies what `probe` (`SecretServiceStore.probe()`) returns or throws.
+    init(_ probe: () throws(CredentialVaultError) -> SecretServiceStore.Probe) {
         do {
-            let found = try status()
-            self = found.isLocked ? .locked(found) : .unlocked(found)
+            self = Self.answered(try probe())
         } catch {
             self = Self.failed(error)
+        }
+    }
+
+    private static func answered(_ probe: SecretServiceStore.Probe) -> KeyringProbe {
+        switch probe {
+        case .status(let found): found.isLocked ? .locked(found) : .unlocked(found)
+        case .noDefaultCollection(let error): .withoutCollection(error)
         }
     }
 
@@ -34,8 +43,7 @@ enum KeyringProbe: Sendable {
     /// `cancelled`: that is no answer about the keyring, so never a reason to fall back.
     static func asking(_ store: SecretServiceStore) async throws(CredentialVaultError) -> KeyringProbe {
         do {
-            let found = try await store.status()
-            return found.isLocked ? .locked(found) : .unlocked(found)
+            return answered(try await store.probe())
         } catch .cancelled {
             throw .cancelled
         } catch {
@@ -56,7 +64,7 @@ enum KeyringProbe: Sendable {
         switch self {
         case .unlocked(let status): return status
         case .locked: throw .locked
-        case .unavailable(let error), .unresponsive(let error): throw error
+        case .unavailable(let error), .unresponsive(let error), .withoutCollection(let error): throw error
         }
     }
 }
@@ -81,7 +89,7 @@ struct UnlockWait: Sendable {
     func pause(after probe: KeyringProbe) -> Duration? {
         switch probe {
         case .locked, .unresponsive: break
-        case .unlocked, .unavailable: return nil
+        case .unlocked, .unavailable, .withoutCollection: return nil
         }
         let remaining = timeout - start.duration(to: .now)
         return remaining > .zero ? min(interval, remaining) : nil
