@@ -1,12 +1,13 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Each application has its own namespace: the same `save(key:value:)` lands under one service
 /// on every backend the resolver can pick, and two applications using the same key never see,
 /// overwrite or delete each other's credentials.
-@Suite struct ApplicationNamespaceTests {
+@Suite(.ownThread) struct ApplicationNamespaceTests {
     /// An identifier no other test (or earlier run) uses.
     static func uniqueApplication(_ name: String) throws -> ApplicationIdentifier {
         try ApplicationIdentifier("org.cvtest.\(name)-\(UUID().uuidString.prefix(8))")

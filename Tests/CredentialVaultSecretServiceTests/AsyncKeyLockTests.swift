@@ -10,7 +10,7 @@ import Testing
 /// for the lock in another process leave that process's pool running. Every property is an
 /// outcome (the lock is released only after the waiters answered or were seen waiting); the
 /// latencies are credvault-bench's. Serialized: the tests hold the same lock stripes.
-@Suite(.privateKeyring, .serialized)
+@Suite(.ownThread, .privateKeyring, .serialized)
 struct AsyncKeyLockTests {
     /// A deadline no wait reaches within the ceilings: only cancellation or the lock's release
     /// can end it.

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// they all answer `cancelled` while the daemon is still stopped. Run in `secret-service-probe`
 /// on a throw-away bus of its own, so that the stopped daemon is no other test's. Outcomes only:
 /// the heartbeat's lag and the cancellation latency are credvault-bench's figures.
-@Suite(.throwAwayBuses)
+@Suite(.ownThread, .throwAwayBuses)
 struct AsyncProofTests {
     /// A deadline no wait reaches before the probe's ceiling (`ChildProcess.run`'s): a save
     /// waiting on the stopped daemon can only end by its cancellation.

@@ -1,11 +1,12 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Every operation through the async API (`await`) against the real gnome-keyring-daemon:
 /// the same answers as the synchronous API, which reads back what the async one wrote.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct AsyncRoundTripTests {
     @Test func saveLoadTakeDeleteThroughAwait() async throws {
         let fixture = IsolatedSecretServiceStore()

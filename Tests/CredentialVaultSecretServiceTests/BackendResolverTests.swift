@@ -1,11 +1,12 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Backend choice in this process (the keyring's states are tested on throw-away buses in
 /// ResolverKeyringStateTests, the CLI's `auto` in SecretServiceCLITests).
-@Suite struct BackendResolverTests {
+@Suite(.ownThread) struct BackendResolverTests {
     static let application = try! ApplicationIdentifier("org.cvtest.Resolver")
 
     @Test func explicitChoicesAreTakenAsTheyAre() throws {

@@ -2,12 +2,13 @@ import CredentialVault
 import CredentialVaultTesting
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// The shared conformance suite against the Secret Service backend, on each provider: a real
 /// gnome-keyring-daemon (the test process's session bus), KeePassXC and KWallet (each on a
 /// private bus of its own, see `Provider`).
-@Suite struct SecretServiceConformanceTests {
+@Suite(.ownThread) struct SecretServiceConformanceTests {
     /// Each store sees only its own credentials (a unique service-name prefix); the suite
     /// deletes them afterwards. Reopening makes a new store, as a new process would.
     static func backend(_ provider: Provider) -> ConformanceBackend {

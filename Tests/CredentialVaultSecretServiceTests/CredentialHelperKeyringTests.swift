@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
@@ -6,7 +7,7 @@ import Testing
 /// The git and docker credential helpers and `credvault exec` with the Secret Service: the
 /// helpers' default backend (`auto`) keeps credentials in the desktop keyring, as a desktop
 /// user expects, and `--backend secret-service` reads them there.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 final class CredentialHelperKeyringTests {
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("cv-helpers-\(UUID().uuidString)")
     let host = "cvtest-\(UUID().uuidString.prefix(8)).example.com"

@@ -1,13 +1,14 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Names are data, shared with Python keyring both ways: a service and a user name made of
 /// Python keyring's `DIFFICULT_CHARS` (`string.whitespace + string.punctuation`) and control
 /// characters are read, listed (escaped) and deleted exactly by the library and the CLI, and
 /// what they store under such names Python keyring reads.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct DifficultNameInteropTests {
     static let difficult = " \t\n\r\u{0B}\u{0C}!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~\u{1B}[2J\u{7F}\u{85}\u{9B}31m"
 

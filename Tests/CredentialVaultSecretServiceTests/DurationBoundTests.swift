@@ -1,12 +1,13 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Durations past what a store can represent are bounded or refused, never a trap: a huge
 /// timeout ("practically none") is bounded to a year by `Deadline`, a time to live over a year
 /// is `invalidArgument` on every backend. The traps are checked in a process of their own.
-@Suite struct DurationBoundTests {
+@Suite(.ownThread) struct DurationBoundTests {
     @Test func aHugeTimeoutDoesNotTrap() async {
         await #expect(processExitsWith: .success) {
             let store = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: .seconds(10_000_000_000)))

@@ -1,10 +1,11 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Never hang, never lie: each scenario runs `secret-service-probe` on a throw-away bus of its
 /// own (so the test keyring of the other tests keeps working).
-@Suite(.throwAwayBuses)
+@Suite(.ownThread, .throwAwayBuses)
 struct FailureTests {
     @Test func lockedKeyringIsReportedAsLockedNeverAsMissing() throws {
         let steps = try runProbe(

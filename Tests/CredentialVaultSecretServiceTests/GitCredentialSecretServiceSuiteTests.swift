@@ -5,7 +5,7 @@ import Testing
 /// git's own credential-helper test (t0303, vendored unchanged) against `git-credential-credvault`
 /// on the Secret Service, on a throw-away bus and keyring of its own (the helper's fixed host
 /// names must not meet other tests' items), with the installed git: nothing fails.
-@Suite struct GitCredentialSecretServiceSuiteTests {
+@Suite(.ownThread) struct GitCredentialSecretServiceSuiteTests {
     @Test(.throwAwayBuses, .enabled(if: GitCredentialSuite.hasGit, "needs git: run scripts/install-deps.sh credential-helpers"))
     func gitsOwnHelperTestPassesOnTheSecretService() throws {
         // Without CREDVAULT_TEST_KEYRING the script makes its own private bus and keyring.

@@ -1,11 +1,12 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Items are shared with `secret-tool` and Python `keyring`, both ways (default collection,
 /// attributes `service` and `username`).
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct InteropTests {
     /// A service name of its own per test (no prefix: the other tools see the real names).
     static func uniqueService() -> String { "cvtest-interop-\(UUID().uuidString.prefix(8))" }

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import CredentialVaultTesting
 import Foundation
@@ -8,7 +9,7 @@ import Testing
 
 /// Keyring custody against the private gnome-keyring: the custody suite, and what a
 /// copy of `$HOME` without the keyring gets.
-@Suite(.privateKeyring, .serialized) struct KeyringCustodyTests {
+@Suite(.ownThread, .privateKeyring, .serialized) struct KeyringCustodyTests {
     private func run(_ check: (CustodySuite.Setup) throws -> Void) throws {
         let setup = try CustodySuite.Setup.scratch(custody: .keyring, custodians: [KeyringCustodian(timeout: TestEnvironment.timeout)])
         defer { setup.remove() }
@@ -91,7 +92,7 @@ import Testing
 /// restarted (unlocked, then locked, then unlocked): the counter and the device secret survive
 /// restarts, an older copy is refused (exit 13), a locked keyring is `locked` (exit 10), and
 /// `accept-restore` takes a deliberate restore (Tests/Scripts/keyring-custody-restarts.sh).
-@Suite(.throwAwayBuses) struct KeyringCustodyRestartTests {
+@Suite(.ownThread, .throwAwayBuses) struct KeyringCustodyRestartTests {
     @Test func survivesDaemonRestartsAndRefusesAnOlderCopy() async throws {
         try await offThePool {
             let scratch = try CustodySuite.Setup.scratch(custody: .keyring, custodians: [])

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
@@ -8,7 +9,7 @@ import Testing
 /// checked to lie between the test's own clock read before and after the write); the expiry of
 /// an ephemeral credential is the store's, by its injected clock, exact to the millisecond. A
 /// write that makes a new item is seen as a new item path, never by waiting for the clock.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct SecretServiceMetadataDatesTests {
     /// Now, rounded down to the second, as the daemon records it.
     private static func wholeSecondNow() -> Date { Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)) }

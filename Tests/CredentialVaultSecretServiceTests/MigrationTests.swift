@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// `CredentialMigrator`: copy, verify, then delete; nothing lost, reruns complete.
-@Suite struct MigrationTests {
+@Suite(.ownThread) struct MigrationTests {
     static func filled() throws -> InMemoryStore {
         let store = InMemoryStore()
         try store.save(Data([0, 1, 0xFF]), for: CredentialKey(service: "api", account: "alice", label: "Alice"))

@@ -10,7 +10,7 @@ import Testing
 /// collection yet), KeePassXC's default settings (access and deletion confirmed by a person,
 /// a locked database searched only after its unlock dialog), and a secret the provider sent
 /// that cannot be decrypted (KWallet's session-key bug).
-@Suite struct ProviderBehaviourTests {
+@Suite(.ownThread) struct ProviderBehaviourTests {
     @Test(.ownProvider(.kwallet))
     func kwalletLockedAtLoginIsUnlockedWithoutADialog() throws {
         let cli = try ProviderCLI(.kwallet)

@@ -1,6 +1,7 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -12,7 +13,7 @@ import Glibc
 /// everything), delete, binary values, ephemeral credentials, `info`, the automatic choice,
 /// `secret-tool` both ways, and, on an instance of the check's own, a locked collection and a
 /// provider stopped (SIGSTOP) or killed (SIGKILL).
-@Suite struct ProviderCLITests {
+@Suite(.ownThread) struct ProviderCLITests {
     @Test(.sharedProvider(.gnomeKeyring), .ownProvider(.gnomeKeyring), arguments: ProviderCheck.allCases)
     func gnomeKeyring(_ check: ProviderCheck) throws { try check.run(on: .gnomeKeyring) }
 

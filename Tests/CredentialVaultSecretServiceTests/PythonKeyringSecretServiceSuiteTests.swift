@@ -7,7 +7,7 @@ import Testing
 /// space, punctuation and control characters, an empty user name, Unicode, deletes within a
 /// group, all round-trip exactly through the Secret Service. On a throw-away bus and keyring of
 /// its own: the suite's fixed names (`service1`, ...) must not meet other tests' items.
-@Suite struct PythonKeyringSecretServiceSuiteTests {
+@Suite(.ownThread) struct PythonKeyringSecretServiceSuiteTests {
     @Test(.pythonKeyring, .throwAwayBuses) func pythonKeyringsOwnBackendSuitePassesOnTheSecretService() throws {
         let python = try #require(PythonKeyringSuite.python)
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("cv-pysuite-\(UUID().uuidString)")

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 /// `BackendResolver`'s automatic choice against a real gnome-keyring in each state, on
 /// throw-away buses (`secret-service-probe`): locked is reported, never replaced by the sealed
 /// file unless asked; only an unavailable service falls back.
-@Suite(.throwAwayBuses)
+@Suite(.ownThread, .throwAwayBuses)
 struct ResolverKeyringStateTests {
     @Test func aLockedKeyringIsReportedAsLocked() async throws {
         try await offThePool {

@@ -1,10 +1,11 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Values and keys round-trip exactly through a real gnome-keyring-daemon.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct RoundTripTests {
     static let values: [(String, Data)] = [
         ("empty", Data()),

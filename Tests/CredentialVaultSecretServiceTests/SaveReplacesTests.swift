@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
@@ -5,7 +6,7 @@ import Testing
 
 /// A save writes the key's item in place (`CreateItem` with replace) and removes every other
 /// item of the key, whoever wrote it and wherever it is: exactly one item is left.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct SaveReplacesTests {
     @Test func repeatedSavesKeepOneItemAtTheSamePath() throws {
         let fixture = IsolatedSecretServiceStore()

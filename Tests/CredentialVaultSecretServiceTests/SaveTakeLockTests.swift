@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
@@ -11,7 +12,7 @@ import Glibc
 /// `save` replaces an item in place, so `take` (read, then delete) must never interleave with
 /// it: both hold the key's lock file. These tests race them across threads and processes and
 /// check that a saved value is never lost, and that a held lock gives `busy`, never a hang.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct SaveTakeLockTests {
     /// Each round: the key holds `old`; one thread takes while another saves `new`, released
     /// together by one start signal (whichever gets the lock first varies from round to round).

@@ -1,6 +1,7 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Glibc
 #endif
 
 /// `credvault` with the Secret Service: `--backend secret-service|auto`, `info`, `migrate`.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 final class SecretServiceCLITests {
     /// HOME and the XDG data and state directories of the CLI runs (its vault and host secret).
     let home = FileManager.default.temporaryDirectory.appendingPathComponent("cv-cli-\(UUID().uuidString)")

@@ -1,12 +1,13 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Names with control characters that another Secret Service client stored: listed with their
 /// exact bytes and reachable through the listed key and through a key a caller builds with the
 /// same name (names are data); names that differ only in normalisation stay apart.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct StoredNameTests {
     @Test(.secretTool) func aNameWithAControlCharacterFromSecretToolIsListedAndReachable() throws {
         let service = "cvtest-names-\(UUID().uuidString.prefix(8))"

@@ -1,6 +1,7 @@
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// The resolver picks systemd's credentials only when the app asks and `$CREDENTIALS_DIRECTORY`
 /// is set; `CREDVAULT_BACKEND` still overrides; an explicit choice without the variable is
 /// `notAvailable`, never another backend.
-@Suite final class SystemdCredentialsSelectionTests {
+@Suite(.ownThread) final class SystemdCredentialsSelectionTests {
     static let application = try! ApplicationIdentifier("org.cvtest.SystemdCreds")
     let directory: String
 

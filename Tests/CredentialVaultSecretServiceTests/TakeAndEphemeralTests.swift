@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
@@ -5,7 +6,7 @@ import Synchronization
 import Testing
 
 /// `take`, and ephemeral credentials in the `session` collection.
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct TakeAndEphemeralTests {
     @Test func takeReturnsTheValueOnce() throws {
         let fixture = IsolatedSecretServiceStore()

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import CredentialVaultSecretService
 import Foundation
@@ -10,7 +11,7 @@ import Glibc
 /// `credvault lookup --take --backend secret-service` whose stdout fails: the Secret Service has
 /// no lock shared with the CLI, so the value is taken first and stored back when it cannot be
 /// written: exit 3, and the value is still there (unless a newer one was stored meanwhile).
-@Suite(.privateKeyring)
+@Suite(.ownThread, .privateKeyring)
 struct TakeOutputFailureTests {
     /// "closed and no stdin": with descriptors 0 and 1 both closed, the process's own next
     /// descriptors (an eventfd) used to take their numbers, so the secret "was written" to an

@@ -8,7 +8,7 @@ import Testing
 
 /// The wait for unlock on scripted answers (the real keyring cannot be unlocked without a
 /// prompt in the test buses; its locked, unlocked and absent states are in ResolverKeyringStateTests).
-@Suite struct UnlockWaitTests {
+@Suite(.ownThread) struct UnlockWaitTests {
     static let locked = KeyringProbe.locked(SecretServiceStatus(isLocked: true, collectionLabel: "Login", collectionPath: "/c"))
     static let unlocked = KeyringProbe.unlocked(SecretServiceStatus(isLocked: false, collectionLabel: "Login", collectionPath: "/c"))
     /// A timeout no test waits for: the waits end on their answers (or cancellation) alone.

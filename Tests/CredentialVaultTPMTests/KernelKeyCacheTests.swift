@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Glibc
 
 /// The unlocked-key cache in the real kernel keyring: stored, read back, replaced, removed;
 /// expired by the kernel; readable by this uid from another session keyring; not by nobody.
-@Suite
+@Suite(.ownThread)
 final class KernelKeyCacheTests {
     let cache = KernelKeyCache(prefix: "credvault-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)):")
 

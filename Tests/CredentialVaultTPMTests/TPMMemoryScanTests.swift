@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import Foundation
 import Testing
@@ -14,7 +15,7 @@ import Glibc
 /// more TPM command and Esys_Finalize before returning, ESYS's buffers keep one copy.)
 @Suite(
     .enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"),
-    .disabled(if: underSanitizer, "sanitizers' allocators make memory scans meaningless"))
+    .disabled(if: Sanitizers.active, "sanitizers' allocators make memory scans meaningless"))
 final class TPMMemoryScanTests {
     let scratch = ScratchDirectory()
 
@@ -58,7 +59,7 @@ final class TPMMemoryScanTests {
     /// `credvault-testhelper scan-memory PID` with the secret on its stdin.
     private func scan(pid: pid_t, for secret: SecureBytes) throws -> (hits: [String], stackHits: [String], scanned: Int) {
         let needle = secret.withUnsafeBytes { Array($0) }
-        let (_, output) = try Subprocess.run(BuiltProducts.testHelper.path, ["scan-memory", "\(pid)"], stdin: needle)
+        let (_, output) = try Subprocess.run(BuiltProducts.helper.path, ["scan-memory", "\(pid)"], stdin: needle)
         let text = String(decoding: output, as: UTF8.self)
         var hits: [String] = [], stackHits: [String] = [], scanned = 0
         for line in text.split(separator: "\n") {

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import CredentialVault
 import Foundation
 

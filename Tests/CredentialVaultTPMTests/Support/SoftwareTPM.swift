@@ -90,23 +90,3 @@ final class ScratchDirectory: Sendable {
     func sub(_ name: String) -> String { "\(path)/\(name)" }
 }
 
-/// The built products beside the test bundle.
-enum BuiltProducts {
-    static var directory: URL {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("credvault-tpm-helper").path) {
-            url.deleteLastPathComponent()
-        }
-        return url
-    }
-    static var tpmHelper: URL { directory.appendingPathComponent("credvault-tpm-helper") }
-    static var testHelper: URL { directory.appendingPathComponent("credvault-testhelper") }
-}
-
-/// Whether this process runs under AddressSanitizer or ThreadSanitizer (scripts/sanitizers.sh):
-/// their allocators keep freed blocks in quarantine, which makes a memory scan meaningless.
-let underSanitizer: Bool = {
-    guard let handle = dlopen(nil, RTLD_NOW) else { return false }
-    defer { dlclose(handle) }
-    return dlsym(handle, "__asan_init") != nil || dlsym(handle, "__tsan_init") != nil
-}()
