@@ -15,10 +15,7 @@ extension GlewlwydTests {
         init() throws {
             provider = try Glewlwyd.require()
             vault = try TemporaryVault()
-            let passphraseFile = vault.directory.appendingPathComponent("passphrase")
-            try Data(TemporaryVault.passphrase.utf8).write(to: passphraseFile)
-            chmod(passphraseFile.path, 0o600)  // a passphrase file others can read is refused
-            environment = ["CREDVAULT_PASSPHRASE_FILE": passphraseFile.path]
+            environment = try vault.cliEnvironment()
         }
 
         var vaultArgs: [String] { ["--vault", vault.url.path] }
