@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -44,12 +45,17 @@ final class StubProvider: Sendable {
     /// A step of a raw reply.
     enum Step: Sendable {
         case bytes(Data)
+        /// A slow network (nothing may depend on how long).
         case pause(Duration)
+        /// Holds the reply until the test opens the gate.
+        case wait(Gate)
     }
 
     let port: UInt16
     private let listening: Mutex<Int32>
     private let received = Mutex<[Request]>([])
+    /// Every request arrives here once it has been read (before it is answered).
+    let arrivals = Arrivals()
     private let handler: @Sendable (Request) -> Reply
 
     /// `http://127.0.0.1:<port>`.
@@ -116,6 +122,7 @@ final class StubProvider: Sendable {
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard let request = Self.read(fd) else { return }
         received.withLock { $0.append(request) }
+        arrivals.arrive()
         switch handler(request) {
         case .http(let status, let headers, let body):
             var head = "HTTP/1.1 \(status) Stub\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
@@ -126,6 +133,7 @@ final class StubProvider: Sendable {
                 switch step {
                 case .bytes(let data): Self.write(fd, data)
                 case .pause(let duration): usleep(UInt32(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000))
+                case .wait(let gate): gate.waitBlocking()
                 }
             }
         }

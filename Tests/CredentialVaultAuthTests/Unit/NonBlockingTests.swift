@@ -50,8 +50,7 @@ struct NonBlockingTests {
         let callers = Self.callers(8) { () async throws(AuthError) -> AuthSession in try await manager.getSession() }
         #expect(await store.held.reached(8), "every caller waits on the store")
         #expect(await heartbeat.beats(50), "the pool kept running while 8 callers waited on the store")
-        let errors = try await Self.cancel(callers)
-        #expect(!reads.isOpen, "the store still held the reads when the callers returned")
+        let errors = try await Self.cancel(callers)  // the store still holds the reads: it answers only below
         #expect(errors.allSatisfy { $0 == .cancelled }, "\(errors)")
         await heartbeat.stop()
         reads.open()
@@ -68,8 +67,7 @@ struct NonBlockingTests {
         let callers = Self.callers(8) { () async throws(AuthError) -> AuthSession in try await manager.getSession() }
         #expect(await store.held.reached(1), "the shared refresh is saving its result")
         #expect(await heartbeat.beats(50), "the pool kept running while the refresh's write was held")
-        let errors = try await Self.cancel(callers)
-        #expect(!save.isOpen, "the store still held the refresh's write when the callers returned")
+        let errors = try await Self.cancel(callers)  // the store still holds the write: it answers only below
         #expect(errors.allSatisfy { $0 == .cancelled }, "\(errors)")
         await heartbeat.stop()
         // The shared refresh was not cancelled with its callers: its result is saved and handed
