@@ -50,9 +50,10 @@ extension InsForgeEndToEnd {
             } catch { Issue.record("unexpected \(error)") }
 
             try await client.resetPassword(otp: reset.token, newPassword: Self.newPassword)
-            await #expect(throws: InsForgeError.self, "the token is single use") {
+            let reused = await #expect(throws: InsForgeError.self, "the token is single use") {
                 try await client.resetPassword(otp: reset.token, newPassword: Self.newPassword)
             }
+            #expect(reused?.kind == "invalidCode", "\(String(describing: reused))")
             do {
                 try await client.signIn(email: email, password: Server.password)
                 Issue.record("the old password still works")

@@ -160,6 +160,10 @@ struct HTTPResponseShapeTests {
         let discovering = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: stub.base)!, clientID: "cli"), store: InMemoryStore(), logger: .disabled)
         let error = await #expect(throws: AuthError.self) { _ = try await discovering.metadata() }
+        guard case .discoveryFailed? = error else {
+            Issue.record("expected discoveryFailed, got \(String(describing: error))")
+            return
+        }
         #expect(error?.description.contains("larger than 256 KiB") == true)
     }
 }

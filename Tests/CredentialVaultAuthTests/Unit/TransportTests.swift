@@ -93,14 +93,14 @@ struct StaticTransport: HTTPTransport {
 struct ConfigurationTests {
     @Test("plain http is refused for a remote issuer, accepted on loopback or when allowed")
     func insecureHTTP() async throws {
-        await #expect(throws: AuthError.self) {
+        await #expect(throws: AuthError.invalidConfiguration("the issuer must use https (plain http is accepted only on this machine)")) {
             _ = try await OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://idp.example")!, clientID: "c"), store: InMemoryStore())
         }
         _ = try await OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "http://127.0.0.1:1")!, clientID: "c"), store: InMemoryStore())
         _ = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: "http://idp.example")!, clientID: "c", allowsInsecureHTTP: true),
             store: InMemoryStore())
-        await #expect(throws: AuthError.self) {
+        await #expect(throws: AuthError.invalidConfiguration("the client id is empty")) {
             _ = try await OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "https://idp.example")!, clientID: ""), store: InMemoryStore())
         }
         #expect(throws: AuthError.invalidConfiguration("the client credentials grant needs a client secret")) {

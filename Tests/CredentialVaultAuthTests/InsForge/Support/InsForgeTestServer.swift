@@ -90,11 +90,11 @@ struct InsForgeTestServer: Sendable {
     func client(
         store: any AsyncTokenStorage = InMemoryStore(), clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
         session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport(),
-        logger: AuthLogger = .disabled
+        clock: any CredentialClock = SystemClock(), logger: AuthLogger = .disabled
     ) async throws -> InsForgeClient {
         try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: base, clientType: clientType, anonKey: anonKey, session: session),
-            store: store, transport: transport, logger: logger)
+            store: store, transport: transport, clock: clock, logger: logger)
     }
 
     /// A fresh unique e-mail address.
