@@ -66,20 +66,12 @@ final class StubProvider: Sendable {
 
     /// Starts serving; `handler` answers every request.
     init(_ handler: @escaping @Sendable (Request) -> Reply) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let (fd, port) = try LoopbackSocket.bound()
+        guard listen(fd, 64) == 0 else {
+            Glibc.close(fd)
+            throw POSIXError(.EADDRINUSE)
         }
-        guard fd >= 0, bound == 0, listen(fd, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: actual.sin_port)
+        self.port = port
         listening = Mutex(fd)
         self.handler = handler
         // Threads of its own, not Dispatch's pool: a test's blocked stub must not starve the

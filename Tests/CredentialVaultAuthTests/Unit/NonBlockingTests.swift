@@ -16,44 +16,40 @@ import Testing
 struct NonBlockingTests {
     typealias Rules = SessionManagerTests
 
-    /// Starts `count` tasks running `body`.
-    static func callers(
-        _ count: Int, _ body: @escaping @Sendable () async throws(AuthError) -> AuthSession
-    ) -> [Task<AuthError?, Never>] {
-        (0..<count).map { _ in
+    /// Starts 8 `getSession()` callers of `manager`; once `held` store calls wait at `store`'s
+    /// gate, the heartbeat must beat 50 times, and then the callers are cancelled: each must
+    /// return `.cancelled` on its own, the store still holding the calls (the ceiling only stops
+    /// a hang). The gate is opened only after.
+    static func expectCancelledWhileHeld(
+        _ manager: SessionManager, _ store: GatedStore<FaultInjectingStore>, held: Int, _ gate: Gate
+    ) async throws {
+        let heartbeat = Heartbeat.start()
+        let callers = (0..<8).map { _ in
             Task { () -> AuthError? in
                 do throws(AuthError) {
-                    _ = try await body()
+                    _ = try await manager.getSession()
                     return nil
                 } catch { return error }
             }
         }
-    }
-
-    /// Cancels `tasks` and returns their errors; each must end on its own cancellation (the
-    /// ceiling only stops a hang).
-    static func cancel(_ tasks: [Task<AuthError?, Never>]) async throws -> [AuthError?] {
-        for task in tasks { task.cancel() }
-        return try await withCeiling(.seconds(60), "\(tasks.count) cancelled callers") {
+        #expect(await store.held.reached(held), "the callers wait on the store")
+        #expect(await heartbeat.beats(50), "the pool kept running while the callers waited on the store")
+        for caller in callers { caller.cancel() }
+        let errors = try await withCeiling(.seconds(60), "8 cancelled callers") {
             var errors: [AuthError?] = []
-            for task in tasks { errors.append(await task.value) }
+            for caller in callers { errors.append(await caller.value) }
             return errors
         }
+        #expect(errors.allSatisfy { $0 == .cancelled }, "\(errors)")
+        await heartbeat.stop()
+        gate.open()
     }
 
     @Test("8 getSession() calls on a store holding every read: the heartbeat beats; cancelled, they return .cancelled while the reads are held")
     func stalledReads() async throws {
         let store = GatedStore(FaultInjectingStore())
         let manager = try await Rules.manager(ScriptedRefresher([]), store: store, expiresIn: 3600)
-        let reads = store.hold(.load)
-        let heartbeat = Heartbeat.start()
-        let callers = Self.callers(8) { () async throws(AuthError) -> AuthSession in try await manager.getSession() }
-        #expect(await store.held.reached(8), "every caller waits on the store")
-        #expect(await heartbeat.beats(50), "the pool kept running while 8 callers waited on the store")
-        let errors = try await Self.cancel(callers)  // the store still holds the reads: it answers only below
-        #expect(errors.allSatisfy { $0 == .cancelled }, "\(errors)")
-        await heartbeat.stop()
-        reads.open()
+        try await Self.expectCancelledWhileHeld(manager, store, held: 8, store.hold(.load))
         #expect(manager.state.shape == "authenticated(alice)", "a cancelled read says nothing about the session")
     }
 
@@ -62,17 +58,10 @@ struct NonBlockingTests {
         let store = GatedStore(FaultInjectingStore())
         let refresher = ScriptedRefresher([])
         let manager = try await Rules.manager(refresher, store: store, expiresIn: -10)
-        let save = store.hold(.save, times: 1)
-        let heartbeat = Heartbeat.start()
-        let callers = Self.callers(8) { () async throws(AuthError) -> AuthSession in try await manager.getSession() }
-        #expect(await store.held.reached(1), "the shared refresh is saving its result")
-        #expect(await heartbeat.beats(50), "the pool kept running while the refresh's write was held")
-        let errors = try await Self.cancel(callers)  // the store still holds the write: it answers only below
-        #expect(errors.allSatisfy { $0 == .cancelled }, "\(errors)")
-        await heartbeat.stop()
+        // One held call: the shared refresh's save of its result.
+        try await Self.expectCancelledWhileHeld(manager, store, held: 1, store.hold(.save, times: 1))
         // The shared refresh was not cancelled with its callers: its result is saved and handed
         // out (a cancelled refresh would leave the expired session, and a second refresh).
-        save.open()
         #expect(try await manager.getSession().accessToken == "access-1")
         #expect(try await manager.storedSession()?.refreshToken == "refresh-1")
         #expect(refresher.refreshCount == 1, "one refresh for all")

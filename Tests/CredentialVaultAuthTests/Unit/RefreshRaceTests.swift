@@ -92,79 +92,81 @@ struct RefreshRaceTests {
         #expect(try await manager.getAccessToken(forceRefresh: true) != refreshed.accessToken, "forceRefresh returned the token that is stored")
     }
 
-    /// A manager over alice's due session on `store` whose background refresh waits in `waits`
-    /// (started, and waiting, when this returns): its stop shows that a sign-out has begun.
-    static func watchedManager(
-        _ refresher: any SessionRefresher, on store: some AsyncTokenStorage, waits: BackgroundWaits
-    ) async throws -> SessionManager {
-        try await Rules.seed(store, expiresIn: -10)
-        let manager = await Rules.manager(refresher, on: store, proactive: true)
-        await waits.install(in: manager)
-        await manager.reload()  // starts the background refresh
-        #expect(await waits.began.reached(1), "the background refresh waits for its turn")
-        return manager
+    /// A refresh of alice's due session under way, held at `gate`: the provider's answer, or the
+    /// save of its result. The manager's background refresh waits in `waits`: its stop shows
+    /// that a sign-out has begun (a sign-out stops it first thing, then waits for the refresh).
+    struct HeldRefresh {
+        enum Point { case providerAnswer, save }
+
+        let store = GatedStore(FaultInjectingStore())
+        let waits = BackgroundWaits()
+        let gate: Gate
+        let manager: SessionManager
+        let refreshing: Task<AuthSession, any Error>
+
+        init(heldAt point: Point) async throws {
+            let asked = Arrivals(), answer = Gate()
+            let refresher: any SessionRefresher =
+                point == .save
+                ? ScriptedRefresher([])
+                : HookRefresher {
+                    asked.arrive()
+                    try? await answer.wait()
+                }
+            try await Rules.seed(store, expiresIn: -10)
+            manager = await Rules.manager(refresher, on: store, proactive: true)
+            await waits.install(in: manager)
+            await manager.reload()  // starts the background refresh
+            #expect(await waits.began.reached(1), "the background refresh waits for its turn")
+            gate = point == .save ? store.hold(.save, times: 1) : answer
+            let manager = self.manager
+            refreshing = Task { try await manager.getSession() }
+            let reached = point == .save ? await store.held.reached(1) : await asked.reached(1)
+            #expect(reached, "the refresh is held at \(point)")
+            #expect(manager.state == .refreshing)
+        }
+
+        /// Starts a sign-out, once it has begun.
+        func signOut() async -> Task<AuthSession?, any Error> {
+            let manager = self.manager
+            let signOut = Task { try await manager.signOut() }
+            #expect(await waits.stopped.reached(1), "the sign-out has begun: it waits for the refresh")
+            return signOut
+        }
     }
 
     @Test("a sign-out that fails busy while the refresh saves its result does not leave the state refreshing")
     func signOutBusyDuringSave() async throws {
-        let store = GatedStore(FaultInjectingStore())
-        let waits = BackgroundWaits()
-        let manager = try await Self.watchedManager(ScriptedRefresher([]), on: store, waits: waits)
-        let save = store.hold(.save, times: 1)
-        let refreshing = Task { try await manager.getSession() }
-        #expect(await store.held.reached(1), "the refresh is saving its result")
-        #expect(manager.state == .refreshing)
-        store.base.inject(.fail(.busy), into: .exclusiveAccess, times: 1)  // the sign-out's, the refresh holds its own
-        let signOut = Task { try await manager.signOut() }
-        #expect(await waits.stopped.reached(1), "the sign-out has begun: it waits for the refresh")
-        save.open()
+        let race = try await HeldRefresh(heldAt: .save)
+        race.store.base.inject(.fail(.busy), into: .exclusiveAccess, times: 1)  // the sign-out's, the refresh holds its own
+        let signOut = await race.signOut()
+        race.gate.open()
         await #expect(throws: AuthError.storage(.busy)) { _ = try await signOut.value }
-        _ = try await refreshing.value
-        #expect(manager.state != .refreshing, "nothing is in flight, yet the state says refreshing")
+        _ = try await race.refreshing.value
+        #expect(race.manager.state != .refreshing, "nothing is in flight, yet the state says refreshing")
     }
 
     @Test("a sign-out that fails busy while the provider has not answered the refresh does not leave the state refreshing")
     func signOutBusyDuringProviderCall() async throws {
-        let store = GatedStore(FaultInjectingStore())
-        let waits = BackgroundWaits()
-        let asked = Arrivals(), answer = Gate()
-        let refresher = HookRefresher {
-            asked.arrive()
-            try? await answer.wait()
-        }
-        let manager = try await Self.watchedManager(refresher, on: store, waits: waits)
-        let refreshing = Task { try await manager.getSession() }
-        #expect(await asked.reached(1), "the provider was asked")
-        #expect(manager.state == .refreshing)
-        store.base.inject(.fail(.busy), into: .exclusiveAccess, times: 1)
-        let signOut = Task { try await manager.signOut() }
-        #expect(await waits.stopped.reached(1), "the sign-out has begun: it waits for the refresh")
-        answer.open()
+        let race = try await HeldRefresh(heldAt: .providerAnswer)
+        race.store.base.inject(.fail(.busy), into: .exclusiveAccess, times: 1)
+        let signOut = await race.signOut()
+        race.gate.open()
         await #expect(throws: AuthError.storage(.busy)) { _ = try await signOut.value }
-        await #expect(throws: AuthError.notSignedIn, "the refresh's result came after the sign-out began") { _ = try await refreshing.value }
-        #expect(manager.state != .refreshing, "nothing is in flight, yet the state says refreshing")
+        await #expect(throws: AuthError.notSignedIn, "the refresh's result came after the sign-out began") { _ = try await race.refreshing.value }
+        #expect(race.manager.state != .refreshing, "nothing is in flight, yet the state says refreshing")
     }
 
     @Test("a sign-out cancelled while it waits for the store's lock, after a refresh, does not leave the state refreshing")
     func cancelledSignOut() async throws {
-        let store = GatedStore(FaultInjectingStore())
-        let waits = BackgroundWaits()
-        let asked = Arrivals(), answer = Gate()
-        let refresher = HookRefresher {
-            asked.arrive()
-            try? await answer.wait()
-        }
-        let manager = try await Self.watchedManager(refresher, on: store, waits: waits)
-        let refreshing = Task { try await manager.getSession() }
-        #expect(await asked.reached(1), "the provider was asked (the refresh holds the lock)")
-        store.hold(.exclusiveAccess, times: 1)  // the sign-out's: never opened
-        let signOut = Task { try await manager.signOut() }
-        #expect(await waits.stopped.reached(1), "the sign-out has begun: it waits for the refresh")
-        answer.open()
-        #expect(await store.held.reached(1), "the sign-out waits for the store's lock")
+        let race = try await HeldRefresh(heldAt: .providerAnswer)
+        race.store.hold(.exclusiveAccess, times: 1)  // the sign-out's (the refresh holds the lock already): never opened
+        let signOut = await race.signOut()
+        race.gate.open()
+        #expect(await race.store.held.reached(1), "the sign-out waits for the store's lock")
         signOut.cancel()
         await #expect(throws: AuthError.cancelled) { _ = try await signOut.value }  // the lock was never given
-        await #expect(throws: AuthError.notSignedIn) { _ = try await refreshing.value }
-        #expect(manager.state != .refreshing)
+        await #expect(throws: AuthError.notSignedIn) { _ = try await race.refreshing.value }
+        #expect(race.manager.state != .refreshing)
     }
 }
