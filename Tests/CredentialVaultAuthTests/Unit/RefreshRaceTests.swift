@@ -23,37 +23,33 @@ struct RefreshRaceTests {
         try await SessionStorage(store: store, key: Rules.key, options: .default).load()
     }
 
-    @Test("a sign-in while the refresh saves its result is kept (a store with exclusive access)")
-    func signInKeptWithExclusiveAccess() async throws {
-        let store = GatedStore(FaultInjectingStore())
+    /// Alice's due session is refreshed, its save held; bob signs in meanwhile; bob's session
+    /// must be the one stored once the save lands.
+    static func expectSignInKept<Base>(on store: GatedStore<Base>, signInWaits: () async -> Bool) async throws {
         try await Rules.seed(store, expiresIn: -10)
         let manager = await Rules.manager(ScriptedRefresher([]), on: store)
         let save = store.hold(.save, times: 1)
         let refreshing = Task { try await manager.getSession() }
         #expect(await store.held.reached(1), "the refresh is saving alice's new tokens")
         let signIn = Task { try await manager.establish(Self.bob) }
-        #expect(await store.started(.exclusiveAccess).reached(2), "the sign-in waits for the refresh's lock")
+        #expect(await signInWaits(), "the sign-in waits for the refresh's lock")
         save.open()
         try await signIn.value
         _ = try await refreshing.value
         #expect(try await Self.stored(in: store)?.user?.subject == "bob", "bob's sign-in was overwritten by alice's refresh")
     }
 
+    @Test("a sign-in while the refresh saves its result is kept (a store with exclusive access)")
+    func signInKeptWithExclusiveAccess() async throws {
+        let store = GatedStore(FaultInjectingStore())
+        try await Self.expectSignInKept(on: store) { await store.started(.exclusiveAccess).reached(2) }
+    }
+
     @Test("a sign-in started while the refresh saves its result is kept (a store without a lock of its own)")
     func signInKeptWithoutExclusiveAccess() async throws {
-        let store = GatedStore(InMemoryStore())
-        try await Rules.seed(store, expiresIn: -10)
-        let manager = await Rules.manager(ScriptedRefresher([]), on: store)
-        let save = store.hold(.save, times: 1)
-        let refreshing = Task { try await manager.getSession() }
-        #expect(await store.held.reached(1), "the refresh is saving alice's new tokens")
-        // The sign-in now waits for the manager's in-process lock (which the store cannot show),
-        // or, had it none, saves bob at once, before alice's held save lands.
-        let signIn = Task { try await manager.establish(Self.bob) }
-        save.open()
-        try await signIn.value
-        _ = try await refreshing.value
-        #expect(try await Self.stored(in: store)?.user?.subject == "bob", "bob's sign-in was overwritten by alice's refresh")
+        // The sign-in waits for the manager's in-process lock, which the store cannot show (had
+        // it none, it would save bob at once, before alice's held save lands).
+        try await Self.expectSignInKept(on: GatedStore(InMemoryStore())) { true }
     }
 
     @Test("a getSession() while signOut() deletes, on a store without a lock of its own, does not bring the session back")
