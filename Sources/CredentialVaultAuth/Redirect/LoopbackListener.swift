@@ -8,7 +8,9 @@ import Glibc
 
 /// An HTTP listener on 127.0.0.1 that receives the browser's redirect after sign-in
 /// (RFC 8252 §7.3). It binds when created (so the port is known before the browser opens)
-/// and serves connections with POSIX sockets on Dispatch threads, several at once, each within
+/// and serves connections with POSIX sockets on threads of its own (never Dispatch's pool, which
+/// Swift's cooperative pool runs on, on Linux: a wait blocks its thread for the whole sign-in),
+/// several at once, each within
 /// a first-byte deadline (1 s), a whole-request deadline and a size limit. A new connection is
 /// never refused: when `maximumConnections` are still waiting for their request head, the
 /// oldest of them is dropped, so idle connections held open by another local user cannot
@@ -139,7 +141,7 @@ public final class LoopbackListener: Sendable {
         let deadline = ContinuousClock.now + timeout
         let result: Result<LoopbackArrival, AuthError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
+                Thread.detachNewThread {
                     continuation.resume(returning: self.acceptLoop(fd: fd, deadline: deadline, flag: flag, state: state))
                 }
             }
@@ -149,7 +151,7 @@ public final class LoopbackListener: Sendable {
         return try result.get()
     }
 
-    /// Accepts connections and hands each to a Dispatch thread of its own, until a matching
+    /// Accepts connections and hands each to a thread of its own, until a matching
     /// redirect has arrived, the deadline passes or the wait is cancelled.
     private func acceptLoop(
         fd: Int32, deadline: ContinuousClock.Instant, flag: CancelFlag, state: String?
@@ -174,7 +176,7 @@ public final class LoopbackListener: Sendable {
             let now = ContinuousClock.now
             let requestDeadline = min(deadline, now + requestTimeout)
             let firstByteDeadline = min(requestDeadline, now + Self.firstByteTimeout)
-            DispatchQueue.global().async {
+            Thread.detachNewThread {
                 self.serve(connection, id: id, firstByteBy: firstByteDeadline, until: requestDeadline, expecting: state, into: outcome)
             }
         }

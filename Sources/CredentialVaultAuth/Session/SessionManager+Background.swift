@@ -21,10 +21,18 @@ extension SessionManager {
         autoRefresh = nil
     }
 
-    /// How long to wait before the next background refresh; `nil` ends the loop.
-    private func autoRefreshDelay(failures: Int) async -> Duration? {
-        guard let session = try? await readStored(), session.refreshToken != nil else { return nil }
-        return schedule.delay(for: session, now: clock.now(), failures: failures)
+    /// Replaces how the background refresh waits (internal, for tests: see `backgroundSleep`);
+    /// set it before the loop starts.
+    func setBackgroundSleep(_ sleep: @escaping @Sendable (Duration) async throws -> Void) {
+        backgroundSleep = sleep
+    }
+
+    /// How long to wait before the next background refresh, and how; `nil` ends the loop.
+    private func autoRefreshWait(failures: Int) async -> (delay: Duration, sleep: @Sendable (Duration) async throws -> Void)? {
+        guard let session = try? await readStored(), session.refreshToken != nil,
+            let delay = schedule.delay(for: session, now: clock.now(), failures: failures)
+        else { return nil }
+        return (delay, backgroundSleep)
     }
 
     private func backgroundRefresh() async throws(AuthError) {
@@ -44,8 +52,8 @@ extension SessionManager {
         defer { Task { await box.manager?.autoRefreshEnded(id: id) } }
         while !Task.isCancelled {
             // A store that cannot be read ends the loop too: `readStored` published why.
-            guard let delay = await box.manager?.autoRefreshDelay(failures: failures) else { return }
-            do { try await Task.sleep(for: delay) } catch { return }
+            guard let wait = await box.manager?.autoRefreshWait(failures: failures) else { return }
+            do { try await wait.sleep(wait.delay) } catch { return }
             guard let manager = box.manager else { return }
             do {
                 try await manager.backgroundRefresh()

@@ -59,6 +59,10 @@ public actor SessionManager {
     /// The lifetime of the last token a refresh for `credentials(minTTL:)` obtained: the
     /// provider's, which no refresh will exceed (so a larger minTTL needs no new request).
     var refreshedLifetime: Duration?
+    /// How the background refresh waits for its next turn: `Task.sleep`. Internal, for tests
+    /// only (`setBackgroundSleep`): they run the loop on a `ManualClock` instead of waiting, and
+    /// see when a sign-out stops it.
+    var backgroundSleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     /// The due rule: one for on-demand calls and the background loop.
     var schedule: RefreshSchedule {

@@ -15,10 +15,7 @@ extension GlewlwydTests {
         init() throws {
             provider = try Glewlwyd.require()
             vault = try TemporaryVault()
-            let passphraseFile = vault.directory.appendingPathComponent("passphrase")
-            try Data(TemporaryVault.passphrase.utf8).write(to: passphraseFile)
-            chmod(passphraseFile.path, 0o600)  // a passphrase file others can read is refused
-            environment = ["CREDVAULT_PASSPHRASE_FILE": passphraseFile.path]
+            environment = try vault.cliEnvironment()
         }
 
         var vaultArgs: [String] { ["--vault", vault.url.path] }
@@ -33,7 +30,7 @@ extension GlewlwydTests {
                 ["auth", "login", "--issuer", provider.issuer.absoluteString, "--client-id", provider.clientID,
                  "--port", String(provider.redirectPort), "--no-browser", "--timeout", "30"] + vaultArgs,
                 environment: environment)
-            let line = try await process.waitForStderrLine { $0.hasPrefix("http") }
+            let line = await process.waitForStderrLine { $0.hasPrefix("http") }
             let url = try #require(line.flatMap(URL.init(string:)), "no sign-in URL on stderr: \(process.stderr)")
             let browser = try await TestBrowser.signIn(provider)
             let page = try await browser.deliver(try await browser.authorize(url))
@@ -103,7 +100,7 @@ extension GlewlwydTests {
                 ["auth", "login", "--device", "--issuer", provider.issuer.absoluteString, "--client-id", provider.clientID]
                     + vaultArgs, environment: environment)
             let line = try #require(
-                try await process.waitForStderrLine { $0.contains("enter the code") }, "no code on stderr: \(process.stderr)")
+                await process.waitForStderrLine { $0.contains("enter the code") }, "no code on stderr: \(process.stderr)")
             let code = try #require(line.split(separator: " ").last.map(String.init))
             #expect(line.contains("/api/oidc/device"))
             try await TestBrowser.signIn(provider).approveDevice(userCode: code, issuer: provider.issuer)
@@ -165,10 +162,9 @@ extension GlewlwydTests {
             #expect(tokens[0] != session.accessToken)
             let refreshes = processes.filter { $0.stderr.contains("refreshing the session") }.count
             #expect(refreshes == 1)
-            try await Task.sleep(for: .milliseconds(200))
-            let logged = provider.loggedGrants(since: marker)
-            #expect(logged.issued == 1, "the provider issued \(logged.issued) tokens")
-            #expect(logged.refused == 0)
+            let issued = try await provider.waitForLog(1) { provider.loggedGrants(since: marker).issued }
+            #expect(issued == 1, "the provider issued \(issued) tokens")
+            #expect(provider.loggedGrants(since: marker).refused == 0)
             #expect(try await GlewlwydTests.userinfoStatus(provider, token: tokens[0]) == 200)
         }
     }

@@ -49,11 +49,3 @@ enum GlewlwydTests {
         }
     }
 }
-
-extension AuthError {
-    /// `true` for `.invalidGrant` whatever its reason.
-    var isInvalidGrant: Bool {
-        if case .invalidGrant = self { return true }
-        return false
-    }
-}

@@ -1,4 +1,5 @@
 import CredentialVault
+import CredentialVaultTestSupport
 import Foundation
 import Testing
 
@@ -53,19 +54,25 @@ extension GlewlwydTests {
             #expect(client.sessions.state == .unauthenticated(.refreshRefused))
         }
 
-        @Test("an expired access token is refreshed by getSession() (3-second tokens)")
+        @Test("an access token the provider has expired is refreshed by getSession() (3-second tokens)")
         func expiredAccessToken() async throws {
             let provider = try Glewlwyd.require()
+            let clock = ManualClock()
             let client = try await OIDCClient(
                 configuration: provider.configuration(issuer: provider.shortIssuer, margin: .seconds(1)),
-                store: InMemoryStore(), logger: .disabled)
+                store: InMemoryStore(), clock: clock, logger: .disabled)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             #expect(try await client.getSession() == first)  // still fresh: no refresh
-            try await Task.sleep(for: .seconds(3.5))
-            #expect(try await GlewlwydTests.userinfoStatus(provider, issuer: provider.shortIssuer, token: first.accessToken) == 401)
+            // The provider's clock is real: wait until it refuses the token (polling it, with a ceiling).
+            try await withCeiling(.seconds(60), "the provider expiring a 3-second token") {
+                while try await GlewlwydTests.userinfoStatus(provider, issuer: provider.shortIssuer, token: first.accessToken) != 401 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            clock.advance(by: .seconds(3))  // and the client's sees the same
             let session = try await client.getSession()
             #expect(session.accessToken != first.accessToken)
-            #expect(session.expiresAt! > Date())
+            #expect(try #require(session.expiresAt) > clock.now())
             #expect(try await GlewlwydTests.userinfoStatus(provider, issuer: provider.shortIssuer, token: session.accessToken) == 200)
         }
 
@@ -84,23 +91,27 @@ extension GlewlwydTests {
             #expect(Set(tokens).count == 1)
             #expect(tokens[0] != first.accessToken)
             #expect(transport.tokenRequests("refresh_token") == 1)
-            try await Task.sleep(for: .milliseconds(200))  // let the provider's log catch up
-            let logged = provider.loggedGrants(since: marker)
-            #expect(logged.issued == 1)
-            #expect(logged.refused == 0)
+            #expect(try await provider.waitForLog(1) { provider.loggedGrants(since: marker).issued } == 1)
+            #expect(provider.loggedGrants(since: marker).refused == 0)
         }
 
-        @Test("a refresh that finishes after sign-out does not write the session back")
+        @Test("a refresh that lands after the sign-out began does not write the session back")
         func refreshAfterSignOut() async throws {
             let provider = try Glewlwyd.require()
-            let transport = SlowRefreshTransport(delay: .milliseconds(600))
+            let transport = HeldRefreshTransport()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
+            let client = try await OIDCClient(
+                configuration: provider.configuration(proactive: true), store: store, transport: transport, logger: .disabled)
+            let background = BackgroundWaits()  // the sign-out stops it first thing: that shows it began
+            await background.install(in: client.sessions)
             _ = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            #expect(await background.began.reached(1))
             let refresh = Task { try await client.getAccessToken(forceRefresh: true) }
-            while transport.refreshesStarted == 0 { try await Task.sleep(for: .milliseconds(10)) }
-            let result = try await client.signOut()
-            #expect(result.hadSession)
+            #expect(await transport.refreshes.reached(1), "the provider refreshed; its answer is held")
+            let signOut = Task { try await client.signOut() }
+            #expect(await background.stopped.reached(1), "the sign-out began: it waits for the refresh")
+            transport.answer.open()
+            #expect(try await signOut.value.hadSession)
             await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
             #expect(try await client.sessions.storedSession() == nil)
             await #expect(try store.listKeys().isEmpty)
@@ -111,15 +122,15 @@ extension GlewlwydTests {
         @Test("a refresh in flight while another client on the same store signs out does not resurrect the session")
         func refreshAfterSignOutElsewhere() async throws {
             let provider = try Glewlwyd.require()
-            let transport = SlowRefreshTransport(delay: .milliseconds(600))
+            let transport = HeldRefreshTransport()
             let store = InMemoryStore()  // no cross-process lock: the sign-out lands mid-refresh
             let refreshing = try await OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
             let other = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
             _ = try await GlewlwydTests.signIn(refreshing, provider, browser: try await TestBrowser.signIn(provider))
             let refresh = Task { try await refreshing.getAccessToken(forceRefresh: true) }
-            while transport.refreshesStarted == 0 { try await Task.sleep(for: .milliseconds(10)) }
-            let result = try await other.signOut()
-            #expect(result.hadSession)
+            #expect(await transport.refreshes.reached(1), "the provider refreshed; its answer is held")
+            #expect(try await other.signOut().hadSession)
+            transport.answer.open()
             await #expect(throws: AuthError.notSignedIn) { _ = try await refresh.value }
             await #expect(try store.listKeys().isEmpty)
             #expect(refreshing.sessions.state == .unauthenticated(.signedOut), "the session it had disappeared")
@@ -129,16 +140,21 @@ extension GlewlwydTests {
         func proactiveRefresh() async throws {
             let provider = try Glewlwyd.require()
             let transport = CountingTransport()
+            let clock = ManualClock()
             let client = try await OIDCClient(
-                configuration: provider.configuration(issuer: provider.shortIssuer, margin: .seconds(1), proactive: true),
-                store: InMemoryStore(), transport: transport, logger: .disabled)
+                configuration: provider.configuration(proactive: true), store: InMemoryStore(), transport: transport, clock: clock,
+                logger: .disabled)
+            // The loop's first wait passes at once, moving the client's clock to the refresh margin.
+            let background = BackgroundWaits(advancing: clock, passing: 1)
+            await background.install(in: client.sessions)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
-            try await Task.sleep(for: .seconds(3))
+            #expect(await background.began.reached(2), "the loop refreshed after its first wait and waits again")
             await client.sessions.stopAutoRefresh()
-            #expect(transport.tokenRequests("refresh_token") >= 1)
+            #expect(try #require(background.delays.all.first) > .seconds(60), "it waited for the margin, not at once")
+            #expect(transport.tokenRequests("refresh_token") == 1)
             let stored = try #require(try await client.sessions.storedSession())
             #expect(stored.accessToken != first.accessToken)
-            #expect(try await GlewlwydTests.userinfoStatus(provider, issuer: provider.shortIssuer, token: stored.accessToken) == 200)
+            #expect(try await GlewlwydTests.userinfoStatus(provider, token: stored.accessToken) == 200)
         }
 
         @Test("the state stream reports unauthenticated, authenticated, refreshing, authenticated, unauthenticated")
@@ -165,26 +181,5 @@ extension GlewlwydTests {
             ])
             #expect(states[1] != states[3], "the refreshed session's expiry is published")
         }
-    }
-}
-
-/// Forwards to the provider but delays the answer to refresh requests, so that a sign-out can
-/// happen while a refresh is in flight.
-final class SlowRefreshTransport: HTTPTransport {
-    private let inner = URLSessionTransport()
-    private let delay: Duration
-    private let started = Recorder<Int>()
-
-    init(delay: Duration) { self.delay = delay }
-
-    var refreshesStarted: Int { started.count }
-
-    func send(_ request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
-        let isRefresh = request.body.map { String(decoding: $0, as: UTF8.self).contains("grant_type=refresh_token") } ?? false
-            || request.url.path.hasSuffix("/api/auth/refresh")  // InsForge
-        if isRefresh { started.append(1) }
-        let response = try await inner.send(request)
-        if isRefresh { try? await Task.sleep(for: delay) }
-        return response
     }
 }

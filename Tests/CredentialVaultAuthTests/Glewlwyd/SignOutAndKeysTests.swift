@@ -64,7 +64,7 @@ extension GlewlwydTests {
             #expect(secondKey.algorithm == .rs256)
             #expect(await client.provider.keySets.fetchCount == 2)  // exactly one refetch
             // A token naming a kid that is nowhere is refused; within the cooldown of the
-            // rotation's refetch it causes no fetch at all (issue 12, finding 9).
+            // rotation's refetch it causes no fetch at all.
             let bogus = try #require(GlewlwydAdmin.replacingKeyID(in: after.idToken!, with: "no-such-key"))
             let error = await #expect(throws: AuthError.self) { _ = try await client.verifyIDToken(bogus, nonce: nil) }
             #expect(error.map { if case .invalidIDToken = $0 { true } else { false } } == true)

@@ -16,10 +16,15 @@ import Testing
         _ = try await make("https://app.insforge.example")
         _ = try await make("http://127.0.0.1:7130")
         _ = try await make("http://localhost:7130/")
-        await #expect(throws: InsForgeError.self) { try await make("http://app.insforge.example") }
+        await #expect(throws: InsForgeError.invalidInput("the base URL must use https (plain http is accepted only on this machine)")) {
+            try await make("http://app.insforge.example")
+        }
         _ = try await make("http://app.insforge.example", insecure: true)
-        await #expect(throws: InsForgeError.self) { try await make("ftp://app.insforge.example") }
-        await #expect(throws: InsForgeError.self) { try await make("https://app.insforge.example/?x=1") }
+        for url in ["ftp://app.insforge.example", "https://app.insforge.example/?x=1"] {
+            await #expect(throws: InsForgeError.invalidInput("the base URL must be an http(s) URL without query or fragment")) {
+                try await make(url)
+            }
+        }
     }
 
     @Test("the session key names the backend, with or without a trailing slash")

@@ -41,7 +41,6 @@ extension InsForgeEndToEnd {
             #expect((response.user != nil) == (mode == "spec"), "the backend omits the user (README note 5)")
             #expect(try await client.storedSession() == nil)
 
-            await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: Server.password) }
             do {
                 try await client.signIn(email: email, password: Server.password)
                 Issue.record("signed in without verification")
@@ -69,7 +68,8 @@ extension InsForgeEndToEnd {
             #expect(verified.user?.emailVerified == true)
             #expect(try await client.storedSession()?.accessToken == verified.accessToken)
             #expect(try await client.getCurrentUser().emailVerified)
-            await #expect(throws: InsForgeError.self, "a code works once") { try await client.verifyEmail(email: email, code: code) }
+            let reused = await #expect(throws: InsForgeError.self, "a code works once") { try await client.verifyEmail(email: email, code: code) }
+            #expect(reused?.kind == "invalidCode", "\(String(describing: reused))")
             #expect(try await client.signIn(email: email, password: Server.password).user?.email == email)
         }
 
@@ -97,7 +97,8 @@ extension InsForgeEndToEnd {
             let landing = "https://app.example.com/sign-in"
             let response = try await client.signUp(email: email, password: Server.password, redirectTo: landing)
             #expect(response.needsEmailVerification && !response.hasSession)
-            await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: Server.password) }
+            let unverified = await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: Server.password) }
+            #expect(unverified?.kind == "emailNotVerified", "\(String(describing: unverified))")
             let link = try #require(try await server.lastEmail(to: email, type: "verify-email-link")["link"]?.stringValue)
             let click = try await server.fetch(try #require(URL(string: link)))
             #expect(click.status == 302)
@@ -154,7 +155,10 @@ extension InsForgeEndToEnd {
             let client = try await server.client()
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
-            for _ in 0..<2 { await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: "nope-nope") } }
+            for _ in 0..<2 {
+                let wrong = await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: "nope-nope") }
+                #expect(wrong?.kind == "invalidCredentials", "\(String(describing: wrong))")
+            }
             do {
                 try await client.signIn(email: email, password: Server.password)
                 Issue.record("not rate limited after the failure limit")
@@ -202,9 +206,10 @@ extension InsForgeEndToEnd {
         @Test("the anon key is sent on sign-up when the backend requires one (README note 6)")
         func anonKey() async throws {
             let server = try await Server.fresh(["anonKey": "anon_test_key_123"])
-            await #expect(throws: InsForgeError.self) {
+            let withoutKey = await #expect(throws: InsForgeError.self) {
                 try await server.client().signUp(email: Server.email(), password: Server.password)
             }
+            #expect(withoutKey?.kind == "backend", "\(String(describing: withoutKey))")
             let response = try await server.client(anonKey: "anon_test_key_123").signUp(email: Server.email(), password: Server.password)
             #expect(response.hasSession)
         }

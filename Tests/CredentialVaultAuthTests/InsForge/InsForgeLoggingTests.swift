@@ -18,11 +18,13 @@ extension InsForgeEndToEnd {
             var secrets: [String] = [Server.password]
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
-            await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: "wrong-password-9") }
+            let wrong = await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: "wrong-password-9") }
+            #expect(wrong?.kind == "invalidCredentials", "\(String(describing: wrong))")
             secrets.append("wrong-password-9")
             let code = try await server.code(sentTo: email, type: "verify-email-code")
             secrets.append(code)
-            await #expect(throws: InsForgeError.self) { try await client.verifyEmail(email: email, code: code == "000000" ? "999999" : "000000") }
+            let badCode = await #expect(throws: InsForgeError.self) { try await client.verifyEmail(email: email, code: code == "000000" ? "999999" : "000000") }
+            #expect(badCode?.kind == "invalidCode", "\(String(describing: badCode))")
             let verified = try await client.verifyEmail(email: email, code: code)
             secrets += [verified.accessToken, try #require(verified.refreshToken)]
             let refreshed = try await client.getAccessToken(forceRefresh: true)

@@ -69,9 +69,10 @@ extension InsForgeEndToEnd {
                 #expect(answer.message?.contains("PKCE") == true)
             } catch { Issue.record("unexpected \(error)") }
             #expect(try await client.storedSession() == nil)
-            await #expect(throws: InsForgeError.self, "the code is one-time, even after a failed exchange") {
+            let reused = await #expect(throws: InsForgeError.self, "the code is one-time, even after a failed exchange") {
                 try await client.handleRedirect(url: secondRedirect)
             }
+            #expect(reused?.kind == "invalidCode", "\(String(describing: reused))")
             #expect(try await client.storedSession() == nil)
         }
 
@@ -96,7 +97,7 @@ extension InsForgeEndToEnd {
             let elsewhere = try #require(URL(string: "com.example.other:/callback?state=\(request.state)&insforge_code=\(code)"))
             await #expect(throws: InsForgeError.auth(.stateMismatch)) { try await client.handleRedirect(url: elsewhere) }
             #expect(try await server.stats()["oauthExchange"] == 0)
-            // The foreign redirect did not consume the pending sign-in (issue 12, finding 10):
+            // The foreign redirect did not consume the pending sign-in:
             // the genuine one still completes, once.
             #expect(try await client.handleRedirect(url: redirect).refreshToken != nil)
             await #expect(throws: InsForgeError.auth(.stateMismatch)) { try await client.handleRedirect(url: redirect) }

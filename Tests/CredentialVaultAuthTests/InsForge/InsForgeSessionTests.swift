@@ -1,6 +1,7 @@
 import CredentialVault
 @testable import CredentialVaultAuth
 import CredentialVaultTesting
+import CredentialVaultTestSupport
 import Foundation
 import Testing
 
@@ -13,9 +14,10 @@ extension InsForgeEndToEnd {
         /// A signed-in client (and its e-mail address).
         func signedIn(
             _ server: Server, store: any AsyncTokenStorage = InMemoryStore(),
-            session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport()
+            session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport(),
+            clock: any CredentialClock = SystemClock()
         ) async throws -> (InsForgeClient, String) {
-            let client = try await server.client(store: store, session: session, transport: transport)
+            let client = try await server.client(store: store, session: session, transport: transport, clock: clock)
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
             try await server.resetStats()
@@ -58,19 +60,26 @@ extension InsForgeEndToEnd {
             #expect(stats["refresh"] == 1 && stats["sessionsCurrent"] == 2)
         }
 
-        @Test("a token past half its lifetime is refreshed before use (expiry from the JWT); a fresh 30 s one is not")
-        func nearExpiryRefresh() async throws {
-            let long = try await Server.fresh(["accessTokenTtlSeconds": 30])
-            let (fresh, _) = try await signedIn(long)
-            let expiry = try #require(try await fresh.storedSession()?.expiresAt)
-            #expect(abs(expiry.timeIntervalSinceNow - 30) < 10)
-            _ = try await fresh.getAccessToken()
-            #expect(try await long.stats()["refresh"] ?? 0 == 0)  // 30 s left of 30: not due (issue 12 review 3, F3)
+        /// The `exp` claim of a JWT, as a date.
+        static func expiry(ofJWT token: String) throws -> Date {
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            try #require(parts.count == 3, "not a JWT")
+            let claims = try JSONValue.parse(Data(try Base64URL.decode(String(parts[1]))))
+            return Date(timeIntervalSince1970: try #require(claims["exp"]?.numberValue))
+        }
 
-            let server = try await Server.fresh(["accessTokenTtlSeconds": 1])
-            let (client, _) = try await signedIn(server)
+        @Test("the expiry comes from the JWT; a token past half its lifetime is refreshed before use, a fresh one is not")
+        func nearExpiryRefresh() async throws {
+            let server = try await Server.fresh(["accessTokenTtlSeconds": 30])
+            let clock = ManualClock()
+            let (client, _) = try await signedIn(server, clock: clock)
             let stored = try #require(try await client.storedSession())
-            try await Task.sleep(for: .milliseconds(1100))
+            let exp = try Self.expiry(ofJWT: stored.accessToken)
+            let expiresAt = try #require(stored.expiresAt)
+            #expect(abs(expiresAt.timeIntervalSince(exp)) < 0.001, "stored \(expiresAt), exp \(exp)")
+            _ = try await client.getAccessToken()
+            #expect(try await server.stats()["refresh"] ?? 0 == 0, "30 s left of 30: not due")
+            clock.advance(by: .seconds(25))  // past half of its lifetime, on the client's clock
             let token = try await client.getAccessToken()
             #expect(token != stored.accessToken)
             #expect(try await server.stats()["refresh"] == 1)
@@ -78,14 +87,24 @@ extension InsForgeEndToEnd {
 
         @Test("concurrent callers share one refresh")
         func singleFlight() async throws {
-            let server = try await Server.fresh(["accessTokenTtlSeconds": 1])
-            let (client, _) = try await signedIn(server, transport: SlowRefreshTransport(delay: .milliseconds(300)))
-            try await Task.sleep(for: .milliseconds(1100))  // expired: due
-            let tokens = try await withThrowingTaskGroup(of: String.self) { group in
-                for _ in 0..<8 { group.addTask { try await client.getAccessToken() } }
-                return try await group.reduce(into: [String]()) { $0.append($1) }
+            let server = try await Server.fresh()
+            let clock = ManualClock()
+            let transport = HeldRefreshTransport()
+            let (client, _) = try await signedIn(server, transport: transport, clock: clock)
+            clock.advance(by: .seconds(3600))  // the 15-minute token has expired
+            let started = Arrivals()
+            let callers = (0..<8).map { _ in
+                Task {
+                    started.arrive()
+                    return try await client.getAccessToken()
+                }
             }
-            #expect(tokens.count == 8 && Set(tokens).count == 1)
+            #expect(await transport.refreshes.reached(1), "the server refreshed; its answer is held")
+            #expect(await started.reached(8))
+            transport.answer.open()
+            var tokens: [String] = []
+            for caller in callers { tokens.append(try await caller.value) }
+            #expect(Set(tokens).count == 1)
             #expect(try await server.stats()["refresh"] == 1)
             #expect(try await client.storedSession()?.accessToken == tokens.first)
         }
@@ -132,7 +151,11 @@ extension InsForgeEndToEnd {
             let server = try await Server.fresh()
             let (client, email) = try await signedIn(server)
             try await server.deleteUser(email)
-            await #expect(throws: InsForgeError.self) { _ = try await client.getAccessToken(forceRefresh: true) }
+            let refused = await #expect(throws: InsForgeError.self) { _ = try await client.getAccessToken(forceRefresh: true) }
+            guard case .auth(.invalidGrant)? = refused else {
+                Issue.record("expected the refresh refused (invalidGrant), got \(String(describing: refused))")
+                return
+            }
             #expect(try await client.storedSession() == nil)
         }
 

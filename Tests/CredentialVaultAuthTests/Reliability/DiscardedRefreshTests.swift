@@ -4,9 +4,9 @@ import Testing
 
 @testable import CredentialVaultAuth
 
-/// Finding 7 of issue 12: a refresh whose result is discarded (the stored session changed
-/// meanwhile) revoked the result's tokens, and with a provider that does not rotate refresh
-/// tokens that is the refresh token still stored, which then died.
+/// A refresh whose result is discarded (the stored session changed meanwhile) revokes the
+/// result's tokens, except those still stored: with a provider that does not rotate refresh
+/// tokens the result carries the stored refresh token, which must stay alive.
 @Suite("discarded refresh results")
 struct DiscardedRefreshTests {
     @Test("a non-rotating provider: the discarded result's access token is revoked, never the stored refresh token",

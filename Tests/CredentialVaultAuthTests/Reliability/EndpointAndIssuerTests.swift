@@ -4,7 +4,7 @@ import Testing
 
 @testable import CredentialVaultAuth
 
-/// Findings 1 and 6 of issue 12 (and 10's first part): https endpoints for an https issuer,
+/// https endpoints for an https issuer,
 /// discovered or preset, and InsForge's `authUrl`; exact issuer comparison; `iss` required
 /// when advertised (RFC 9207); a foreign redirect does not consume the pending sign-in.
 @Suite("endpoints and issuers")
@@ -60,10 +60,13 @@ struct EndpointAndIssuerTests {
                     issuer: URL(string: issuer)!, clientID: "cli", metadata: metadata, allowsInsecureHTTP: allowsInsecureHTTP),
                 store: InMemoryStore(), logger: .disabled)
         }
-        await #expect(throws: AuthError.self) { try await client(issuer: Self.issuer, token: "http://idp.example/token") }
-        await #expect(throws: AuthError.self) { try await client(issuer: Self.issuer, token: "http://idp.example/token", allowsInsecureHTTP: true) }
-        await #expect(throws: AuthError.self) { try await client(issuer: "http://127.0.0.1:9", token: "http://idp.example/token") }
-        await #expect(throws: AuthError.self) { try await client(issuer: Self.issuer, token: "ftp://idp.example/token") }
+        for (issuer, token, insecure) in [
+            (Self.issuer, "http://idp.example/token", false), (Self.issuer, "http://idp.example/token", true),
+            ("http://127.0.0.1:9", "http://idp.example/token", false), (Self.issuer, "ftp://idp.example/token", false),
+        ] {
+            let error = await #expect(throws: AuthError.self) { try await client(issuer: issuer, token: token, allowsInsecureHTTP: insecure) }
+            #expect(error?.isInvalidConfiguration == true, "\(token) for \(issuer): \(String(describing: error))")
+        }
         try await client(issuer: Self.issuer, token: "https://other.example/token")
         try await client(issuer: "http://127.0.0.1:9", token: "http://localhost:9/token")
         try await client(issuer: "http://idp.example", token: "http://idp.example/token", allowsInsecureHTTP: true)

@@ -1,13 +1,14 @@
 import CredentialVault
+import CredentialVaultTestSupport
 import Foundation
 import Testing
 
 @testable import CredentialVaultAuth
 
-/// Finding 11 of issue 12 (and 8's enforcement): no response shape from a raw socket server
-/// can crash or stall the client's default transport. FoundationNetworking's URLSession, the
-/// old default, stopped the process on trailers ("Transfer completed, but there's no
-/// response"). Every shape is also sent through a client built with the default transport.
+/// No response shape from a raw socket server can crash or stall the client's default
+/// transport (FoundationNetworking's URLSession, the old default, stopped the process on
+/// trailers: "Transfer completed, but there's no response"), and the response size limits are
+/// enforced. Every shape is also sent through a client built with the default transport.
 @Suite("HTTP response shapes (default transport)")
 struct HTTPResponseShapeTests {
     static let json = #"{"access_token":"at","token_type":"Bearer","expires_in":3600}"#
@@ -52,13 +53,11 @@ struct HTTPResponseShapeTests {
     func shape(index: Int) async throws {
         let (name, reply, expected) = Self.shapes[index]
         let stub = try StubProvider { _ in reply }
-        let started = ContinuousClock.now
         var request = HTTPRequest(method: "POST", url: stub.url("/token"), body: Data("a=b".utf8), timeout: .seconds(5))
         request.maximumResponseSize = ResponseLimit.token
         let result: Result<HTTPResponse, AuthError>
         do { result = .success(try await DefaultHTTPTransport.make().send(request)) } catch { result = .failure(error) }
-        #expect(Self.matches(result, expected), "\(name): \(result)")
-        #expect(ContinuousClock.now - started < .seconds(3), "\(name) took too long")
+        #expect(Self.matches(result, expected), "\(name): \(result)")  // a shape that stalled would be timedOut
     }
 
     @Test("a client built with the default transport survives trailers on its token endpoint")
@@ -69,7 +68,7 @@ struct HTTPResponseShapeTests {
         #expect(try await StubOIDC.signIn(client).accessToken == "at")
     }
 
-    /// Review 3 of issue 12, minor (b): with an empty chunked body the trailers came before any
+    /// With an empty chunked body the trailers came before any
     /// body byte and ended up in the headers (a trailer `Retry-After` was honoured), and a header
     /// line starting with `HTTP/` threw away the headers collected so far.
     @Test("the headers are the final head's: no trailers (empty chunked body), no reset on an HTTP/ header line, no 1xx fields")
@@ -88,7 +87,7 @@ struct HTTPResponseShapeTests {
         }
     }
 
-    /// Review 3 of issue 12, minor (e): these answers were reported as "not an http(s) URL".
+    /// These answers were once reported as "not an http(s) URL".
     @Test("an HTTP/0.9 answer or a status 099 is a malformed response, not a wrong URL")
     func malformedStatusLine() async throws {
         for text in ["HTTP/1.1 099 WAT\r\nContent-Length: 2\r\n\r\n{}", #"{"access_token":"x"}"#] {
@@ -110,15 +109,15 @@ struct HTTPResponseShapeTests {
 
     @Test("a slow drip ends at the deadline, sub-second deadlines included", arguments: [Duration.milliseconds(400), .seconds(1)])
     func slowDrip(timeout: Duration) async throws {
+        // 100 bytes, one per 100 ms: complete after 10 s, far past the deadline.
         let drip = StubProvider.Reply.raw([.bytes(Data("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".utf8))]
             + Array(repeating: [.pause(.milliseconds(100)), .bytes(Data("x".utf8))], count: 100).flatMap { $0 })
         let stub = try StubProvider { _ in drip }
-        let started = ContinuousClock.now
-        await #expect(throws: AuthError.timedOut) {
-            _ = try await DefaultHTTPTransport.make().send(HTTPRequest(url: stub.url("/jwks"), timeout: timeout))
+        try await withCeiling(.seconds(60), "a request with a \(timeout) deadline to a dripping server") {
+            await #expect(throws: AuthError.timedOut) {
+                _ = try await DefaultHTTPTransport.make().send(HTTPRequest(url: stub.url("/jwks"), timeout: timeout))
+            }
         }
-        let elapsed = ContinuousClock.now - started
-        #expect(elapsed >= timeout - .milliseconds(50) && elapsed < timeout + .seconds(1))
     }
 
     @Test("a prompt answer within a sub-second deadline is not refused")
@@ -128,15 +127,18 @@ struct HTTPResponseShapeTests {
         #expect(response.status == 200 && response.headers["content-type"] == "application/json")
     }
 
-    @Test("cancelling the caller ends the request at once")
+    @Test("cancelling the caller ends the request while the server still holds its answer")
     func cancellation() async throws {
-        let stub = try StubProvider { _ in .raw([.pause(.seconds(5))]) }
-        let task = Task { try await DefaultHTTPTransport.make().send(HTTPRequest(url: stub.url("/x"), timeout: .seconds(10))) }
-        try await Task.sleep(for: .milliseconds(200))
-        let cancelledAt = ContinuousClock.now
+        let answer = Gate()
+        defer { answer.open() }
+        let stub = try StubProvider { _ in .raw([.wait(answer)]) }
+        let task = Task { try await DefaultHTTPTransport.make().send(HTTPRequest(url: stub.url("/x"), timeout: .seconds(600))) }
+        #expect(await stub.arrivals.reached(1), "the server has the request")
         task.cancel()
-        await #expect(throws: AuthError.cancelled) { _ = try await task.value }
-        #expect(ContinuousClock.now - cancelledAt < .milliseconds(500))
+        // The server answers only when the test ends: the request must end on its cancellation.
+        try await withCeiling(.seconds(60), "a cancelled request") {
+            await #expect(throws: AuthError.cancelled) { _ = try await task.value }
+        }
     }
 
     @Test("response size limits per kind: a 1 MiB token answer, a 300 KiB JWKS, a 300 KiB discovery document are refused")
@@ -158,6 +160,10 @@ struct HTTPResponseShapeTests {
         let discovering = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: stub.base)!, clientID: "cli"), store: InMemoryStore(), logger: .disabled)
         let error = await #expect(throws: AuthError.self) { _ = try await discovering.metadata() }
+        guard case .discoveryFailed? = error else {
+            Issue.record("expected discoveryFailed, got \(String(describing: error))")
+            return
+        }
         #expect(error?.description.contains("larger than 256 KiB") == true)
     }
 }

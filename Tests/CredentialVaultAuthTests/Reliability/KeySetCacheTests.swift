@@ -4,8 +4,9 @@ import Testing
 
 @testable import CredentialVaultAuth
 
-/// Finding 9 of issue 12: the JWKS was cached forever, and every token with an unknown
-/// `kid` (forged ones included: `verifyIDToken` is public) caused a fetch.
+/// The JWKS is cached for a bounded time (it was once cached forever), and a token with an
+/// unknown `kid` (forged ones included: `verifyIDToken` is public) causes at most one refetch
+/// per cooldown, not one fetch each.
 @Suite("JWKS cache")
 struct KeySetCacheTests {
     /// A provider serving the ES256 test key as `k1`, with `cacheControl`, and a client on a manual clock.

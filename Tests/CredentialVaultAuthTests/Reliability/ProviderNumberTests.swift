@@ -1,24 +1,28 @@
 import CredentialVault
+import CredentialVaultTestSupport
 import Foundation
 import Testing
 
 @testable import CredentialVaultAuth
 
-/// Finding 2 of issue 12: numbers from the provider (`expires_in`, also quoted, the device
-/// `interval` and `expires_in`, `Retry-After`) are range-checked: nonsense is a typed error,
-/// huge values are clamped; none can trap (`"expires_in":"1e17"` used to kill the process in
-/// the background refresh's `Duration` arithmetic).
+/// Numbers from the provider (`expires_in`, also quoted, the device `interval` and
+/// `expires_in`, `Retry-After`) are range-checked: nonsense is a typed error, huge values are
+/// clamped; none can trap (`"expires_in":"1e17"` once killed the process in the background
+/// refresh's `Duration` arithmetic).
 @Suite("numbers from the provider")
 struct ProviderNumberTests {
+    /// Signs in with a token of `expiresIn`; with `proactive`, also waits until the background
+    /// refresh has computed its first wait from the stored expiry (and began it).
     static func signIn(expiresIn: String, proactive: Bool = false) async throws -> Result<AuthSession, AuthError> {
         let stub = try StubProvider { request in
             request.path == "/token" ? StubOIDC.tokens(expiresIn: expiresIn) : .notFound
         }
         let client = try await StubOIDC.client(stub, session: .init(proactiveRefresh: proactive))
+        let waits = BackgroundWaits()
+        await waits.install(in: client.sessions)
         do {
             let session = try await StubOIDC.signIn(client)
-            // The background refresh computes its first delay from the stored expiry.
-            try await Task.sleep(for: .milliseconds(100))
+            if proactive { #expect(await waits.began.reached(1), "the background refresh scheduled its first refresh") }
             await client.sessions.stopAutoRefresh()
             return .success(session)
         } catch let error as AuthError {
@@ -56,9 +60,9 @@ struct ProviderNumberTests {
         #expect(error == expected)
     }
 
-    static func startDevice(_ body: String) async throws -> Result<DeviceAuthorization, AuthError> {
+    static func startDevice(_ body: String, clock: any CredentialClock = SystemClock()) async throws -> Result<DeviceAuthorization, AuthError> {
         let stub = try StubProvider { request in request.path == "/device" ? .json(body) : .notFound }
-        let client = try await StubOIDC.client(stub)
+        let client = try await StubOIDC.client(stub, clock: clock)
         do { return .success(try await client.startDeviceAuthorization()) } catch { return .failure(error) }
     }
 
@@ -71,10 +75,10 @@ struct ProviderNumberTests {
         ("0", "600", .seconds(1), 600), ("2.5", #""900""#, .milliseconds(2500), 900),
     ])
     func deviceClamped(interval: String, expiresIn: String, expected: Duration, lifetime: Double) async throws {
-        let started = Date()
-        let authorization = try await Self.startDevice(Self.device(interval: interval, expiresIn: expiresIn)).get()
+        let clock = ManualClock()
+        let authorization = try await Self.startDevice(Self.device(interval: interval, expiresIn: expiresIn), clock: clock).get()
         #expect(authorization.interval == expected)
-        #expect(abs(authorization.expiresAt.timeIntervalSince(started) - lifetime) < 5)
+        #expect(abs(authorization.expiresAt.timeIntervalSince(clock.now()) - lifetime) < 0.001)
     }
 
     @Test("a negative or NaN device interval, or a lifetime that is not positive, is refused", arguments: [
@@ -104,7 +108,7 @@ struct ProviderNumberTests {
         #expect(error == .rateLimited(retryAfterSeconds: expected))
     }
 
-    /// Review 3 of issue 12, minor (d): an InsForge access token's `exp` is clamped like
+    /// An InsForge access token's `exp` is clamped like
     /// `expires_in` (0 ... a year from now), so `1e300` neither schedules a refresh in 10^292
     /// years nor breaks the stored session's JSON, and a past `exp` is a token expiring at once.
     @Test("an InsForge access token's exp is clamped like expires_in", arguments: [

@@ -4,45 +4,33 @@ import Testing
 
 @testable import CredentialVaultAuth
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Finding F1 of the third review of issue 12: libcurl took its proxy from `http_proxy`,
-/// `HTTPS_PROXY` and `ALL_PROXY`, so a POST with the client secret and refresh token went to
-/// whatever proxy the environment named, in clear, and its reply was accepted.
-@Suite("libcurl transport: no proxy from the environment", .serialized)
+/// The libcurl transport takes no proxy from the environment: with `http_proxy`,
+/// `HTTPS_PROXY` or `ALL_PROXY` set, a POST carrying the client secret still goes to the token
+/// endpoint, never in clear to whatever proxy the environment names. The environment is the
+/// CLI's, in a process of its own: the test process's is shared by every test running beside it.
+@Suite("libcurl transport: no proxy from the environment")
 struct ProxyTests {
-    /// Runs `body` with the environment variables set, restoring them afterwards.
-    static func withEnvironment<T>(_ values: [String: String], _ body: () async throws -> T) async rethrows -> T {
-        let saved = values.keys.map { ($0, getenv($0).map { String(cString: $0) }) }
-        for (name, value) in values { setenv(name, value, 1) }
-        defer {
-            for (name, value) in saved {
-                if let value { setenv(name, value, 1) } else { unsetenv(name) }
-            }
-        }
-        return try await body()
-    }
-
-    @Test("with http_proxy and ALL_PROXY set, the request reaches the real server and the proxy sees nothing")
+    @Test("credvault with http_proxy, https_proxy and ALL_PROXY set: the requests reach the provider, the proxy sees nothing")
     func environmentProxyIgnored() async throws {
-        let real = try StubProvider { _ in .json(#"{"access_token":"real"}"#) }
-        let sniffer = try StubProvider { _ in .json(#"{"access_token":"from-the-proxy"}"#) }
+        let provider = try ServiceTokenCLI.provider()
+        let sniffer = try StubProvider { _ in .json(#"{"access_token":"from-the-proxy","token_type":"Bearer"}"#) }
         let proxy = "http://127.0.0.1:\(sniffer.port)"
-        let response = try await Self.withEnvironment(["http_proxy": proxy, "ALL_PROXY": proxy, "https_proxy": proxy]) {
-            let request = HTTPRequest(
-                method: "POST", url: real.url("/token"), body: Data("client_secret=S3CRET&refresh_token=RT".utf8), timeout: .seconds(5))
-            return try await CurlTransport().send(request)
-        }
-        #expect(String(decoding: response.body, as: UTF8.self) == #"{"access_token":"real"}"#)
-        #expect(real.requests.count == 1)
-        #expect(sniffer.requests.isEmpty)
+        let (status, token, errors) = try await ServiceTokenCLI.run(
+            provider, environment: ["http_proxy": proxy, "HTTPS_PROXY": proxy, "https_proxy": proxy, "ALL_PROXY": proxy])
+        #expect(status == 0, "\(errors)")
+        #expect(token.trimmingCharacters(in: .whitespacesAndNewlines) == ServiceTokenCLI.token)
+        #expect(provider.requests(to: "/token").count == 1)
+        #expect(sniffer.requests.isEmpty, "the proxy saw \(sniffer.requests.map(\.path))")
     }
 
     @Test("a libcurl option that is not accepted refuses the request with a typed error")
     func refusedOption() {
-        #expect(throws: AuthError.self) { try CurlTransfer.check("PROXY", CURLE_UNKNOWN_OPTION) }
+        let error = #expect(throws: AuthError.self) { try CurlTransfer.check("PROXY", CURLE_UNKNOWN_OPTION) }
+        guard case .unsupported(let why)? = error else {
+            Issue.record("expected unsupported, got \(String(describing: error))")
+            return
+        }
+        #expect(why.contains("CURLOPT_PROXY") && why.contains("not sent"), "\(why)")
         #expect(throws: Never.self) { try CurlTransfer.check("PROXY", CURLE_OK) }
     }
 }

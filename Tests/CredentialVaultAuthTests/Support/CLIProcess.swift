@@ -1,12 +1,25 @@
+import CredentialVaultTestSupport
 import Foundation
 import Synchronization
 
-/// A running `credvault` process whose output is collected as it comes (so that a test can
-/// react to a line on stderr, like a user reading the sign-in URL).
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A running `credvault` process (or another helper) whose output is collected as it comes (so
+/// that a test can react to a line, like a user reading the sign-in URL on stderr), and whose
+/// exit and complete output are events a test awaits, never polls for.
+///
+/// Its output is read on threads of its own until the process has exited and the pipe holds
+/// nothing more, not until the end of file: with processes started concurrently, Foundation
+/// can leave a copy of a pipe's write end open in this process, so the end of file may never
+/// come. Its input is a file, for the same reason (a child reading to the end of its input).
 final class CLIProcess: Sendable {
     private let process: Process
     private let out = DataBox()
     private let err = DataBox()
+    /// Arrives when the process has exited.
+    private let exited = Arrivals()
 
     /// The `credvault` built beside the test bundle.
     static var executable: URL {
@@ -17,9 +30,12 @@ final class CLIProcess: Sendable {
         return url.appendingPathComponent("credvault")
     }
 
-    init(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws {
+    /// An executable built beside the test bundle (`credvault-pghelper`, ...).
+    static func sibling(_ name: String) -> URL { executable.deletingLastPathComponent().appendingPathComponent(name) }
+
+    init(_ arguments: [String], executable: URL = CLIProcess.executable, environment: [String: String] = [:], stdin: Data? = nil) throws {
         process = Process()
-        process.executableURL = Self.executable
+        process.executableURL = executable
         process.arguments = arguments
         // Same home and XDG directories as the test process: the vault's device-only records
         // are sealed with this user's host secret, which both must find.
@@ -29,53 +45,67 @@ final class CLIProcess: Sendable {
         for name in ["XDG_STATE_HOME", "XDG_DATA_HOME", "ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"] { env[name] = inherited[name] }
         env.merge(environment) { $1 }
         process.environment = env
-        let stdout = Pipe(), stderr = Pipe()
-        let input = stdin.map { _ in Pipe() }
-        process.standardInput = input ?? FileHandle.nullDevice
+        let stdout = Self.pipe(), stderr = Self.pipe()
+        process.standardInput = try stdin.map(Self.input) ?? FileHandle.nullDevice
         process.standardOutput = stdout
         process.standardError = stderr
-        let out = self.out, err = self.err
-        stdout.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            out.append(chunk)
-        }
-        stderr.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            err.append(chunk)
-        }
+        let exited = self.exited
+        process.terminationHandler = { _ in exited.arrive() }
         try process.run()
-        if let input, let stdin {
-            input.fileHandleForWriting.write(stdin)
-            try input.fileHandleForWriting.close()
+        for (pipe, box) in [(stdout, out), (stderr, err)] {
+            try? pipe.fileHandleForWriting.close()
+            let fd = pipe.fileHandleForReading.fileDescriptor
+            Thread.detachNewThread {
+                box.read(fd, until: { exited.count > 0 })
+                withExtendedLifetime(pipe) {}
+            }
         }
+    }
+
+    /// A pipe whose descriptors are close-on-exec, so that a process another test starts
+    /// meanwhile does not inherit them. (Set at once: `pipe2` is not in Swift's Glibc module.)
+    private static func pipe() -> Pipe {
+        let pipe = Pipe()
+        for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+            _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        }
+        return pipe
+    }
+
+    /// `data` as standard input: an unlinked temporary file, read to its end.
+    private static func input(_ data: Data) throws -> FileHandle {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("cv-stdin-\(UUID().uuidString)")
+        try data.write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        return try FileHandle(forReadingFrom: url)
     }
 
     var stdout: String { out.text }
     var stderr: String { err.text }
 
-    /// Waits until stderr has a line matching `predicate`, or the deadline.
-    func waitForStderrLine(timeout: Duration = .seconds(20), _ predicate: (String) -> Bool) async throws -> String? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let line = stderr.split(separator: "\n").map(String.init).first(where: predicate) { return line }
-            if !process.isRunning { return nil }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return nil
+    /// Waits until stderr has a line matching `predicate` (`nil` when the output ended without
+    /// one), woken by each chunk the process writes; `ceiling` only stops a hang.
+    func waitForStderrLine(ceiling: Duration = .seconds(60), _ predicate: (String) -> Bool) async -> String? {
+        await err.waitForLine(ceiling: ceiling, predicate)
     }
 
-    /// Waits for the exit (killing the process at the deadline) and returns the status.
-    func wait(timeout: Duration = .seconds(60)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now >= deadline {
-                process.terminate()
-                break
-            }
-            try await Task.sleep(for: .milliseconds(20))
+    /// Same as `waitForStderrLine`, on stdout.
+    func waitForStdoutLine(ceiling: Duration = .seconds(60), _ predicate: (String) -> Bool) async -> String? {
+        await out.waitForLine(ceiling: ceiling, predicate)
+    }
+
+    /// Kills the process (SIGKILL).
+    func kill() { Glibc.kill(process.processIdentifier, SIGKILL) }
+
+    /// Waits for the exit and the whole output (killing the process past `ceiling`, which only
+    /// stops a hang), and returns the status.
+    func wait(ceiling: Duration = .seconds(120)) async throws -> Int32 {
+        if await !exited.reached(1, ceiling: ceiling) {
+            process.terminate()
+            _ = await exited.reached(1)
         }
-        process.waitUntilExit()
-        try await Task.sleep(for: .milliseconds(50))  // let the pipes drain
+        _ = await out.ended.reached(1)
+        _ = await err.ended.reached(1)
         return process.terminationStatus
     }
 
@@ -87,9 +117,48 @@ final class CLIProcess: Sendable {
     }
 }
 
-/// Bytes appended from a pipe's handler thread.
+/// The output of one pipe, read on a thread of its own.
 final class DataBox: Sendable {
-    private let data = Mutex(Data())
-    func append(_ chunk: Data) { data.withLock { $0.append(chunk) } }
-    var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+    private let data = Mutex((bytes: Data(), ended: false))
+    /// Arrives at each chunk read, and at the end.
+    let chunks = Arrivals()
+    /// Arrives once everything has been read.
+    let ended = Arrivals()
+
+    var text: String { data.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
+
+    /// Reads `fd` until its end of file, or until `exited` says the writer is gone and the pipe
+    /// is empty (checked every 50 ms while nothing comes: the exit is not an event poll sees).
+    func read(_ fd: Int32, until exited: () -> Bool) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let gone = exited()  // read before looking at the pipe: what the writer wrote is in it then
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 50)
+            if ready < 0 && errno == EINTR { continue }
+            if ready > 0 {
+                let count = Glibc.read(fd, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                data.withLock { $0.bytes.append(contentsOf: buffer[0..<count]) }
+                chunks.arrive()
+            } else if gone || ready < 0 {
+                break
+            }
+        }
+        data.withLock { $0.ended = true }
+        chunks.arrive()
+        ended.arrive()
+    }
+
+    /// Waits until a line matches `predicate` (`nil` when the output ended without one).
+    func waitForLine(ceiling: Duration, _ predicate: (String) -> Bool) async -> String? {
+        while true {
+            let seen = chunks.count
+            let (text, isOver) = data.withLock { (String(decoding: $0.bytes, as: UTF8.self), $0.ended) }
+            if let line = text.split(separator: "\n").map(String.init).first(where: predicate) { return line }
+            if isOver { return nil }
+            guard await chunks.reached(seen + 1, ceiling: ceiling) else { return nil }
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import CredentialVault
+import CredentialVaultTestSupport
 import Foundation
 import Testing
 
@@ -79,6 +80,21 @@ struct Glewlwyd: Sendable {
         }.count
         let refused = lines.filter { $0.contains("Token invalid") }.count
         return (issued, refused)
+    }
+
+    /// Tokens the provider logged since `offset` for the service client (client credentials).
+    func loggedServiceTokens(since offset: Int) -> Int {
+        log(from: offset).split(separator: "\n").filter { $0.contains("Access token generated for client '\(serviceClientID)'") }.count
+    }
+
+    /// Waits until the provider's log (written by another process, when it gets to it) shows
+    /// `count` of what `logged` counts, polling it; `ceiling` only stops a hang. Returns the
+    /// count then: assert on it (more than `count` is a failure the caller sees).
+    func waitForLog(_ count: Int, ceiling: Duration = .seconds(30), _ logged: @escaping @Sendable () -> Int) async throws -> Int {
+        try await withCeiling(ceiling, "\(count) lines in the provider's log") {
+            while logged() < count { try await Task.sleep(for: .milliseconds(20)) }
+            return logged()
+        }
     }
 }
 

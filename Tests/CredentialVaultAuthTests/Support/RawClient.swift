@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 
 @testable import CredentialVaultAuth
@@ -6,24 +7,39 @@ import Foundation
 import Glibc
 #endif
 
-/// A raw TCP client for misbehaving-browser tests (slow drip, oversized requests): runs on a
-/// thread of its own, never on the cooperative pool.
+/// A raw TCP client for misbehaving-browser tests (slow drip, stalled or oversized requests):
+/// runs on a thread of its own, never on the cooperative pool.
 enum RawClient {
-    /// Connects to 127.0.0.1:`port`, sends `chunks` with `pause` between them, and returns
-    /// what came back until the server closed (or `deadline` passed), with how long it took.
+    /// What came back.
+    struct Exchange: Sendable {
+        /// What the server sent until it closed (or `deadline` passed).
+        var response: String
+        /// Whether the server closed the connection (rather than the client's own deadline passing).
+        var closedByServer: Bool
+        /// Whether the server had answered or closed before `holdOpen` was opened.
+        var answeredWhileHeld: Bool
+    }
+
+    /// Connects to 127.0.0.1:`port`, sends `chunks` with `pause` between them (a slow network,
+    /// which nothing may depend on), arrives at `sent`, keeps the connection open without
+    /// reading until `holdOpen` is opened (when given: then, if nothing came back yet, it hangs
+    /// up at once), and returns what came back until the server closed or `deadline` passed (a
+    /// ceiling against a hang, not a measurement).
     static func exchange(
-        port: UInt16, chunks: [Data], pause: Duration = .zero, deadline: Duration = .seconds(10)
-    ) async -> (response: String, elapsed: Duration) {
+        port: UInt16, chunks: [Data], pause: Duration = .zero, deadline: Duration = .seconds(60), sent: Arrivals? = nil,
+        holdOpen: Gate? = nil
+    ) async -> Exchange {
         await withCheckedContinuation { continuation in
             Thread.detachNewThread {
-                let started = ContinuousClock.now
-                let response = run(port: port, chunks: chunks, pause: pause, until: started + deadline)
-                continuation.resume(returning: (response, ContinuousClock.now - started))
+                continuation.resume(
+                    returning: run(port: port, chunks: chunks, pause: pause, until: .now + deadline, sent: sent, holdOpen: holdOpen))
             }
         }
     }
 
-    private static func run(port: UInt16, chunks: [Data], pause: Duration, until deadline: ContinuousClock.Instant) -> String {
+    private static func run(
+        port: UInt16, chunks: [Data], pause: Duration, until deadline: ContinuousClock.Instant, sent: Arrivals?, holdOpen: Gate?
+    ) -> Exchange {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -33,12 +49,21 @@ enum RawClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { return "" }
+        guard connected == 0 else {
+            sent?.arrive()
+            return Exchange(response: "", closedByServer: false, answeredWhileHeld: false)
+        }
         for (index, chunk) in chunks.enumerated() {
             if index > 0, pause > .zero { Thread.sleep(forTimeInterval: pause.secondsValue) }
             guard ContinuousClock.now < deadline, readable(fd) == false else { break }
             let sent = chunk.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent < 0 { break }
+        }
+        sent?.arrive()
+        holdOpen?.waitBlocking()
+        let answeredWhileHeld = holdOpen != nil && readable(fd)
+        if holdOpen != nil && !answeredWhileHeld {  // released unanswered: the client gives up
+            return Exchange(response: "", closedByServer: false, answeredWhileHeld: false)
         }
         var received = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -47,10 +72,12 @@ enum RawClient {
             guard poll(&descriptor, 1, 50) >= 0 else { break }
             if descriptor.revents == 0 { continue }
             let count = recv(fd, &buffer, buffer.count, 0)
-            if count <= 0 { break }
+            if count <= 0 {
+                return Exchange(response: String(decoding: received, as: UTF8.self), closedByServer: true, answeredWhileHeld: answeredWhileHeld)
+            }
             received.append(contentsOf: buffer[0..<count])
         }
-        return String(decoding: received, as: UTF8.self)
+        return Exchange(response: String(decoding: received, as: UTF8.self), closedByServer: false, answeredWhileHeld: answeredWhileHeld)
     }
 
     /// Whether the server has already answered or closed (then sending more is pointless).

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Dispatch
 import Foundation
 import Synchronization
@@ -44,12 +45,17 @@ final class StubProvider: Sendable {
     /// A step of a raw reply.
     enum Step: Sendable {
         case bytes(Data)
+        /// A slow network (nothing may depend on how long).
         case pause(Duration)
+        /// Holds the reply until the test opens the gate.
+        case wait(Gate)
     }
 
     let port: UInt16
     private let listening: Mutex<Int32>
     private let received = Mutex<[Request]>([])
+    /// Every request arrives here once it has been read (before it is answered).
+    let arrivals = Arrivals()
     private let handler: @Sendable (Request) -> Reply
 
     /// `http://127.0.0.1:<port>`.
@@ -60,20 +66,12 @@ final class StubProvider: Sendable {
 
     /// Starts serving; `handler` answers every request.
     init(_ handler: @escaping @Sendable (Request) -> Reply) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let (fd, port) = try LoopbackSocket.bound()
+        guard listen(fd, 64) == 0 else {
+            Glibc.close(fd)
+            throw POSIXError(.EADDRINUSE)
         }
-        guard fd >= 0, bound == 0, listen(fd, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = UInt16(bigEndian: actual.sin_port)
+        self.port = port
         listening = Mutex(fd)
         self.handler = handler
         // Threads of its own, not Dispatch's pool: a test's blocked stub must not starve the
@@ -116,6 +114,7 @@ final class StubProvider: Sendable {
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard let request = Self.read(fd) else { return }
         received.withLock { $0.append(request) }
+        arrivals.arrive()
         switch handler(request) {
         case .http(let status, let headers, let body):
             var head = "HTTP/1.1 \(status) Stub\r\nContent-Length: \(body.count)\r\nConnection: close\r\n"
@@ -126,6 +125,7 @@ final class StubProvider: Sendable {
                 switch step {
                 case .bytes(let data): Self.write(fd, data)
                 case .pause(let duration): usleep(UInt32(duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000))
+                case .wait(let gate): gate.waitBlocking()
                 }
             }
         }

@@ -19,5 +19,14 @@ final class TemporaryVault: Sendable {
         try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase))
     }
 
+    /// The environment that lets `credvault` open this vault: the passphrase in a file only
+    /// its owner can read (others are refused), named by `CREDVAULT_PASSPHRASE_FILE`.
+    func cliEnvironment() throws -> [String: String] {
+        let file = directory.appendingPathComponent("passphrase")
+        try Data(Self.passphrase.utf8).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        return ["CREDVAULT_PASSPHRASE_FILE": file.path]
+    }
+
     deinit { try? FileManager.default.removeItem(at: directory) }
 }

@@ -1,5 +1,6 @@
 import CredentialVault
 import CredentialVaultTesting
+import CredentialVaultTestSupport
 import Foundation
 import Testing
 
@@ -10,25 +11,29 @@ import Testing
 struct AuthStateTests {
     typealias Rules = SessionManagerTests
 
-    /// Collects the states `manager` publishes (their shapes) until `finish` is called.
+    /// Collects the states `manager` publishes (their shapes), from the current one on.
     struct Recording {
-        let task: Task<[String], Never>
+        private let seen = Recorder<String>()
+        private let arrivals = Arrivals()
+        private let task: Task<Void, Never>
 
         init(_ manager: SessionManager) {
             let stream = manager.states()
+            let seen = self.seen, arrivals = self.arrivals
             task = Task {
-                var seen: [String] = []
-                for await state in stream { seen.append(state.shape) }  // ends when cancelled
-                return seen
+                for await state in stream {  // ends when cancelled
+                    seen.append(state.shape)
+                    arrivals.arrive()
+                }
             }
         }
 
-        /// What was published so far (the stream hands states over at once; a short pause
-        /// lets the collecting task take them).
-        func finish() async throws -> [String] {
-            try await Task.sleep(for: .milliseconds(50))
+        /// Every state published so far, once there are at least `count` (the stream hands
+        /// them over in order; the collecting task may lag behind the publishing).
+        func states(atLeast count: Int) async -> [String] {
+            _ = await arrivals.reached(count, ceiling: .seconds(60))
             task.cancel()
-            return await task.value
+            return seen.all
         }
     }
 
@@ -95,7 +100,7 @@ struct AuthStateTests {
         let manager = try await Rules.manager(refresher, store: store, expiresIn: -10)
         let states = Recording(manager)
         await #expect(throws: AuthError.storage(.locked)) { _ = try await manager.getSession() }
-        #expect(try await states.finish() == ["authenticated(alice)", "refreshing", "unauthenticated(store locked)"])
+        #expect(await states.states(atLeast: 3) == ["authenticated(alice)", "refreshing", "unauthenticated(store locked)"])
         store.clear()
         await #expect(try store.load(Rules.key) != nil, "the stored session was not deleted")
     }
@@ -103,12 +108,14 @@ struct AuthStateTests {
     @Test("every transition: never signed in, sign-in, refresh, refused, sign-in, sign-out, expired")
     func everyTransition() async throws {
         let store = InMemoryStore()
-        let refresher = ScriptedRefresher([.success(()), .failure(.invalidGrant(nil))])
-        let manager = await Rules.manager(refresher, on: store, floor: .milliseconds(10))
+        let clock = ManualClock()
+        let refresher = ScriptedRefresher([.success(()), .failure(.invalidGrant(nil))], clock: clock)
+        let manager = await Rules.manager(refresher, on: store, clock: clock)
         let states = Recording(manager)
         let user = AuthUser(subject: "alice")
-        let past = Date().addingTimeInterval(-3700)
-        let expired = AuthSession(accessToken: "a", refreshToken: "r", expiresAt: Date().addingTimeInterval(-10), user: user, obtainedAt: past)
+        let past = clock.now().addingTimeInterval(-3700)
+        let expired = AuthSession(
+            accessToken: "a", refreshToken: "r", expiresAt: clock.now().addingTimeInterval(-10), user: user, obtainedAt: past)
         try await manager.establish(expired)
         _ = try await manager.getSession()  // refreshed
         try await manager.establish(expired)
@@ -120,9 +127,9 @@ struct AuthStateTests {
         var noRefresh = expired
         noRefresh.refreshToken = nil
         try await manager.establish(noRefresh)
-        try await Task.sleep(for: .milliseconds(20))  // past the refresh floor since the first refresh
+        clock.advance(by: .seconds(3))  // past the refresh floor (2 s) since the first refresh
         await #expect(throws: AuthError.notSignedIn) { _ = try await manager.getSession() }
-        #expect(try await states.finish() == [
+        #expect(await states.states(atLeast: 12) == [
             "unauthenticated(never signed in)", "authenticated(alice)", "refreshing", "authenticated(alice)",
             "authenticated(alice)", "refreshing", "unauthenticated(refresh refused)", "authenticated(alice)",
             "unauthenticated(signed out)", "authenticated(alice)", "refreshing", "unauthenticated(expired)",
@@ -171,11 +178,8 @@ struct AuthStateTests {
         #expect(expiredRefreshable.hasUsableSession)
         #expect(validOnly.hasUsableSession)
         #expect(!expiredOnly.hasUsableSession)
-        store.inject(.stall(.seconds(3)), into: .load)  // a store call would show here
-        let clock = ContinuousClock()
-        let start = clock.now
-        #expect(validOnly.hasUsableSession)
-        #expect(clock.now - start < .milliseconds(10))
+        store.inject(.fail(.locked), into: .load)  // a store call would see a locked store
+        #expect(validOnly.hasUsableSession, "answered from memory")
         #expect(store.calls(of: .load) == loads, "no store call")
         store.clear()
         try await validOnly.signOut()

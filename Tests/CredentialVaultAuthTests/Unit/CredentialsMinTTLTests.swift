@@ -20,11 +20,12 @@ struct CredentialsMinTTLTests {
 
     @Test("less left than minTTL (though not due by the margin): refreshed, and the new token lasts")
     func refreshesWhenShort() async throws {
-        let refresher = ScriptedRefresher([])
-        let manager = try await Rules.manager(refresher, store: InMemoryStore(), expiresIn: 600)
+        let clock = ManualClock()
+        let refresher = ScriptedRefresher([], clock: clock)
+        let manager = try await Rules.manager(refresher, store: InMemoryStore(), expiresIn: 600, clock: clock)
         let session = try await manager.credentials(minTTL: .seconds(900))
         #expect(session.accessToken == "access-1")
-        #expect(try #require(session.expiresAt).timeIntervalSinceNow >= 900)
+        #expect(try #require(session.expiresAt).timeIntervalSince(clock.now()) >= 900)
         #expect(refresher.refreshCount == 1)
         #expect(try await manager.credentials(minTTL: .seconds(900)).accessToken == "access-1", "now it lasts: no refresh")
         #expect(refresher.refreshCount == 1)
@@ -39,11 +40,16 @@ struct CredentialsMinTTLTests {
             Issue.record("a token living an hour was handed out for two")
         } catch .tokenLifetimeTooShort(let lifetime, let minTTL) {
             #expect(minTTL == .seconds(7200))
-            #expect(lifetime > .seconds(3590) && lifetime <= .seconds(3600))
+            #expect(abs((lifetime - .seconds(3600)).secondsValue) < 0.001, "the provider's lifetime: \(lifetime)")
         }
         #expect(refresher.refreshCount == 1)
         // The token just obtained is fresh: a refresh would give the same lifetime.
-        await #expect(throws: AuthError.self) { _ = try await manager.credentials(minTTL: .seconds(7200)) }
+        do {
+            _ = try await manager.credentials(minTTL: .seconds(7200))
+            Issue.record("a token living an hour was handed out for two")
+        } catch .tokenLifetimeTooShort(_, let minTTL) {
+            #expect(minTTL == .seconds(7200))
+        }
         #expect(refresher.refreshCount == 1)
         #expect(try await manager.credentials(minTTL: .seconds(1800)).accessToken == "access-1")
     }
@@ -58,6 +64,26 @@ struct CredentialsMinTTLTests {
         #expect(try await manager.credentials(minTTL: .seconds(60)).accessToken == "access-0")
         let expired = try await Rules.manager(ScriptedRefresher([]), store: store, expiresIn: -10, refreshToken: nil)
         await #expect(throws: AuthError.notSignedIn) { _ = try await expired.credentials(minTTL: .seconds(60)) }
+    }
+
+    @Test("minTTL equal to the provider's token lifetime: one refresh, then tokenLifetimeTooShort without a request")
+    func minTTLEqualToLifetime() async throws {
+        let refresher = ScriptedRefresher([], lifetime: 3600)
+        let manager = try await Rules.manager(refresher, store: InMemoryStore(), expiresIn: 600)
+        var tooShort = 0
+        for _ in 0..<5 {
+            do { _ = try await manager.credentials(minTTL: .seconds(3600)) } catch .tokenLifetimeTooShort { tooShort += 1 }
+        }
+        #expect(refresher.refreshCount == 1, "every call refreshed at the provider")
+        #expect(tooShort == 5)
+    }
+
+    @Test("tokens issued already expired (expires_in 0) and minTTL zero: one refresh, not one per call")
+    func zeroLifetime() async throws {
+        let refresher = ScriptedRefresher([], lifetime: 0)
+        let manager = try await Rules.manager(refresher, store: InMemoryStore(), expiresIn: -10)
+        for _ in 0..<5 { _ = try? await manager.credentials(minTTL: .zero) }
+        #expect(refresher.refreshCount == 1)
     }
 
     @Test("a token of unknown expiry counts as lasting")

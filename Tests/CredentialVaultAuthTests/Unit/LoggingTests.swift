@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CredentialVaultAuth
@@ -60,10 +61,51 @@ struct LoggingTests {
         #expect(evaluated.count == 0)
     }
 
-    @Test("stderr and syslog destinations write without failing")
-    func systemDestinations() {
-        AuthLogger(level: .info, destination: .syslog(identifier: "credvault-auth-test")).info("test", "syslog line \(Self.opaque)")
-        AuthLogger(level: .info, destination: .stderr).info("test", "stderr line \(Self.opaque)")
+    @Test("the default logger is silent: at every level it does not even build its messages")
+    func silentByDefault() {
+        let built = Recorder<LogLevel>()
+        let logger = AuthLogger()
+        for level in LogLevel.allCases { logger.log(level, "session", { built.append(level); return "message" }()) }
+        #expect(built.all.isEmpty, "the default logger built messages at \(built.all): it writes them somewhere")
+    }
+
+    /// An `AuthLogHandler` that keeps what it gets.
+    final class KeptEntries: AuthLogHandler {
+        struct Entry: Sendable {
+            let level: LogLevel, message: String, metadata: [String: String], source: String, file: String, line: UInt
+        }
+        let entries = Recorder<Entry>()
+        func log(level: LogLevel, message: String, metadata: [String: String], source: String, file: String, function: String, line: UInt) {
+            entries.append(Entry(level: level, message: message, metadata: metadata, source: source, file: file, line: line))
+        }
+    }
+
+    @Test("a handler (a swift-log bridge) gets redacted messages with their category and call site")
+    func handlerGetsRedactedRecords() throws {
+        let handler = KeptEntries()
+        let logger = AuthLogger(level: .debug, handler: handler)
+        logger.trace("oidc", "dropped below the level")
+        let line: UInt = #line + 1
+        logger.warning("oidc", "refresh failed for refresh_token=abc.def.ghi")
+        #expect(handler.entries.count == 1)
+        let entry = try #require(handler.entries.all.first)
+        #expect(entry.level == .warning)
+        #expect(entry.metadata == ["category": "oidc"])
+        #expect(entry.source == "CredentialVaultAuth")
+        #expect(entry.file.hasSuffix("LoggingTests.swift") && entry.line == line, "\(entry.file):\(entry.line)")
+        #expect(!entry.message.contains("abc.def.ghi"), "redacted before the handler: \(entry.message)")
+    }
+
+    @Test("the stderr destination (credvault's): one line per message with level and category, secrets redacted")
+    func stderrDestination() async throws {
+        let provider = try ServiceTokenCLI.provider()
+        let (status, token, errors) = try await ServiceTokenCLI.run(provider, extra: ["--log-level", "trace"])
+        #expect(status == 0, "\(errors)")
+        let lines = errors.split(separator: "\n").map(String.init)
+        #expect(lines.contains("credvault-auth [info] client-credentials: new access token cached"), "\(errors)")
+        #expect(lines.contains { $0.hasPrefix("credvault-auth [trace] http: POST ") }, "\(errors)")
+        #expect(token.contains(ServiceTokenCLI.token))
+        for secret in [ServiceTokenCLI.token, ServiceTokenCLI.secret] { #expect(!errors.contains(secret)) }
     }
 
     @Test("sessions, errors and requests never describe tokens")

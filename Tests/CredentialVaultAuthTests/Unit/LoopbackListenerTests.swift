@@ -1,3 +1,5 @@
+import CredentialVaultTestSupport
+import CredentialVaultTesting
 import Foundation
 import Testing
 
@@ -50,22 +52,46 @@ struct LoopbackListenerTests {
     func deadlineAndCancellation() async throws {
         let listener = try LoopbackListener(port: .ephemeral)
         defer { listener.close() }
-        let started = ContinuousClock.now
-        await #expect(throws: AuthError.timedOut) { _ = try await listener.waitForRedirect(timeout: .milliseconds(300)) }
-        #expect(ContinuousClock.now - started >= .milliseconds(300))
-        let waiting = Task { try await listener.waitForRedirect(timeout: .seconds(30)) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await withCeiling(.seconds(60), "a 300 ms wait for a redirect that never comes") {
+            await #expect(throws: AuthError.timedOut) { _ = try await listener.waitForRedirect(timeout: .milliseconds(300)) }
+        }
+        let waiting = Task { try await listener.waitForRedirect(timeout: .seconds(600)) }
+        // The wait is running once it answers a request that is not the redirect.
+        #expect(try await Self.get("http://127.0.0.1:\(listener.port)/favicon.ico").status == 404)
         waiting.cancel()
-        let cancelledAt = ContinuousClock.now
-        await #expect(throws: AuthError.cancelled) { _ = try await waiting.value }
-        #expect(ContinuousClock.now - cancelledAt < .seconds(2))
+        try await withCeiling(.seconds(60), "a cancelled 600 s wait") {
+            await #expect(throws: AuthError.cancelled) { _ = try await waiting.value }
+        }
+    }
+
+    @Test("waiting listeners block no thread the app shares: with 160 sign-ins waiting at once, Swift's pool keeps running")
+    func waitsBlockNoSharedThread() async throws {
+        // Each wait polls its socket on a thread of its own until its redirect comes. On
+        // Dispatch's pool (which Swift's runs on, on Linux), 160 of them would stall every task
+        // while Dispatch added a thread a second.
+        let listeners = try (0..<160).map { _ in try LoopbackListener(port: .ephemeral, logger: .disabled) }
+        defer { for listener in listeners { listener.close() } }
+        let heartbeat = Heartbeat.start()
+        let waits = listeners.map { listener in Task { try await listener.waitForRedirect(state: "s", timeout: .seconds(600)) } }
+        #expect(await heartbeat.beats(50), "the pool stalled while 160 sign-ins waited")
+        // Each wait is running: it answers a request that is not its redirect.
+        let answers = try await withThrowingTaskGroup(of: Int.self) { group in
+            for listener in listeners.prefix(16) { group.addTask { try await Self.get("http://127.0.0.1:\(listener.port)/other").status } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(answers == Array(repeating: 404, count: 16))
+        for wait in waits { wait.cancel() }
+        for wait in waits { await #expect(throws: AuthError.cancelled) { _ = try await wait.value } }
+        await heartbeat.stop()
     }
 
     @Test("a fixed port that is taken is reported, not silently replaced")
     func fixedPortInUse() throws {
         let first = try LoopbackListener(port: .ephemeral)
         defer { first.close() }
-        #expect(throws: AuthError.self) { _ = try LoopbackListener(port: .fixed(first.port)) }
+        #expect(throws: AuthError.unsupported("cannot listen on 127.0.0.1:\(first.port) (port in use)")) {
+            _ = try LoopbackListener(port: .fixed(first.port))
+        }
         first.close()
         let second = try LoopbackListener(port: .fixed(first.port))
         #expect(second.port == first.port)

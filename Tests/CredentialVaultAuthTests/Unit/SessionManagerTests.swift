@@ -5,13 +5,21 @@ import Testing
 
 @testable import CredentialVaultAuth
 
-/// A scripted provider for the session manager: each refresh pops the next outcome.
+/// A scripted provider for the session manager: each refresh pops the next outcome (success
+/// when the script is empty) and answers with tokens obtained now (on `clock`) that live
+/// exactly `lifetime`.
 final class ScriptedRefresher: SessionRefresher {
     private let script: Mutex<[Result<Void, AuthError>]>
     private let calls = Mutex(0)
     private let revocations = Mutex(0)
+    private let lifetime: TimeInterval
+    private let clock: any CredentialClock
 
-    init(_ outcomes: [Result<Void, AuthError>]) { script = Mutex(outcomes) }
+    init(_ outcomes: [Result<Void, AuthError>], lifetime: TimeInterval = 3600, clock: any CredentialClock = SystemClock()) {
+        script = Mutex(outcomes)
+        self.lifetime = lifetime
+        self.clock = clock
+    }
 
     var refreshCount: Int { calls.withLock { $0 } }
     var revokeCount: Int { revocations.withLock { $0 } }
@@ -20,8 +28,10 @@ final class ScriptedRefresher: SessionRefresher {
         let n = calls.withLock { $0 += 1; return $0 }
         let next = script.withLock { $0.isEmpty ? .success(()) : $0.removeFirst() }
         try next.get()
+        let now = clock.now()
         return AuthSession(
-            accessToken: "access-\(n)", refreshToken: "refresh-\(n)", expiresAt: Date().addingTimeInterval(3600), user: session.user)
+            accessToken: "access-\(n)", refreshToken: "refresh-\(n)", expiresAt: now.addingTimeInterval(lifetime), user: session.user,
+            obtainedAt: now)
     }
 
     func revoke(_ session: AuthSession) async throws(AuthError) { revocations.withLock { $0 += 1 } }
@@ -34,9 +44,10 @@ struct SessionManagerTests {
     /// Stores alice's session: an hour-long token with `expiresIn` left.
     @discardableResult
     static func seed(
-        _ store: any AsyncTokenStorage, key: CredentialKey = key, expiresIn: TimeInterval = -10, refreshToken: String? = "refresh-0"
+        _ store: any AsyncTokenStorage, key: CredentialKey = key, expiresIn: TimeInterval = -10, refreshToken: String? = "refresh-0",
+        now: Date = Date()
     ) async throws -> AuthSession {
-        let expiry = Date().addingTimeInterval(expiresIn)
+        let expiry = now.addingTimeInterval(expiresIn)
         let session = AuthSession(
             accessToken: "access-0", refreshToken: refreshToken, expiresAt: expiry,
             user: AuthUser(subject: "alice"), obtainedAt: expiry.addingTimeInterval(-3600))
@@ -44,22 +55,26 @@ struct SessionManagerTests {
         return session
     }
 
-    /// A manager without background refresh and with instant retries; `floor` is its
-    /// `minimumRefreshInterval`.
+    /// A manager with instant retries, on `clock`; `floor` is its `minimumRefreshInterval`.
+    /// Without background refresh unless `proactive`.
     static func manager(
-        _ refresher: any SessionRefresher, on store: any AsyncTokenStorage, floor: Duration = .seconds(2)
+        _ refresher: any SessionRefresher, on store: any AsyncTokenStorage, floor: Duration = .seconds(2),
+        clock: any CredentialClock = SystemClock(), proactive: Bool = false
     ) async -> SessionManager {
         let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(1)) { _ in }
         return await SessionManager(
             refresher: refresher, store: store, key: key,
-            configuration: .init(retryPolicy: retry, proactiveRefresh: false, minimumRefreshInterval: floor), logger: .disabled)
+            configuration: .init(retryPolicy: retry, proactiveRefresh: proactive, minimumRefreshInterval: floor), clock: clock,
+            logger: .disabled)
     }
 
-    /// A manager over alice's session (see `seed`).
-    static func manager(_ refresher: any SessionRefresher, store: any AsyncTokenStorage, expiresIn: TimeInterval = -10,
-                        refreshToken: String? = "refresh-0") async throws -> SessionManager {
-        try await seed(store, expiresIn: expiresIn, refreshToken: refreshToken)
-        return await manager(refresher, on: store)
+    /// A manager over alice's session (see `seed`), on `clock`.
+    static func manager(
+        _ refresher: any SessionRefresher, store: any AsyncTokenStorage, expiresIn: TimeInterval = -10,
+        refreshToken: String? = "refresh-0", clock: any CredentialClock = SystemClock()
+    ) async throws -> SessionManager {
+        try await seed(store, expiresIn: expiresIn, refreshToken: refreshToken, now: clock.now())
+        return await manager(refresher, on: store, clock: clock)
     }
 
     @Test("only network errors, timeouts, 5xx and 429 are retried, at most 3 times", arguments: [

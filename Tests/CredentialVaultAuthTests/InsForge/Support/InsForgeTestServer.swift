@@ -53,6 +53,14 @@ struct InsForgeTestServer: Sendable {
         try #require(try await get("/__test__/requests")["requests"]?.arrayValue)
     }
 
+    /// The server's own clock (real time plus however far `/__test__/clock` moved it), to the
+    /// millisecond.
+    func now() async throws -> Date {
+        let text = try #require(try await post("/__test__/clock", ["advanceSeconds": 0])["now"]?.stringValue)
+        let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        return try format.parse(text)
+    }
+
     /// Makes every access token issued so far answer 401, as expired ones do.
     func expireAccessTokens() async throws { _ = try await post("/__test__/expire-access-tokens") }
 
@@ -90,11 +98,11 @@ struct InsForgeTestServer: Sendable {
     func client(
         store: any AsyncTokenStorage = InMemoryStore(), clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
         session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport(),
-        logger: AuthLogger = .disabled
+        clock: any CredentialClock = SystemClock(), logger: AuthLogger = .disabled
     ) async throws -> InsForgeClient {
         try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: base, clientType: clientType, anonKey: anonKey, session: session),
-            store: store, transport: transport, logger: logger)
+            store: store, transport: transport, clock: clock, logger: logger)
     }
 
     /// A fresh unique e-mail address.
