@@ -1,12 +1,13 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 extension GlewlwydTests {
     /// `credvault auth ...` as a user runs it, against glewlwyd, with a sealed-file vault.
-    @Suite("credvault auth")
+    @Suite("credvault auth", .ownThread)
     struct CLI {
         let provider: Glewlwyd
         let vault: TemporaryVault

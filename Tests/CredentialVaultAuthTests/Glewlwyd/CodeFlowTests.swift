@@ -1,11 +1,12 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 extension GlewlwydTests {
-    @Suite("authorization code + PKCE")
+    @Suite("authorization code + PKCE", .ownThread)
     struct CodeFlow {
         @Test("sign-in through the loopback listener: code + PKCE S256, state, nonce, verified ID token")
         func loopbackSignIn() async throws {

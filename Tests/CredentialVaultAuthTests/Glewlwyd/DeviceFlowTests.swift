@@ -1,11 +1,12 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 extension GlewlwydTests {
-    @Suite("device authorization grant")
+    @Suite("device authorization grant", .ownThread)
     struct DeviceFlow {
         @Test("device grant: the user approves the code through glewlwyd; the session is stored")
         func deviceGrant() async throws {
@@ -69,7 +70,7 @@ extension GlewlwydTests {
         }
     }
 
-    @Suite("client credentials")
+    @Suite("client credentials", .ownThread)
     struct ClientCredentials {
         @Test("client credentials: the token is cached in the vault until near expiry")
         func cachedToken() async throws {

@@ -1,12 +1,13 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 /// End-to-end tests against the real glewlwyd started by `scripts/services/glewlwyd.sh`.
 /// Serialized: they share one provider, one user, one fixed loopback port and its log.
-@Suite("glewlwyd end to end", .serialized, .glewlwyd)
+@Suite("glewlwyd end to end", .ownThread, .serialized, .glewlwyd)
 enum GlewlwydTests {
     /// Signs in through the custom-scheme redirect: the test browser authorizes and the
     /// redirect URL is handed to `handleRedirect(url:)` as an app would.

@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -7,7 +8,7 @@ import Testing
 extension GlewlwydTests {
     /// Transient failures are injected in front of the real provider; what the client does
     /// afterwards (the successful retry, the kept session) happens against glewlwyd.
-    @Suite("retries with backoff")
+    @Suite("retries with backoff", .ownThread)
     struct Retries {
         static func client(_ provider: Glewlwyd, _ transport: CountingTransport, waits: Recorder<Duration>) async throws -> OIDCClient {
             let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(100), maxDelay: .seconds(2)) { waits.append($0) }

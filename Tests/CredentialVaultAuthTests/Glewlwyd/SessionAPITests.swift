@@ -1,12 +1,13 @@
 import CredentialVault
 import CredentialVaultTesting
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 extension GlewlwydTests {
-    @Suite("session API for apps")
+    @Suite("session API for apps", .ownThread)
     struct SessionAPI {
         @Test("credentials(minTTL:) refreshes when less is left and refuses beyond the provider's lifetime; hasUsableSession follows")
         func credentialsAndUsableSession() async throws {

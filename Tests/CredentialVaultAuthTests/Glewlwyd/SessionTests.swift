@@ -6,7 +6,7 @@ import Testing
 @testable import CredentialVaultAuth
 
 extension GlewlwydTests {
-    @Suite("session manager")
+    @Suite("session manager", .ownThread)
     struct Sessions {
         @Test("refresh rotates the refresh token, persisted before the new access token is handed out")
         func refreshAndRotation() async throws {

@@ -1,11 +1,12 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 extension GlewlwydTests {
-    @Suite("sign-out and revocation")
+    @Suite("sign-out and revocation", .ownThread)
     struct SignOut {
         @Test("sign-out deletes the session, revokes the refresh and access tokens, and offers the end-session URL")
         func revocation() async throws {
@@ -32,7 +33,7 @@ extension GlewlwydTests {
         }
     }
 
-    @Suite("key rotation at the provider")
+    @Suite("key rotation at the provider", .ownThread)
     struct KeyRotation {
         @Test("a new signing key (new kid) at the provider: the JWKS is refetched once and the ID token verifies")
         func rotation() async throws {

@@ -1,12 +1,13 @@
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 extension InsForgeEndToEnd {
     /// `credvault insforge ...`, the built executable run as a user or a script would, against
     /// the test server, with the session in a passphrase-sealed vault.
-    @Suite("credvault insforge") final class CLI {
+    @Suite("credvault insforge", .ownThread) final class CLI {
         typealias Server = InsForgeTestServer
         let vault: TemporaryVault
         let passphraseFile: URL

@@ -1,10 +1,11 @@
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// `InsForgeConfiguration` checks (no server needed).
-@Suite("InsForge configuration") struct InsForgeConfigurationTests {
+@Suite("InsForge configuration", .ownThread) struct InsForgeConfigurationTests {
     func make(_ url: String, insecure: Bool = false) async throws(InsForgeError) -> InsForgeClient {
         try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: URL(string: url)!, allowsInsecureHTTP: insecure),

@@ -1,13 +1,14 @@
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 extension InsForgeEndToEnd {
     /// Sign-up, e-mail verification, sign-in, profile and sign-out, with each error the
     /// backend can answer. Tests taking a `mode` run against both sides of the spec/backend
     /// differences (specs/README.md).
-    @Suite("e-mail and password") struct EmailPassword {
+    @Suite("e-mail and password", .ownThread) struct EmailPassword {
         typealias Server = InsForgeTestServer
 
         @Test("sign-up without verification signs in and stores the session", arguments: ["spec", "backend"])

@@ -2,11 +2,12 @@ import CredentialVault
 import CredentialVaultAuth
 import Foundation
 import Synchronization
+import CredentialVaultTestSupport
 import Testing
 
 extension InsForgeEndToEnd {
     /// Logging through the shared logger: every flow at `.trace`, and not one secret in it.
-    @Suite("logging") struct Logging {
+    @Suite("logging", .ownThread) struct Logging {
         typealias Server = InsForgeTestServer
 
         @Test("no password, code, token or verifier reaches the log, at any level")
@@ -80,7 +81,7 @@ extension InsForgeEndToEnd {
 }
 
 /// Redaction of InsForge's wire names (needs no server).
-@Suite("InsForge redaction") struct InsForgeRedaction {
+@Suite("InsForge redaction", .ownThread) struct InsForgeRedaction {
     @Test("InsForge's camelCase JSON members are redacted like the OAuth ones")
     func camelCaseMembersAreRedacted() {
         let body = #"{"email":"a@example.com","newPassword":"pw-one-1","refreshToken":"rt-2","accessToken":"at-3","csrfToken":"c-4","otp":"123456"}"#

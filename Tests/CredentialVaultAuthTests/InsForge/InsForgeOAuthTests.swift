@@ -1,12 +1,13 @@
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 extension InsForgeEndToEnd {
     /// OAuth with PKCE through the fake provider: loopback listener and custom-scheme redirect,
     /// a wrong verifier, state mismatches, a denied consent.
-    @Suite("OAuth") struct OAuth {
+    @Suite("OAuth", .ownThread) struct OAuth {
         typealias Server = InsForgeTestServer
         static let appRedirect = "com.example.app:/oauth/callback"
 

@@ -1,11 +1,12 @@
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 extension InsForgeEndToEnd {
     /// Password reset by code (send, exchange, reset) and by link.
-    @Suite("password reset") struct PasswordReset {
+    @Suite("password reset", .ownThread) struct PasswordReset {
         typealias Server = InsForgeTestServer
         static let newPassword = "a-brand-new-password-2"
 

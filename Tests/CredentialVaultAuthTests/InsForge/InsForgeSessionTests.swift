@@ -8,7 +8,7 @@ import Testing
 extension InsForgeEndToEnd {
     /// The session on the shared session manager: refresh through `/refresh`, single flight,
     /// retries, refused refresh tokens, persistence in a sealed-file vault.
-    @Suite("session") struct Session {
+    @Suite("session", .ownThread) struct Session {
         typealias Server = InsForgeTestServer
 
         /// A signed-in client (and its e-mail address).

@@ -1,8 +1,9 @@
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite("Base64URL")
+@Suite("Base64URL", .ownThread)
 struct Base64URLTests {
     /// RFC 4648 section 10 vectors, unpadded.
     @Test(arguments: [

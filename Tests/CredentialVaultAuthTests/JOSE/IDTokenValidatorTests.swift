@@ -1,9 +1,10 @@
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite("ID token validation")
+@Suite("ID token validation", .ownThread)
 struct IDTokenValidatorTests {
     private let now = TokenFactory.now.timeIntervalSince1970
 

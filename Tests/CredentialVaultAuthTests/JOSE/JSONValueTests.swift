@@ -1,8 +1,9 @@
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite("JSON parser")
+@Suite("JSON parser", .ownThread)
 struct JSONValueTests {
     private func parse(_ text: String, depth: Int = JSONValue.defaultMaximumDepth) throws -> JSONValue {
         try JSONValue.parse(Data(text.utf8), maximumDepth: depth)

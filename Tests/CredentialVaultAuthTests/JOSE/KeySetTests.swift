@@ -1,8 +1,9 @@
 @testable import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite("JWK and JWK Set parsing")
+@Suite("JWK and JWK Set parsing", .ownThread)
 struct KeySetTests {
     private func document(_ keys: [JSONValue]) throws -> Data {
         try TokenFactory.json(["keys": .array(keys)])

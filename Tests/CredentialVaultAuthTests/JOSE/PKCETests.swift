@@ -1,8 +1,9 @@
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite("PKCE")
+@Suite("PKCE", .ownThread)
 struct PKCETests {
     /// RFC 7636 appendix B.
     @Test func rfc7636AppendixB() throws {

@@ -1,9 +1,10 @@
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 /// Published test vectors, verified through the public API.
-@Suite("RFC test vectors")
+@Suite("RFC test vectors", .ownThread)
 struct RFCVectorTests {
     /// RFC 7515 appendix A.2 and A.3 share this payload:
     /// {"iss":"joe",\r\n "exp":1300819380,\r\n "http://example.com/is_root":true}

@@ -1,9 +1,10 @@
 import CSodium
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite("Signature verification with generated keys")
+@Suite("Signature verification with generated keys", .ownThread)
 struct SignatureTests {
     private func verify(_ token: String, _ keySet: JSONWebKeySet) throws {
         try JSONWebSignature(compactSerialization: token).verify(using: keySet)

@@ -1,8 +1,9 @@
 import CredentialVaultAuth
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
-@Suite("Compact JWS/JWT parsing")
+@Suite("Compact JWS/JWT parsing", .ownThread)
 struct TokenParsingTests {
     private static let header = Base64URL.encode(Data(#"{"alg":"RS256","kid":"k1","typ":"JWT"}"#.utf8))
     private static let payload = Base64URL.encode(Data(#"{"iss":"https://id","sub":"alice"}"#.utf8))

@@ -1,6 +1,7 @@
 import CredentialVault
 import Foundation
 import Synchronization
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -9,7 +10,7 @@ import Testing
 /// a `ManualClock` instead of sleeping): a provider whose tokens live no longer than the refresh
 /// margin (60 s), or expire at once, never makes it loop without pause; it refreshes at half a
 /// token's lifetime, and never more than once per floor (`minimumRefreshInterval`).
-@Suite("background refresh schedule")
+@Suite("background refresh schedule", .ownThread)
 struct BackgroundRefreshTests {
     /// A provider that answers every token request with a token of `lifetime` seconds and
     /// notes, on `clock`, when each refresh request came.

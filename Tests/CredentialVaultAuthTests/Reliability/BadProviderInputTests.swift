@@ -1,6 +1,7 @@
 import CredentialVault
 import Foundation
 import Synchronization
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -8,7 +9,7 @@ import Testing
 /// Malformed redirect URLs and provider responses, each with the error it gets (the rows of
 /// the bad-input catalogue in SECURITY.md that no other test covers). A scripted transport
 /// plays the provider; nothing here needs the network.
-@Suite("Bad redirects and provider responses")
+@Suite("Bad redirects and provider responses", .ownThread)
 struct BadProviderInputTests {
     /// Answers the token and JWKS endpoints with canned responses.
     final class ScriptedTransport: HTTPTransport {

@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -7,7 +8,7 @@ import Testing
 /// A refresh whose result is discarded (the stored session changed meanwhile) revokes the
 /// result's tokens, except those still stored: with a provider that does not rotate refresh
 /// tokens the result carries the stored refresh token, which must stay alive.
-@Suite("discarded refresh results")
+@Suite("discarded refresh results", .ownThread)
 struct DiscardedRefreshTests {
     @Test("a non-rotating provider: the discarded result's access token is revoked, never the stored refresh token",
           arguments: [nil, "rt"] as [String?])

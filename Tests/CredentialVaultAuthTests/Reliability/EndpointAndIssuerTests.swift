@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -7,7 +8,7 @@ import Testing
 /// https endpoints for an https issuer,
 /// discovered or preset, and InsForge's `authUrl`; exact issuer comparison; `iss` required
 /// when advertised (RFC 9207); a foreign redirect does not consume the pending sign-in.
-@Suite("endpoints and issuers")
+@Suite("endpoints and issuers", .ownThread)
 struct EndpointAndIssuerTests {
     static let issuer = "https://idp.example"
 

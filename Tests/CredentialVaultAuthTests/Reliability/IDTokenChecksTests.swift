@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -8,7 +9,7 @@ import Testing
 /// whether an ID token is required; a provider offering only algorithms this client does not
 /// verify is a clear error; `at_hash` and `c_hash` are checked when present (`c_hash` only
 /// when a code was exchanged); a refreshed ID token names the same subject, byte for byte.
-@Suite("code flow: ID token requirements and checks")
+@Suite("code flow: ID token requirements and checks", .ownThread)
 struct IDTokenChecksTests {
     /// A provider on 127.0.0.1 whose token endpoint returns an ES256 ID token for the pending
     /// nonce (claims edited by `edit`, which also sees the code), and its JWKS.

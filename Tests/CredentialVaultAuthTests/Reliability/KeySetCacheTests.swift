@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -7,7 +8,7 @@ import Testing
 /// The JWKS is cached for a bounded time (it was once cached forever), and a token with an
 /// unknown `kid` (forged ones included: `verifyIDToken` is public) causes at most one refetch
 /// per cooldown, not one fetch each.
-@Suite("JWKS cache")
+@Suite("JWKS cache", .ownThread)
 struct KeySetCacheTests {
     /// A provider serving the ES256 test key as `k1`, with `cacheControl`, and a client on a manual clock.
     static func fixture(cacheControl: String? = nil) async throws -> (StubProvider, OIDCClient, ManualClock) {

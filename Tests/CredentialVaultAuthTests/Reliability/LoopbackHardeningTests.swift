@@ -10,7 +10,7 @@ import Testing
 /// page) get an error page and the wait goes on; connections are served concurrently, each
 /// within a whole-request deadline and a size limit; and the browser is opened at a one-time
 /// loopback start URL, not at the authorization URL.
-@Suite("loopback listener under attack")
+@Suite("loopback listener under attack", .ownThread)
 struct LoopbackHardeningTests {
     static func get(_ url: URL) async throws -> HTTPResponse {
         try await URLSessionTransport().send(HTTPRequest(url: url, timeout: .seconds(5)))

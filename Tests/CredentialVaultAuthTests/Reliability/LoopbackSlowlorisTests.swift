@@ -14,7 +14,7 @@ import Glibc
 /// instead, so another local user holding about 40 idle connections, reopening each one
 /// dropped, kept the redirect out until the sign-in's deadline), and any connection whose first
 /// byte does not come within a second.
-@Suite("loopback listener: idle connections cannot keep the redirect out")
+@Suite("loopback listener: idle connections cannot keep the redirect out", .ownThread)
 struct LoopbackSlowlorisTests {
     /// A TCP connection to 127.0.0.1:`port` (blocking connect; -1 on failure).
     static func connect(_ port: UInt16) -> Int32 {

@@ -9,7 +9,7 @@ import Testing
 /// `expires_in`, `Retry-After`) are range-checked: nonsense is a typed error, huge values are
 /// clamped; none can trap (`"expires_in":"1e17"` once killed the process in the background
 /// refresh's `Duration` arithmetic).
-@Suite("numbers from the provider")
+@Suite("numbers from the provider", .ownThread)
 struct ProviderNumberTests {
     /// Signs in with a token of `expiresIn`; with `proactive`, also waits until the background
     /// refresh has computed its first wait from the stored expiry (and began it).

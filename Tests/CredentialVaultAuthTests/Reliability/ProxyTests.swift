@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
@@ -8,7 +9,7 @@ import Testing
 /// `HTTPS_PROXY` or `ALL_PROXY` set, a POST carrying the client secret still goes to the token
 /// endpoint, never in clear to whatever proxy the environment names. The environment is the
 /// CLI's, in a process of its own: the test process's is shared by every test running beside it.
-@Suite("libcurl transport: no proxy from the environment")
+@Suite("libcurl transport: no proxy from the environment", .ownThread)
 struct ProxyTests {
     @Test("credvault with http_proxy, https_proxy and ALL_PROXY set: the requests reach the provider, the proxy sees nothing")
     func environmentProxyIgnored() async throws {

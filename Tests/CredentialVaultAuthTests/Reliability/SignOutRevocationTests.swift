@@ -1,11 +1,12 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 /// What a sign-out revokes at the provider.
-@Suite("revocation at sign-out")
+@Suite("revocation at sign-out", .ownThread)
 struct SignOutRevocationTests {
     @Test("the access token is revoked even when revoking the refresh token fails")
     func revokesAccessTokenAfterFailure() async throws {

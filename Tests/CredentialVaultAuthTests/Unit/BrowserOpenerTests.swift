@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
-@Suite("browser openers")
+@Suite("browser openers", .ownThread)
 struct BrowserOpenerTests {
     struct AppError: Error {}
 

@@ -1,12 +1,13 @@
 import CredentialVault
 import Foundation
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
 /// `credentials(minTTL:)`: a token valid for at least that long, refreshed when less is left;
 /// a typed error when even a fresh token lives less.
-@Suite("credentials(minTTL:) (scripted provider)")
+@Suite("credentials(minTTL:, .ownThread) (scripted provider)")
 struct CredentialsMinTTLTests {
     typealias Rules = SessionManagerTests
 

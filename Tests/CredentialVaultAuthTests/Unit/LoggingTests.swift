@@ -1,10 +1,11 @@
 import Foundation
 import Synchronization
+import CredentialVaultTestSupport
 import Testing
 
 @testable import CredentialVaultAuth
 
-@Suite("logging and redaction")
+@Suite("logging and redaction", .ownThread)
 struct LoggingTests {
     static let jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImlhdCI6MX0.MEUCIQDx1y2z3abcdefghijklmnop"
     static let opaque = "B3YEgEpErW0wxRiwuXcKQmm51lbiRS2uMVMGPkQm3ZBdUtoh"

@@ -5,7 +5,7 @@ import Testing
 
 @testable import CredentialVaultAuth
 
-@Suite("HTTP transport and endpoint errors")
+@Suite("HTTP transport and endpoint errors", .ownThread)
 struct TransportTests {
     static func serviceClient(tokenEndpoint: URL, timeout: Duration) throws -> ClientCredentialsClient {
         var configuration = OIDCConfiguration(
@@ -89,7 +89,7 @@ struct StaticTransport: HTTPTransport {
     }
 }
 
-@Suite("configuration")
+@Suite("configuration", .ownThread)
 struct ConfigurationTests {
     @Test("plain http is refused for a remote issuer, accepted on loopback or when allowed")
     func insecureHTTP() async throws {
