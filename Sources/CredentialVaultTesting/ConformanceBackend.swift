@@ -86,4 +86,14 @@ public enum ConformanceCheck: String, CaseIterable, Sendable, CustomStringConver
 
     /// The check's name.
     public var description: String { rawValue }
+
+    /// Whether the check stores an ephemeral credential along the way: on a backend whose
+    /// capabilities say it has none, the check is that an ephemeral save is refused
+    /// (`unsupported`) and stores nothing.
+    public var needsEphemeral: Bool {
+        switch self {
+        case .take, .takeIsSingleUse, .ephemeralExpiry, .ephemeralNeverListed, .keyQueries, .persistenceAcrossReopen: true
+        default: false
+        }
+    }
 }

@@ -32,6 +32,16 @@ public enum ConformanceSuite {
     ) async throws {
         let key = CredentialKey(service: "conformance.example", account: "alice")
         let persistent = store.persistentOptions
+        if check.needsEphemeral && !store.capabilities.supportsEphemeral {
+            // A backend without ephemeral credentials refuses them: typed, and nothing stored.
+            let refused = await #expect(throws: CredentialVaultError.self) { try await store.save(Data("v".utf8), for: key, options: .ephemeral()) }
+            guard case .unsupported? = refused else {
+                Issue.record("an ephemeral save on a backend without ephemeral credentials threw \(String(describing: refused)), not unsupported")
+                return
+            }
+            #expect(try await store.load(key) == nil, "a refused save stored nothing")
+            return
+        }
         switch check {
         case .roundTripSizes:
             for size in [0, 1, 31, 4096, 1 << 20] {

@@ -58,7 +58,7 @@ struct AsyncRoundTripTests {
         #expect(!status.isLocked && status.collectionPath.hasPrefix("/org/freedesktop/secrets/collection/"))
         try await store.unlockInteractively()  // already unlocked: returns at once, no prompt
         await #expect {
-            try await store.save(Data("x".utf8), for: CredentialKey(service: "tab\there", account: "a"))
+            try await store.save(Data("x".utf8), for: CredentialKey(service: "nul\u{0}here", account: "a"))
         } throws: { error in
             guard case .invalidArgument = error as? CredentialVaultError else { return false }
             return true

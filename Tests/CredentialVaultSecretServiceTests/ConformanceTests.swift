@@ -39,16 +39,11 @@ import Testing
         try await Self.run(check, on: .kwallet, through: api)
     }
 
-    /// The checks that store an ephemeral credential along the way.
-    static let needingEphemeral: Set<ConformanceCheck> = [
-        .take, .takeIsSingleUse, .ephemeralExpiry, .ephemeralNeverListed, .keyQueries, .persistenceAcrossReopen,
-    ]
-
-    /// Runs `check`, except on a provider without a `session` collection the checks that need
-    /// one: there an ephemeral save must be refused (`unsupported`, naming the provider) and
-    /// store nothing, and the store's capabilities must say so.
+    /// Runs `check`; for the checks that need ephemeral credentials, also that the provider's
+    /// capabilities say whether it has a `session` collection, and that without one the
+    /// refusal (the suite's check) names the provider.
     static func run(_ check: ConformanceCheck, on provider: Provider, through api: ConformanceAPI) async throws {
-        guard needingEphemeral.contains(check) else {
+        guard check.needsEphemeral else {
             try await ConformanceSuite.run(check, on: backend(provider), through: api)
             return
         }
