@@ -189,6 +189,15 @@ public enum VaultOptions {
         ["secret-service", "auto", "automatic", "postgres"].contains(name)
     }
 
+    /// `error` as the one line on stderr: in the fleet store's words when the command works on
+    /// the fleet store (`backend` postgres), else the common wording.
+    public static func describe(_ error: CredentialVaultError, backend: String?) -> String {
+        guard backend == VaultBackend.postgres.rawValue, let backends = installed.withLock({ $0 }),
+            let text = backends.describeFleetError(error)
+        else { return error.description }
+        return text
+    }
+
     /// Installs the Secret Service and the automatic choice (`credvault-full` does, first thing).
     public static func install(_ backends: any ExtendedBackends) {
         installed.withLock { $0 = backends }
@@ -328,6 +337,8 @@ public protocol ExtendedBackends: Sendable {
     func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian]
     /// The fleet store of `--postgres` (or `$CREDVAULT_POSTGRES`), opened as this host.
     func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore
+    /// `error`, raised by the fleet store, in its own words (`nil`: the common wording).
+    func describeFleetError(_ error: CredentialVaultError) -> String?
 }
 
 extension ExtendedBackends {
@@ -335,4 +346,7 @@ extension ExtendedBackends {
     public func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore {
         throw CredentialVaultError.notAvailable("the postgres backend is only in \(FullExecutable.name)")
     }
+
+    /// Without the fleet store module: the common wording.
+    public func describeFleetError(_ error: CredentialVaultError) -> String? { nil }
 }

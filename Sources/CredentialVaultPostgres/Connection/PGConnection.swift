@@ -31,6 +31,8 @@ final class PGConnection: @unchecked Sendable {
     static func connect(
         _ conninfo: String, connectTimeout: Int, statementTimeout: Duration, lockTimeout: Duration, deadline: ContinuousClock.Instant
     ) throws(CredentialVaultError) -> PGConnection {
+        // Checked first: libpq's own parse errors would quote the string, password and all.
+        let string = try ConnectionString(conninfo)
         // `dbname` first with expand_dbname = 1: the caller's string or URL is expanded, and the
         // keywords after it override what it says (the store's own deadlines always apply).
         let keywords = ["dbname", "connect_timeout", "fallback_application_name", "client_encoding"]
@@ -38,7 +40,7 @@ final class PGConnection: @unchecked Sendable {
         let conn: OpaquePointer? = withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
         guard let conn else { throw .io("libpq could not allocate a connection") }
         guard PQstatus(conn) == CONNECTION_OK else {
-            let message = String(cString: PQerrorMessage(conn))
+            let message = string.redacting(String(cString: PQerrorMessage(conn)))
             PQfinish(conn)
             throw PGFailure.connectError(message)
         }

@@ -55,11 +55,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// Throws `invalidArgument` for values the store cannot honour (out-of-range deadlines, a
-    /// schema name that is not a plain identifier, a NUL in the connection string).
+    /// schema name that is not a plain identifier, a NUL in the connection string, a connection
+    /// string libpq cannot parse: its message never repeats the string).
     public func validate() throws(CredentialVaultError) {
         guard !connectionString.isEmpty, !connectionString.utf8.contains(0) else {
             throw .invalidArgument("the PostgreSQL connection string must be non-empty and without NUL")
         }
+        _ = try ConnectionString(connectionString)
         guard Self.isIdentifier(schema) else {
             throw .invalidArgument("the fleet schema name must be a lowercase identifier (a-z, 0-9, _; at most 48 characters)")
         }

@@ -59,4 +59,7 @@ enum FleetOptions {
 extension SecretServiceBackends {
     /// `--backend postgres`: the fleet store.
     func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore { try FleetOptions.open(args) }
+
+    /// The fleet store's conditions in its own words (a rotated key, one row changed, a lock).
+    func describeFleetError(_ error: CredentialVaultError) -> String? { PostgresStore.describe(error) }
 }
