@@ -15,7 +15,7 @@ public enum VaultOptions {
     public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter"]
     public static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
-        "fleet-schema", "fleet-key-file", "fleet-passphrase-file",
+        "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file",
     ]
 
     public static let help = """
@@ -26,7 +26,11 @@ public enum VaultOptions {
                                      keyring is reported (exit code 10), never replaced by the file
           --postgres URL             the fleet store's libpq connection string or URL (with --backend
                                      postgres; default $CREDVAULT_POSTGRES), unlocked with this host's
-                                     --key-file or --passphrase-file (see credvault fleet --help)
+                                     --key-file or --passphrase-file (see credvault fleet --help); a
+                                     password in it is refused (every local user can read a command
+                                     line): use a passfile, $CREDVAULT_POSTGRES or:
+          --postgres-password-file PATH
+                                     the PostgreSQL role's password (one trailing newline is ignored)
           --fleet-host NAME          this host's name in the fleet store (default $CREDVAULT_FLEET_HOST,
                                      else the machine's host name)
           --fleet-schema NAME        the fleet store's schema (default $CREDVAULT_FLEET_SCHEMA, else credvault)

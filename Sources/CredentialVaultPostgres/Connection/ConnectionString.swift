@@ -7,17 +7,21 @@ import Foundation
 /// token: "S3cr%zzet"`, `... in URI: "postgresql://user:password@..."`), and its connect
 /// errors could repeat the password where a caller misplaced it.
 struct ConnectionString {
-    /// What never appears in a message: the string itself and its password.
+    /// What never appears in a message: the string itself and the passwords.
     let secrets: [String]
+    /// The password the string holds, if any.
+    let password: String?
 
     /// Parses `conninfo` as libpq will (`PQconninfoParse`): a malformed string is
-    /// `invalidArgument`, with libpq's reason stripped of everything it quoted.
-    init(_ conninfo: String) throws(CredentialVaultError) {
-        var secrets = [conninfo]
+    /// `invalidArgument`, with libpq's reason stripped of everything it quoted. `password` (one
+    /// given apart) is kept out of messages too.
+    init(_ conninfo: String, password given: String? = nil) throws(CredentialVaultError) {
+        let secrets = [conninfo] + [given].compactMap { $0 }.filter { !$0.isEmpty }
         // A plain database name (no `=`, no URI prefix) is not parsed by libpq either.
         let lowered = conninfo.lowercased()
         guard conninfo.contains("=") || lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") else {
             self.secrets = secrets
+            password = nil
             return
         }
         var error: UnsafeMutablePointer<CChar>?
@@ -30,14 +34,15 @@ struct ConnectionString {
         }
         defer { PQconninfoFree(options) }
         var option = options
+        var found: String?
         while let keyword = option.pointee.keyword {
-            if String(cString: keyword) == "password", let value = option.pointee.val {
-                let password = String(cString: value)
-                if !password.isEmpty { secrets.append(password) }
+            if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 {
+                found = String(cString: value)
             }
             option += 1
         }
-        self.secrets = secrets
+        self.secrets = secrets + [found].compactMap { $0 }
+        password = found
     }
 
     /// `message` with every secret replaced by `(redacted)`.
