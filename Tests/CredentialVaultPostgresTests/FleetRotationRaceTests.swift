@@ -12,17 +12,24 @@ import Testing
 struct FleetRotationRaceTests {
     let key = CredentialKey(service: "api.example", account: "deploy")
 
-    @Test func aSaveHeldUntilARotationCommitsIsRefusedAndLeavesNoOrphanRow() throws {
-        let fleet = try TestFleet(freshness: .zero)
+    /// Saves `key` from a store opened before the rotation, its prepared statement `statement`
+    /// held at a gate until another process's rotation has committed; returns what the save
+    /// threw (`nil`: it was acknowledged) and the rotated store.
+    func saveHeldAcrossRotation(_ fleet: TestFleet, holding statement: String) throws -> (CredentialVaultError?, PostgresStore) {
         let gate = try StatementGate()
         defer { gate.stop() }
         let early = try PostgresStore.open(fleet.configuration(through: gate), host: "test-host", key: .keyFile(fleet.keys.keyFile))
-        gate.holdPrepared("insert")
+        gate.holdPrepared(statement)
         let save = Background { thrownError { () throws(CredentialVaultError) in try early.synchronous.save(Data("new".utf8), for: key, options: .portable) } }
-        #expect(gate.held.waitBlocking(for: 1), "the save's INSERT reached the gate")
+        #expect(gate.held.waitBlocking(for: 1), "the save's \(statement) reached the gate")
         let rotated = try fleet.rotateElsewhere()
         gate.release()
-        let outcome = try #require(save.value(), "the save ended")
+        return (try #require(save.value(), "the save ended"), rotated)
+    }
+
+    @Test func aSaveHeldUntilARotationCommitsIsRefusedAndLeavesNoOrphanRow() throws {
+        let fleet = try TestFleet(freshness: .zero)
+        let (outcome, rotated) = try saveHeldAcrossRotation(fleet, holding: "insert")
         #expect(outcome == .locked, "a write sealed with the retired key is refused: \(String(describing: outcome))")
         // Nothing under the old key landed: the store lists and rotates again.
         #expect(try rotated.synchronous.listKeys() == [])
@@ -37,15 +44,7 @@ struct FleetRotationRaceTests {
     @Test func anUpdateHeldUntilARotationCommitsIsRefused() throws {
         let fleet = try TestFleet(freshness: .zero)
         try fleet.store.synchronous.save(Data("old".utf8), for: key, options: .portable)
-        let gate = try StatementGate()
-        defer { gate.stop() }
-        let early = try PostgresStore.open(fleet.configuration(through: gate), host: "test-host", key: .keyFile(fleet.keys.keyFile))
-        gate.holdPrepared("update")
-        let save = Background { thrownError { () throws(CredentialVaultError) in try early.synchronous.save(Data("new".utf8), for: key, options: .portable) } }
-        #expect(gate.held.waitBlocking(for: 1), "the save's UPDATE reached the gate")
-        let rotated = try fleet.rotateElsewhere()
-        gate.release()
-        let outcome = try #require(save.value(), "the save ended")
+        let (outcome, rotated) = try saveHeldAcrossRotation(fleet, holding: "update")
         #expect(outcome == .locked, "\(String(describing: outcome))")
         #expect(try rotated.synchronous.load(key) == Data("old".utf8), "the refused save changed nothing")
     }
