@@ -122,21 +122,28 @@ extension PostgresStore {
             let sealed = keys.seal(Data(plain), nameHash: nameHash, version: version)
             wipe(&plain)
             let expiresParam: PGParam = expires.map { .int8($0) } ?? .nullInt8
-            // Bound to this key's epoch: after a rotation, `locked`, never a row under the old key.
-            let changed =
+            // Bound to this key's epoch: after a rotation nothing lands under the old key, and
+            // the read below reports the rotation (`locked`).
+            let won = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Bool in
+                let result: PGResult
                 if let row {
-                    try epochBoundWrite(
+                    result = try c.query(
                         "update", schema.updateRecord,
-                        [.bytes(nameHash), .int8(row.version), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)])
+                        [.bytes(nameHash), .int8(row.version), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)],
+                        deadline: pool.statementDeadline)
                 } else {
-                    try epochBoundWrite(
-                        "insert", schema.insertRecord, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)])
+                    result = try c.query(
+                        "insert", schema.insertRecord, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)],
+                        deadline: pool.statementDeadline)
                 }
-            if changed == 1 {
+                return result.affectedRows == 1
+            }
+            if won {
                 cache.wrote(nameHash, entry: RecordCache.Entry(version: version, epoch: keys.keyEpoch, sealed: sealed))
                 return
             }
-            // Another writer came first: read its row and try again on top of it.
+            // Another writer came first (read its row and try again on top of it), or the store
+            // was rotated (the read reports `locked`).
             row = try fetch(nameHash)
         }
         throw .busy
