@@ -9,6 +9,9 @@ import Foundation
 ///   keyed hash of its name: the database sees no service, account, label or value.
 /// - The data key is wrapped once per host key (`FleetHostKey`: a key file or a passphrase).
 /// - Every write is a compare-and-swap on the row version; `take` is single use across hosts.
+/// - Every write and delete is bound to the data key's epoch in the same statement: a process
+///   that opened the store before a rotation gets `locked` (reopen), never a lost write or a
+///   false "not found".
 /// - Reads are served from a per-process cache while the store-wide generation is known to be
 ///   unchanged (checked at most `freshnessInterval` ago).
 /// - `withExclusiveAccess` is a fleet-wide lock (a PostgreSQL advisory lock, released when its
@@ -66,7 +69,8 @@ public final class PostgresStore: Sendable {
     public var keyEpoch: Int64 { keys.keyEpoch }
 
     /// Opens the fleet store of `configuration` as `host`, unwrapping the data key with `key`.
-    /// Blocks for the connect, two round trips and (for a passphrase) one Argon2id run.
+    /// Blocks for the connect, two round trips (the read, the purge of expired rows) and (for a
+    /// passphrase) one Argon2id run.
     ///
     /// The store's epoch and this host's wrapping are read in one statement (one snapshot); an
     /// open that a rotation overtakes before it is done (its first write, the purge of expired
