@@ -46,6 +46,8 @@ public enum CommandLineTool {
             io.error("unknown command '\(name)'; see credvault --help")
             return ExitCode.usage
         }
+        // The backend the command works on, once known: its errors are worded for it.
+        var backend: String?
         do {
             // Parsed first: `--help` or `-h` asks for help only in option position, never as a
             // name after `--` or as an option's value (see `ParsedArguments`).
@@ -55,9 +57,10 @@ public enum CommandLineTool {
                 io.print(command.help)
                 return ExitCode.success
             }
-            let backend = VaultOptions.backendName(parsed, default: command.defaultBackend)
-            if let handOver, VaultOptions.needsFullExecutable(backend) { return handOver("the \(backend) backend") }
-            if let handOver, backend == VaultBackend.file.rawValue, let needing = VaultOptions.custodyNeedingFullExecutable(parsed) {
+            let chosen = VaultOptions.backendName(parsed, default: command.defaultBackend)
+            backend = command.defaultBackend == VaultBackend.postgres.rawValue ? command.defaultBackend : chosen
+            if let handOver, VaultOptions.needsFullExecutable(chosen) { return handOver("the \(chosen) backend") }
+            if let handOver, chosen == VaultBackend.file.rawValue, let needing = VaultOptions.custodyNeedingFullExecutable(parsed) {
                 return handOver(needing)
             }
             // `credvault custody keyring|tpm` names its custodian as an argument, not `--custody`:
@@ -77,7 +80,7 @@ public enum CommandLineTool {
             io.error(error.message)
             return ExitCode.locked
         } catch let error as CredentialVaultError {
-            io.error(error.description)
+            io.error(VaultOptions.describe(error, backend: backend))
             return ExitCode.of(error)
         } catch {
             io.error("\(error)")

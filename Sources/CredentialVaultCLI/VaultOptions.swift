@@ -15,7 +15,7 @@ public enum VaultOptions {
     public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive"]
     public static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
-        "fleet-schema", "fleet-key-file", "fleet-passphrase-file",
+        "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file",
     ]
 
     public static let help = """
@@ -30,7 +30,11 @@ public enum VaultOptions {
                                      does the same)
           --postgres URL             the fleet store's libpq connection string or URL (with --backend
                                      postgres; default $CREDVAULT_POSTGRES), unlocked with this host's
-                                     --key-file or --passphrase-file (see credvault fleet --help)
+                                     --key-file or --passphrase-file (see credvault fleet --help); a
+                                     password in it is refused (every local user can read a command
+                                     line): use a passfile, $CREDVAULT_POSTGRES or:
+          --postgres-password-file PATH
+                                     the PostgreSQL role's password (one trailing newline is ignored)
           --fleet-host NAME          this host's name in the fleet store (default $CREDVAULT_FLEET_HOST,
                                      else the machine's host name)
           --fleet-schema NAME        the fleet store's schema (default $CREDVAULT_FLEET_SCHEMA, else credvault)
@@ -199,6 +203,15 @@ public enum VaultOptions {
         ["secret-service", "auto", "automatic", "postgres"].contains(name)
     }
 
+    /// `error` as the one line on stderr: in the fleet store's words when the command works on
+    /// the fleet store (`backend` postgres), else the common wording.
+    public static func describe(_ error: CredentialVaultError, backend: String?) -> String {
+        guard backend == VaultBackend.postgres.rawValue, let backends = installed.withLock({ $0 }),
+            let text = backends.describeFleetError(error)
+        else { return error.description }
+        return text
+    }
+
     /// Installs the Secret Service and the automatic choice (`credvault-full` does, first thing).
     public static func install(_ backends: any ExtendedBackends) {
         installed.withLock { $0 = backends }
@@ -338,6 +351,8 @@ public protocol ExtendedBackends: Sendable {
     func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian]
     /// The fleet store of `--postgres` (or `$CREDVAULT_POSTGRES`), opened as this host.
     func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore
+    /// `error`, raised by the fleet store, in its own words (`nil`: the common wording).
+    func describeFleetError(_ error: CredentialVaultError) -> String?
 }
 
 extension ExtendedBackends {
@@ -345,4 +360,7 @@ extension ExtendedBackends {
     public func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore {
         throw CredentialVaultError.notAvailable("the postgres backend is only in \(FullExecutable.name)")
     }
+
+    /// Without the fleet store module: the common wording.
+    public func describeFleetError(_ error: CredentialVaultError) -> String? { nil }
 }

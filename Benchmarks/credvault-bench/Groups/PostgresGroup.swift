@@ -43,8 +43,11 @@ enum PostgresGroup {
             "read",
             "SELECT m.generation, r.version, r.key_epoch, r.sealed, m.key_epoch FROM \(schema).fleet_meta m LEFT JOIN \(schema).fleet_records r ON r.name_hash = $1",
             types: [17])
+        // The store's compare-and-swap, bound to the key epoch (docs/FLEET.md) as the store sends it.
         try raw.prepare(
-            "cas", "UPDATE \(schema).fleet_records SET version = $3, key_epoch = $4, expires_at = $5, sealed = $6 WHERE name_hash = $1 AND version = $2",
+            "cas",
+            "UPDATE \(schema).fleet_records SET version = $3, key_epoch = $4, expires_at = $5, sealed = $6 WHERE name_hash = $1 AND version = $2 "
+                + "AND (SELECT key_epoch FROM \(schema).fleet_meta FOR NO KEY UPDATE) = $4",
             types: [17, 20, 20, 20, 20, 17])
         try raw.prepare("insert", "INSERT INTO \(schema).fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES ($1, 1, 1, NULL, $2)", types: [17, 17])
         try raw.execute("insert", [rawHash, rawSealed])

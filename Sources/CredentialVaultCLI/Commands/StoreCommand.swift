@@ -108,9 +108,19 @@ public enum ListCommand: Command {
         return ExitCode.success
     }
 
-    /// `date` as `2027-01-15T08:00:00.125Z`: ISO 8601 in UTC, with the milliseconds a sealed
-    /// file records (a whole second, from the Secret Service, ends in `.000`).
+    /// `date` as `2027-01-15T08:00:00.125Z`: ISO 8601 in UTC, with the milliseconds a store
+    /// records (a whole second, from the Secret Service, ends in `.000`). A store's date is
+    /// its milliseconds divided by 1000 in a `Double`, often a hair below the millisecond, and
+    /// the formatter's fraction truncates: so the millisecond is rounded here, in integers, and
+    /// only the whole second (exact in a `Date`) goes through the formatter.
     static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let ms = (date.timeIntervalSince1970 * 1000).rounded()
+        guard ms.isFinite, abs(ms) < 9e15 else { return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+        let total = Int64(ms)
+        var (seconds, fraction) = (total / 1000, total % 1000)
+        if fraction < 0 { (seconds, fraction) = (seconds - 1, fraction + 1000) }  // before 1970
+        let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(Date.ISO8601FormatStyle())
+        // `...:SSZ` becomes `...:SS.mmmZ`.
+        return String(whole.dropLast()) + "." + String(String(fraction + 1000).dropFirst()) + "Z"
     }
 }

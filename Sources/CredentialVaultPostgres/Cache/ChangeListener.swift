@@ -36,7 +36,7 @@ final class ChangeListener: Sendable {
             if connection == nil {
                 do throws(CredentialVaultError) {
                     let fresh = try PGConnection.connect(
-                        configuration.connectionString, connectTimeout: configuration.connectTimeoutSeconds,
+                        configuration.connectionString, password: configuration.password, connectTimeout: configuration.connectTimeoutSeconds,
                         statementTimeout: configuration.statementTimeout, lockTimeout: configuration.lockTimeout,
                         deadline: .now + configuration.statementTimeout)
                     try? fresh.simple("LISTEN \(channel)", deadline: .now + configuration.statementTimeout)

@@ -52,7 +52,7 @@ final class ConnectionPool: Sendable {
         while true {
             do throws(CredentialVaultError) {
                 return try PGConnection.connect(
-                    configuration.connectionString, connectTimeout: configuration.connectTimeoutSeconds,
+                    configuration.connectionString, password: configuration.password, connectTimeout: configuration.connectTimeoutSeconds,
                     statementTimeout: configuration.statementTimeout, lockTimeout: configuration.lockTimeout,
                     deadline: statementDeadline)
             } catch {

@@ -29,16 +29,24 @@ final class PGConnection: @unchecked Sendable {
     /// Connects (blocking, bounded by `connect_timeout` per host tried) and applies the
     /// session settings: the statement, lock and idle-transaction timeouts, and warnings only.
     static func connect(
-        _ conninfo: String, connectTimeout: Int, statementTimeout: Duration, lockTimeout: Duration, deadline: ContinuousClock.Instant
+        _ conninfo: String, password: String? = nil, connectTimeout: Int, statementTimeout: Duration, lockTimeout: Duration,
+        deadline: ContinuousClock.Instant
     ) throws(CredentialVaultError) -> PGConnection {
+        // Checked first: libpq's own parse errors would quote the string, password and all.
+        let string = try ConnectionString(conninfo, password: password)
         // `dbname` first with expand_dbname = 1: the caller's string or URL is expanded, and the
-        // keywords after it override what it says (the store's own deadlines always apply).
-        let keywords = ["dbname", "connect_timeout", "fallback_application_name", "client_encoding"]
-        let values = [conninfo, String(connectTimeout), "credvault", "UTF8"]
+        // keywords after it override what it says (the store's own deadlines always apply; a
+        // password given apart wins over the string's).
+        var keywords = ["dbname", "connect_timeout", "fallback_application_name", "client_encoding"]
+        var values = [conninfo, String(connectTimeout), "credvault", "UTF8"]
+        if let password {
+            keywords.append("password")
+            values.append(password)
+        }
         let conn: OpaquePointer? = withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
         guard let conn else { throw .io("libpq could not allocate a connection") }
         guard PQstatus(conn) == CONNECTION_OK else {
-            let message = String(cString: PQerrorMessage(conn))
+            let message = string.redacting(String(cString: PQerrorMessage(conn)))
             PQfinish(conn)
             throw PGFailure.connectError(message)
         }

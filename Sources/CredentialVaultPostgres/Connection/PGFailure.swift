@@ -7,8 +7,10 @@ struct PGFailure: Error, Sendable {
     let sqlState: String?
     /// The connection cannot be used again (it is closed and a new one is made).
     let connectionLost: Bool
-    /// A fixed phrase, or libpq's connect diagnostic (host names and TLS reasons, never a
-    /// password: libpq does not repeat the connection string).
+    /// A fixed phrase, or libpq's connect diagnostic (host names and TLS reasons). Never the
+    /// connection string or its password: a malformed string is refused before libpq sees it
+    /// (`ConnectionString`, whose message drops what libpq quoted), and a connect diagnostic
+    /// has both redacted.
     let reason: String
     /// The client-side deadline passed.
     var timedOut = false

@@ -52,20 +52,38 @@ struct FleetSchema: Sendable {
         "INSERT INTO \(name).fleet_meta (schema_version, store_id, key_epoch, generation) VALUES ($1, $2, $3, 0)"
     }
     var readMeta: String { "SELECT schema_version, store_id, key_epoch, generation FROM \(name).fleet_meta" }
-    var readGeneration: String { "SELECT generation, key_epoch FROM \(name).fleet_meta" }
 
+    /// Enrols a host in the store's transaction of `init` or of a rotation (which hold the
+    /// meta row already).
     var insertHost: String {
         """
         INSERT INTO \(name).fleet_hosts (host, key_source, salt, ops_limit, mem_limit, key_epoch, wrapped_key)
         VALUES ($1, $2, $3, $4, $5, $6, $7)
         """
     }
-    var readHost: String {
-        "SELECT key_source, salt, ops_limit, mem_limit, key_epoch, wrapped_key FROM \(name).fleet_hosts WHERE host = $1"
+    /// Enrols a host with a wrapping of the data key of epoch $6: only while that is the store's.
+    var enrolHost: String {
+        guarded(
+            """
+            INSERT INTO \(name).fleet_hosts (host, key_source, salt, ops_limit, mem_limit, key_epoch, wrapped_key)
+            SELECT $1, $2, $3, $4, $5, $6, $7 WHERE (SELECT key_epoch FROM m) = $6
+            """)
     }
-    /// Never the last host: the store would open nowhere.
+    /// The store's meta row and this host's wrapping, in one statement (one snapshot): a
+    /// rotation is seen whole or not at all.
+    var readMetaAndHost: String {
+        """
+        SELECT m.schema_version, m.store_id, m.key_epoch, h.key_source, h.salt, h.ops_limit, h.mem_limit, h.key_epoch, h.wrapped_key
+        FROM \(name).fleet_meta m LEFT JOIN \(name).fleet_hosts h ON h.host = $1
+        """
+    }
+    /// Never the last host: the store would open nowhere. $2: the epoch of the caller's key.
     var deleteHost: String {
-        "DELETE FROM \(name).fleet_hosts WHERE host = $1 AND (SELECT count(*) FROM \(name).fleet_hosts) > 1"
+        guarded(
+            """
+            DELETE FROM \(name).fleet_hosts
+            WHERE host = $1 AND (SELECT count(*) FROM \(name).fleet_hosts) > 1 AND (SELECT key_epoch FROM m) = $2
+            """)
     }
     var deleteAllHosts: String { "DELETE FROM \(name).fleet_hosts" }
     var lockForRotation: String {
@@ -81,26 +99,80 @@ struct FleetSchema: Sendable {
         FROM \(name).fleet_meta m LEFT JOIN \(name).fleet_records r ON r.name_hash = $1
         """
     }
+
+    // MARK: - Writes bound to the key epoch
+
+    /// `write` (an INSERT, UPDATE or DELETE that checks `(SELECT key_epoch FROM m)` against
+    /// the epoch of the caller's key) run only while that is the store's epoch, reporting one
+    /// row: the store's epoch (NULL without a meta row) and how many rows `write` changed.
+    ///
+    /// `m` locks the meta row (FOR NO KEY UPDATE, the lock the generation trigger takes anyway)
+    /// before any record row: a rotation holds that row FOR UPDATE until it commits, so a write
+    /// waits for it and then sees its epoch (READ COMMITTED re-reads a row it waited for), and
+    /// a rotation waits for a write under way. So nothing sealed under a retired key lands, and
+    /// a write that changed nothing because of a rotation is told apart from one that found no
+    /// row. Every writer takes the meta row first: no lock-order deadlock.
+    ///
+    /// The compare-and-swap writes of `save` (the hot path) use the lighter `currentEpoch`
+    /// instead: their "0 rows" is always followed by a read that reports the epoch.
+    private func guarded(_ write: String) -> String {
+        """
+        WITH m AS (SELECT key_epoch FROM \(name).fleet_meta FOR NO KEY UPDATE),
+        w AS (\(write) RETURNING 1)
+        SELECT (SELECT key_epoch FROM m), (SELECT count(*) FROM w)
+        """
+    }
+
+    /// The store's epoch, the meta row locked as in `guarded` (an uncorrelated sub-select: the
+    /// plan evaluates it once, as a one-time filter before it reads any record row). In a
+    /// plain statement, cheaper than `guarded`'s CTE, for the writes whose "0 rows" is followed
+    /// by a read anyway.
+    private var currentEpoch: String { "(SELECT key_epoch FROM \(name).fleet_meta FOR NO KEY UPDATE)" }
+
+    /// $1 name hash, $2 version, $3 key epoch, $4 expiry, $5 sealed. 1 row affected = won, 0 =
+    /// another writer inserted it first, or the store was rotated (the read that follows tells).
     var insertRecord: String {
         """
-        INSERT INTO \(name).fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES ($1, $2, $3, $4, $5)
+        INSERT INTO \(name).fleet_records (name_hash, version, key_epoch, expires_at, sealed)
+        SELECT $1, $2, $3, $4, $5 WHERE \(currentEpoch) = $3
         ON CONFLICT (name_hash) DO NOTHING
         """
     }
-    /// Compare-and-swap: 1 row affected = won, 0 = another writer came first.
+    /// Compare-and-swap: $1 name hash, $2 the version read, $3 the new version, $4 key epoch,
+    /// $5 expiry, $6 sealed. 1 row affected = won, 0 = another writer came first, or the store
+    /// was rotated (the read that follows tells).
     var updateRecord: String {
         """
         UPDATE \(name).fleet_records SET version = $3, key_epoch = $4, expires_at = $5, sealed = $6
-        WHERE name_hash = $1 AND version = $2
+        WHERE name_hash = $1 AND version = $2 AND \(currentEpoch) = $4
         """
     }
-    var deleteRecordVersion: String { "DELETE FROM \(name).fleet_records WHERE name_hash = $1 AND version = $2" }
-    var deleteRecord: String { "DELETE FROM \(name).fleet_records WHERE name_hash = $1" }
-    var deleteEverything: String { "DELETE FROM \(name).fleet_records" }
+    /// $1 name hash, $2 version, $3 key epoch (a take, a purge of one expired row).
+    var deleteRecordVersion: String {
+        guarded("DELETE FROM \(name).fleet_records WHERE name_hash = $1 AND version = $2 AND (SELECT key_epoch FROM m) = $3")
+    }
+    /// $1 name hash, $2 key epoch.
+    var deleteRecord: String {
+        guarded("DELETE FROM \(name).fleet_records WHERE name_hash = $1 AND (SELECT key_epoch FROM m) = $2")
+    }
+    /// $1 key epoch.
+    var deleteEverything: String { guarded("DELETE FROM \(name).fleet_records WHERE (SELECT key_epoch FROM m) = $1") }
+    /// $1 now (ms since 1970), $2 key epoch.
+    var purgeExpired: String {
+        guarded(
+            "DELETE FROM \(name).fleet_records WHERE expires_at IS NOT NULL AND expires_at <= $1 AND (SELECT key_epoch FROM m) = $2")
+    }
+
+    // MARK: - The rotation's own statements (in its transaction, which holds the table and meta row)
+
+    var rotationDeleteRecords: String { "DELETE FROM \(name).fleet_records" }
+    var rotationInsertRecord: String {
+        "INSERT INTO \(name).fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES ($1, $2, $3, $4, $5)"
+    }
+
     var persistentRecords: String {
         "SELECT name_hash, version, key_epoch, sealed FROM \(name).fleet_records WHERE expires_at IS NULL"
     }
     var allRecords: String { "SELECT name_hash, version, key_epoch, sealed, expires_at FROM \(name).fleet_records" }
-    var purgeExpired: String { "DELETE FROM \(name).fleet_records WHERE expires_at IS NOT NULL AND expires_at <= $1" }
     var countRecords: String { "SELECT count(*)::int8 FROM \(name).fleet_records" }
 }

@@ -76,9 +76,11 @@ struct FleetRecord: Sendable {
             modified: Self.date(modified), expiresAt: expires.map(Self.date))
     }
 
-    /// Milliseconds since 1970 of `date`, clamped to ±292 million years (no trap on any clock).
+    /// Milliseconds since 1970 of `date`, to the nearest (a date made of whole milliseconds,
+    /// as every store makes them, is a hair below or above its millisecond in a `Double`: its
+    /// millisecond comes back), clamped to ±292 million years (no trap on any clock).
     static func milliseconds(_ date: Date) -> Int64 {
-        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let ms = (date.timeIntervalSince1970 * 1000).rounded()
         guard ms.isFinite else { return 0 }
         return Int64(max(-9.2e18, min(9.2e18, ms)))
     }

@@ -6,11 +6,16 @@ import Foundation
 /// The connection string is libpq's (`host=a,b port=5432,5432 dbname=fleet sslmode=verify-full
 /// sslrootcert=/etc/ssl/fleet-ca.pem target_session_attrs=read-write`) or a URL
 /// (`postgresql://user@db.example/fleet?sslmode=verify-full`). Put the password in a passfile
-/// (`passfile=`, `PGPASSFILE`) rather than in the string: the string is kept in memory as is.
-/// `connect_timeout` in the string is overridden by `connectTimeout`.
+/// (`passfile=`, `PGPASSFILE`) or in `password`, rather than in the string: a string is often
+/// written on a command line, where every local user can read it. `connect_timeout` in the
+/// string is overridden by `connectTimeout`.
 public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// libpq connection string or URL.
     public var connectionString: String
+    /// The role's password, when it comes from elsewhere than the string or a passfile (a
+    /// password file of the caller's): given to libpq as a keyword of its own, which overrides
+    /// the string's. Kept in memory as the string is; never in a message.
+    public var password: String?
     /// The schema holding the store's tables (a plain lowercase identifier): several stores
     /// can share one database.
     public var schema: String
@@ -55,11 +60,14 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     }
 
     /// Throws `invalidArgument` for values the store cannot honour (out-of-range deadlines, a
-    /// schema name that is not a plain identifier, a NUL in the connection string).
+    /// schema name that is not a plain identifier, a NUL in the connection string, a connection
+    /// string libpq cannot parse: its message never repeats the string).
     public func validate() throws(CredentialVaultError) {
         guard !connectionString.isEmpty, !connectionString.utf8.contains(0) else {
             throw .invalidArgument("the PostgreSQL connection string must be non-empty and without NUL")
         }
+        _ = try ConnectionString(connectionString)
+        guard !(password?.utf8.contains(0) ?? false) else { throw .invalidArgument("the PostgreSQL password must be without NUL") }
         guard Self.isIdentifier(schema) else {
             throw .invalidArgument("the fleet schema name must be a lowercase identifier (a-z, 0-9, _; at most 48 characters)")
         }
@@ -96,6 +104,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         return bytes.allSatisfy {
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_")
         }
+    }
+
+    /// Whether the connection string holds a password (`password=` or a URL's `user:password@`),
+    /// which a command line should not: every local user can read a process's arguments.
+    /// `false` for a string libpq cannot parse (`validate` refuses it).
+    public var connectionStringHoldsPassword: Bool {
+        (try? ConnectionString(connectionString))?.password != nil
     }
 
     /// Redacted: the connection string may hold a password.

@@ -35,16 +35,17 @@ extension PostgresStore {
         try Self.validateHostName(name)
         let wrapping = try HostWrapping.make(
             host: name, key: key, kdf: kdf, dataKey: keys.dataKey, storeID: keys.storeID, epoch: keys.keyEpoch)
-        let added = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Bool in
+        // Bound to this key's epoch: after a rotation the wrapping would be of a retired key.
+        let added = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult? in
             do throws(PGFailure) {
-                _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: pool.statementDeadline)
-                return true
+                return try c.queryUnprepared(schema.enrolHost, wrapping.parameters, deadline: pool.statementDeadline)
             } catch {
-                if error.sqlState == "23505" { return false }
+                if error.sqlState == "23505" { return nil }
                 throw error
             }
         }
-        guard added else { throw .invalidArgument("host \(name) is enrolled already: remove it first to give it another key") }
+        guard let added else { throw .invalidArgument("host \(name) is enrolled already: remove it first to give it another key") }
+        _ = try Self.changedRows(added, keyEpoch: keys.keyEpoch)
     }
 
     /// Removes `name`'s wrapping of the data key; returns whether it was enrolled. The last host
@@ -53,9 +54,10 @@ extension PostgresStore {
     /// no longer trust.
     @discardableResult
     public func removeHost(_ name: String) throws(CredentialVaultError) -> Bool {
-        let removed = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Int in
-            try c.queryUnprepared(schema.deleteHost, [.text(name)], deadline: pool.statementDeadline).affectedRows
+        let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
+            try c.queryUnprepared(schema.deleteHost, [.text(name), .int8(keys.keyEpoch)], deadline: pool.statementDeadline)
         }
+        let removed = try Self.changedRows(result, keyEpoch: keys.keyEpoch)
         if removed == 0, try hosts().contains(where: { $0.name == name }) {
             throw .invalidArgument("host \(name) is the last enrolled host: add another before removing it")
         }
@@ -128,8 +130,8 @@ extension PostgresStore {
                     let expires: PGParam = rows.int8(i, 4).map { .int8($0) } ?? .nullInt8
                     resealed.append([.bytes(newHash), .int8(version + 1), .int8(newKeys.keyEpoch), expires, .bytes(newSealed)])
                 }
-                _ = try c.queryUnprepared(schema.deleteEverything, [], deadline: deadline)
-                for row in resealed { _ = try c.queryUnprepared(schema.insertRecord, row, deadline: deadline) }
+                _ = try c.queryUnprepared(schema.rotationDeleteRecords, [], deadline: deadline)
+                for row in resealed { _ = try c.queryUnprepared(schema.rotationInsertRecord, row, deadline: deadline) }
                 _ = try c.queryUnprepared(schema.deleteAllHosts, [], deadline: deadline)
                 for wrapping in wrappings { _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline) }
                 let moved = try c.queryUnprepared(schema.setEpoch, [.int8(newKeys.keyEpoch), .int8(keys.keyEpoch)], deadline: deadline)

@@ -1,8 +1,9 @@
 import CredentialVault
 import Foundation
 
-/// The operations, blocking (each is one to three short statements). The synchronous API calls
-/// them directly, the asynchronous one on the store's threads.
+/// The operations, blocking (each is one to three short statements; every write and delete is
+/// bound to the key epoch, see `epochBoundWrite`). The synchronous API calls them directly, the
+/// asynchronous one on the store's threads.
 extension PostgresStore {
     /// A row as stored: its version, key epoch and sealed record.
     struct Row: Sendable {
@@ -73,18 +74,13 @@ extension PostgresStore {
 
     /// Deletes an expired row (only that version: a newer save stays).
     func purge(_ nameHash: Data, version: Int64) throws(CredentialVaultError) {
-        _ = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
-            try c.query("delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version)], deadline: pool.statementDeadline)
-        }
+        _ = try epochBoundWrite("delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch)])
         cache.forget(nameHash)
     }
 
-    /// Deletes every expired ephemeral row (on open and with `listKeys` and `deleteAll`).
+    /// Deletes every expired ephemeral row (on open and with `listKeys`).
     func purgeExpired() throws(CredentialVaultError) {
-        let now = FleetRecord.milliseconds(configuration.clock.now())
-        _ = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
-            try c.query("purge", schema.purgeExpired, [.int8(now)], deadline: pool.statementDeadline)
-        }
+        try Self.purgeExpired(pool: pool, schema: schema, keyEpoch: keys.keyEpoch, now: configuration.clock.now())
     }
 
     /// Refuses what a fleet store cannot honour: a persistent device-only credential.
@@ -126,6 +122,8 @@ extension PostgresStore {
             let sealed = keys.seal(Data(plain), nameHash: nameHash, version: version)
             wipe(&plain)
             let expiresParam: PGParam = expires.map { .int8($0) } ?? .nullInt8
+            // Bound to this key's epoch: after a rotation nothing lands under the old key, and
+            // the read below reports the rotation (`locked`).
             let won = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Bool in
                 let result: PGResult
                 if let row {
@@ -144,7 +142,8 @@ extension PostgresStore {
                 cache.wrote(nameHash, entry: RecordCache.Entry(version: version, epoch: keys.keyEpoch, sealed: sealed))
                 return
             }
-            // Another writer came first: read its row and try again on top of it.
+            // Another writer came first (read its row and try again on top of it), or the store
+            // was rotated (the read reports `locked`).
             row = try fetch(nameHash)
         }
         throw .busy
@@ -190,12 +189,9 @@ extension PostgresStore {
             }
             // Single use: only the one DELETE that still finds this version gets the value.
             // Not retried after a lost connection: whether it was consumed would be unknown.
-            let won = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Bool in
-                try c.query(
-                    "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(row.version)], deadline: pool.statementDeadline
-                ).affectedRows == 1
-            }
-            if won {
+            let taken = try epochBoundWrite(
+                "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(row.version), .int8(keys.keyEpoch)], retrySafe: false)
+            if taken == 1 {
                 cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil))
                 return record.value
             }
@@ -206,9 +202,8 @@ extension PostgresStore {
     func blockingDelete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool {
         try key.validate()
         let nameHash = keys.nameHash(key)
-        let deleted = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Int in
-            try c.query("delete", schema.deleteRecord, [.bytes(nameHash)], deadline: pool.statementDeadline).affectedRows
-        }
+        // After a rotation the row has another id: `locked`, never a false "there was none".
+        let deleted = try epochBoundWrite("delete", schema.deleteRecord, [.bytes(nameHash), .int8(keys.keyEpoch)])
         cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil))
         return deleted > 0
     }
@@ -249,9 +244,7 @@ extension PostgresStore {
 
     func blockingDeleteAll(service: String?) throws(CredentialVaultError) -> Int {
         guard let service else {
-            let count = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Int in
-                try c.query("delete-all", schema.deleteEverything, [], deadline: pool.statementDeadline).affectedRows
-            }
+            let count = try epochBoundWrite("delete-all", schema.deleteEverything, [.int8(keys.keyEpoch)])
             cache.expire()
             return count
         }
@@ -264,10 +257,8 @@ extension PostgresStore {
             guard record.key.isIn(service: service), let nameHash = result.bytes(index, 0), let version = result.int8(index, 1) else {
                 continue
             }
-            count += try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Int in
-                try c.query("delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version)], deadline: pool.statementDeadline)
-                    .affectedRows
-            }
+            count += try epochBoundWrite(
+                "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch)])
             cache.forget(nameHash)
         }
         cache.expire()

@@ -9,6 +9,9 @@ import Foundation
 ///   keyed hash of its name: the database sees no service, account, label or value.
 /// - The data key is wrapped once per host key (`FleetHostKey`: a key file or a passphrase).
 /// - Every write is a compare-and-swap on the row version; `take` is single use across hosts.
+/// - Every write and delete is bound to the data key's epoch in the same statement: a process
+///   that opened the store before a rotation gets `locked` (reopen), never a lost write or a
+///   false "not found".
 /// - Reads are served from a per-process cache while the store-wide generation is known to be
 ///   unchanged (checked at most `freshnessInterval` ago).
 /// - `withExclusiveAccess` is a fleet-wide lock (a PostgreSQL advisory lock, released when its
@@ -66,12 +69,18 @@ public final class PostgresStore: Sendable {
     public var keyEpoch: Int64 { keys.keyEpoch }
 
     /// Opens the fleet store of `configuration` as `host`, unwrapping the data key with `key`.
-    /// Blocks for the connect, two round trips and (for a passphrase) one Argon2id run.
+    /// Blocks for the connect, two round trips (the read, the purge of expired rows) and (for a
+    /// passphrase) one Argon2id run.
+    ///
+    /// The store's epoch and this host's wrapping are read in one statement (one snapshot); an
+    /// open that a rotation overtakes before it is done (its first write, the purge of expired
+    /// rows, sees the new epoch) opens again, so the store returned is current when returned.
     ///
     /// Throws `notAvailable` when the server cannot be reached or holds no store in the
     /// schema, `unsupported` for a store of another schema version (it is never migrated
     /// silently), `permissionDenied` when the host is not enrolled or the server refuses the
-    /// role, `wrongPassphrase` when `key` is not this host's.
+    /// role, `wrongPassphrase` when `key` is not this host's, `invalidArgument` for a
+    /// malformed connection string (never repeated: it may hold a password).
     public static func open(
         _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
     ) throws(CredentialVaultError) -> PostgresStore {
@@ -79,35 +88,50 @@ public final class PostgresStore: Sendable {
         try validateHostName(host)
         let pool = ConnectionPool(configuration: configuration)
         let schema = FleetSchema(name: configuration.schema)
-        let (meta, wrapping) = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> (PGResult, PGResult) in
-            let deadline = pool.statementDeadline
-            return (
-                try c.queryUnprepared(schema.readMeta, [], deadline: deadline),
-                try c.queryUnprepared(schema.readHost, [.text(host)], deadline: deadline)
-            )
+        var attempt = 1
+        while true {
+            let keys = try unwrapKeys(pool: pool, schema: schema, host: host, key: key)
+            do throws(CredentialVaultError) {
+                try purgeExpired(pool: pool, schema: schema, keyEpoch: keys.keyEpoch, now: configuration.clock.now())
+                return PostgresStore(configuration: configuration, host: host, pool: pool, keys: keys)
+            } catch {
+                // Rotated between the read and the purge: read the new epoch and wrapping.
+                guard error == .locked, attempt < openAttempts else { throw error }
+                attempt += 1
+            }
         }
-        guard meta.rowCount == 1, let version = meta.int8(0, 0), let storeID = meta.bytes(0, 1), storeID.count == 16,
-            let epoch = meta.int8(0, 2)
+    }
+
+    /// How many times an open reads the store again when rotations keep overtaking it.
+    static let openAttempts = 3
+
+    /// Reads the store's meta row and `host`'s wrapping in one statement and unwraps the data key.
+    private static func unwrapKeys(
+        pool: ConnectionPool, schema: FleetSchema, host: String, key: FleetHostKey
+    ) throws(CredentialVaultError) -> FleetKeys {
+        let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
+            try c.queryUnprepared(schema.readMetaAndHost, [.text(host)], deadline: pool.statementDeadline)
+        }
+        guard result.rowCount == 1, let version = result.int8(0, 0), let storeID = result.bytes(0, 1), storeID.count == 16,
+            let epoch = result.int8(0, 2)
         else { throw .corrupted("the fleet store's fleet_meta row is missing or malformed") }
         guard version == FleetSchema.version else {
             throw .unsupported(
                 "the fleet store has schema version \(version); this CredentialVault reads version \(FleetSchema.version) only (never migrated silently: upgrade CredentialVault, or migrate explicitly)")
         }
-        guard wrapping.rowCount == 1, let source = wrapping.int8(0, 0), let salt = wrapping.bytes(0, 1),
-            let ops = wrapping.int8(0, 2), let mem = wrapping.int8(0, 3), let hostEpoch = wrapping.int8(0, 4),
-            let wrapped = wrapping.bytes(0, 5)
+        guard let source = result.int8(0, 3), let salt = result.bytes(0, 4), let ops = result.int8(0, 5), let mem = result.int8(0, 6),
+            let hostEpoch = result.int8(0, 7), let wrapped = result.bytes(0, 8)
         else {
             throw .permissionDenied("host \(host) is not enrolled in this fleet store: run `credvault fleet add-host` on an enrolled host")
         }
+        // Read in the same snapshot as the epoch: only a wrapping a rotation did not replace
+        // (a host row put back by hand) can be of another epoch.
         guard hostEpoch == epoch else {
             throw .permissionDenied("host \(host)'s wrapping is of an older data key (rotated since): enrol it again")
         }
         let row = HostWrapping(host: host, source: source, salt: salt, opsLimit: ops, memLimit: mem, epoch: hostEpoch, wrapped: wrapped)
         let dataKey = try row.unwrap(key, storeID: storeID)
-        let store = PostgresStore(
-            configuration: configuration, host: host, pool: pool, keys: try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: epoch))
-        try store.purgeExpired()
-        return store
+        return try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: epoch)
     }
 
     /// Opens the store from async code: the connect, round trips and key derivation run on a

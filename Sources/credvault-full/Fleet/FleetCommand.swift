@@ -28,6 +28,8 @@ enum FleetCommand: Command {
         """ + VaultOptions.help
     static let flags: Set<String> = []
     static let options: Set<String> = ["new-key-file", "new-passphrase-file"]
+    /// Works on the fleet store: its errors are worded for it.
+    static var defaultBackend: String { VaultBackend.postgres.rawValue }
 
     static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         guard let action = args.positionals.first else { throw UsageError("give init, add-host, remove-host, rotate or status") }

@@ -8,13 +8,23 @@ import Foundation
 enum FleetOptions {
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    /// The store's configuration from the options.
+    /// The store's configuration from the options. A password in `--postgres` is refused:
+    /// every local user can read a process's arguments (`ps`, /proc/PID/cmdline).
     static func configuration(_ args: ParsedArguments) throws -> PostgresConfiguration {
         guard let url = args.options["postgres"] ?? environment["CREDVAULT_POSTGRES"], !url.isEmpty else {
             throw UsageError("give the fleet store's connection string with --postgres URL or $CREDVAULT_POSTGRES")
         }
         var configuration = PostgresConfiguration(
             connectionString: url, schema: args.options["fleet-schema"] ?? environment["CREDVAULT_FLEET_SCHEMA"] ?? "credvault")
+        if args.options["postgres"] != nil, configuration.connectionStringHoldsPassword {
+            throw UsageError(
+                "--postgres holds a password, which every local user can read in this command line (ps, /proc/PID/cmdline): "
+                    + "give it with --postgres-password-file PATH, a passfile (PGPASSFILE, or passfile= in the string), or put "
+                    + "the connection string in $CREDVAULT_POSTGRES; and change that password")
+        }
+        if let path = args.options["postgres-password-file"] {
+            configuration.password = try SecretReader.text(fromFile: path, what: "PostgreSQL password")
+        }
         // A command lives for a few round trips: a LISTEN connection would only cost the
         // server a connection (50 concurrent commands would hold 50 more).
         configuration.listensForChanges = false
@@ -59,4 +69,7 @@ enum FleetOptions {
 extension SecretServiceBackends {
     /// `--backend postgres`: the fleet store.
     func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore { try FleetOptions.open(args) }
+
+    /// The fleet store's conditions in its own words (a rotated key, one row changed, a lock).
+    func describeFleetError(_ error: CredentialVaultError) -> String? { PostgresStore.describe(error) }
 }
