@@ -67,7 +67,7 @@ extension GlewlwydTests {
             // Wait until all five wait for the advisory lock: the server says so (asked again
             // and again, as it tells no one), within a ceiling.
             let conninfo = fleet.environment["CREDVAULT_POSTGRES"]!
-            try await withCeiling(.seconds(60), "five token processes waiting for the fleet lock") {
+            try await withCeiling(.seconds(300), "five token processes waiting for the fleet lock") {
                 while try await Self.waitingForAdvisoryLock(conninfo) < 5 { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(provider.loggedServiceTokens(since: marker) == 0, "no token fetched while the lock is held")
