@@ -15,7 +15,9 @@ struct SecretServiceBackends: ExtendedBackends {
         guard let choice = BackendChoice(name: name) else {
             throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto)")
         }
-        let resolver = BackendResolver(application: .credvault, environment: [:], sealedFileURL: vaultURL)
+        let resolver = BackendResolver(
+            application: .credvault, environment: [:],
+            secretService: SecretServiceConfiguration(application: .credvault, timeout: try SecretServiceTimeout.current()), sealedFileURL: vaultURL)
         let decision = try resolver.decide(choice)
         if decision.isKeyringLocked, let status = decision.secretServiceStatus {
             return BackendResolution(
@@ -38,18 +40,21 @@ struct SecretServiceBackends: ExtendedBackends {
     /// else the kernel's resource manager `device:/dev/tpmrm0`).
     func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian] {
         let tcti = args.options["tpm-tcti"] ?? ProcessInfo.processInfo.environment["CREDVAULT_TPM_TCTI"] ?? "device:/dev/tpmrm0"
-        return [KeyringCustodian(), TPMCustodian(configuration: TPMConfiguration(tcti: tcti))]
+        return [KeyringCustodian(timeout: try SecretServiceTimeout.current()), TPMCustodian(configuration: TPMConfiguration(tcti: tcti))]
     }
 
     func openSecretService(allowingInteraction: Bool) -> any CredentialStore {
-        SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault, allowsInteraction: allowingInteraction))
+        // The variable was checked by `resolve`, which every Secret Service command passes first.
+        let timeout = (try? SecretServiceTimeout.current()) ?? .seconds(5)
+        return SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault, timeout: timeout, allowsInteraction: allowingInteraction))
     }
 
     /// Adds the Secret Service's provider, state, collection and capabilities (the provider's:
     /// ephemeral only with a session collection) to `info`; returns the exit code
     /// (`notAvailable`, `busy` for a time-out, when it cannot be asked). Never prompts.
     func describeSecretService(into info: inout [(String, String)]) -> Int32 {
-        let store = SecretServiceStore()
+        let timeout = (try? SecretServiceTimeout.current()) ?? .seconds(5)
+        let store = SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault, timeout: timeout))
         var code = ExitCode.success
         do {
             let status = try store.status()

@@ -117,7 +117,7 @@ enum ProviderCheck: String, CaseIterable, Sendable, CustomStringConvertible {
             let own = try cli.ownInstance()
             #expect(try cli.credvault(["store", service, "a"], stdin: value).status == 0)
             own.send(SIGSTOP)
-            let stopped = try cli.credvault(["lookup", service, "a"])
+            let stopped = try cli.credvault(["lookup", service, "a"], timeout: 2)
             own.send(SIGCONT)
             #expect(stopped.status == ExitCodes.busy, "timed out at its deadline: \(stopped.stderr)")
             #expect(try cli.credvault(["lookup", service, "a"]).stdout == value, "answers again once resumed")
@@ -178,8 +178,12 @@ final class ProviderCLI {
     }
 
     /// Runs `credvault ARGUMENTS --backend secret-service` (unless a backend is given).
-    func credvault(_ arguments: [String], stdin: Data = Data()) throws -> ChildProcess.Result {
+    /// Runs credvault against this provider. `timeout` is its wait per Secret Service call: a
+    /// generous one by default (a provider just started or resumed on a loaded machine answers
+    /// slowly), a short one where the deadline itself is what is tested.
+    func credvault(_ arguments: [String], stdin: Data = Data(), timeout seconds: Int = 120) throws -> ChildProcess.Result {
         var environment = self.environment
+        environment["CREDVAULT_SECRET_SERVICE_TIMEOUT"] = String(seconds)
         environment["HOME"] = home.path
         environment["XDG_DATA_HOME"] = home.appendingPathComponent("data").path
         environment["XDG_STATE_HOME"] = home.appendingPathComponent("state").path

@@ -22,7 +22,10 @@ final class SecretServiceCLITests {
 
     var environment: [String: String?] {
         ["HOME": home.path, "XDG_DATA_HOME": home.appendingPathComponent("data").path,
-         "XDG_STATE_HOME": home.appendingPathComponent("state").path, "CREDVAULT_BACKEND": nil]
+         "XDG_STATE_HOME": home.appendingPathComponent("state").path, "CREDVAULT_BACKEND": nil,
+         // A generous wait per Secret Service call: the shared keyring answers slowly on a
+         // loaded machine, and no test here is about that deadline.
+         "CREDVAULT_SECRET_SERVICE_TIMEOUT": "120"]
     }
 
     func credvault(_ arguments: [String], stdin: Data = Data()) throws -> ChildProcess.Result {

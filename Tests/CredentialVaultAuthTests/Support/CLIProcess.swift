@@ -33,7 +33,14 @@ final class CLIProcess: Sendable {
     /// An executable built beside the test bundle (`credvault-pghelper`, ...).
     static func sibling(_ name: String) -> URL { executable.deletingLastPathComponent().appendingPathComponent(name) }
 
-    init(_ arguments: [String], executable: URL = CLIProcess.executable, environment: [String: String] = [:], stdin: Data? = nil) throws {
+    /// The write end of the child's stdin when it was started with `holdingStdin`: its stdin
+    /// ends only when this process ends (or `kill`), for helpers that wait for that end.
+    private let heldStdin: Pipe?
+
+    init(
+        _ arguments: [String], executable: URL = CLIProcess.executable, environment: [String: String] = [:], stdin: Data? = nil,
+        holdingStdin: Bool = false
+    ) throws {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -46,12 +53,18 @@ final class CLIProcess: Sendable {
         env.merge(environment) { $1 }
         process.environment = env
         let stdout = Self.pipe(), stderr = Self.pipe()
-        process.standardInput = try stdin.map(Self.input) ?? FileHandle.nullDevice
+        heldStdin = holdingStdin ? Self.pipe() : nil
+        if let heldStdin {
+            process.standardInput = heldStdin
+        } else {
+            process.standardInput = try stdin.map(Self.input) ?? FileHandle.nullDevice
+        }
         process.standardOutput = stdout
         process.standardError = stderr
         let exited = self.exited
         process.terminationHandler = { _ in exited.arrive() }
         try process.run()
+        try? heldStdin?.fileHandleForReading.close()
         for (pipe, box) in [(stdout, out), (stderr, err)] {
             try? pipe.fileHandleForWriting.close()
             let fd = pipe.fileHandleForReading.fileDescriptor
