@@ -119,7 +119,9 @@ public final class SecretServiceStore: TokenStorageAdapter {
     /// "Replacing and taking"). Throws `locked` when the default collection is locked (also for
     /// an ephemeral credential: an older persistent value under the same key could not be
     /// removed), `notAvailable` when there is no default collection (a persistent credential) or
-    /// no service, `busy` when the key's lock stays held past the deadline.
+    /// no service, `busy` when the key's lock stays held past the deadline, `unsupported`
+    /// (nothing stored) for a name the provider cannot store exactly (on KeePassXC, a service or
+    /// account ending in a line feed: see `SecretServiceProvider.refusal(toStore:)`).
     ///
     /// A persistent credential is written before the search's answer is read: when that answer
     /// shows an older ephemeral item of the key in a locked `session` collection, `locked` is
@@ -141,6 +143,8 @@ public final class SecretServiceStore: TokenStorageAdapter {
         }
         let attributes = naming.attributes(of: key, options: options, expiresAt: expiresAt)
         try perform(locking: key) { (call) throws(CredentialVaultError) in
+            // Before anything is written: a name the provider would match as another name.
+            if let refusal = call.service.provider.refusal(toStore: key) { throw refusal }
             let main = try call.collectionPath(.default)
             let session = try call.collectionPath(.session)
             // The key's items before this save, and the one it wrote. Under the lock no other

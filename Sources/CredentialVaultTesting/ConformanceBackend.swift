@@ -11,16 +11,24 @@ public struct ConformanceBackend: Sendable, CustomStringConvertible {
     /// Opens the same storage again (a new handle, as after a restart); `nil` for backends
     /// that are not persistent.
     public let reopen: (@Sendable (_ store: StoreUnderTest, _ clock: ManualClock) throws -> StoreUnderTest)?
+    /// The names of the `ConformanceCheck.difficultNames` check that the
+    /// backend cannot store exactly and must refuse, as a service and as an account, with
+    /// `unsupported`, storing nothing and never repeating the name. Empty (the default): every
+    /// name is stored exactly.
+    public let refusedNames: Set<String>
 
-    /// Describes a backend for the suite.
+    /// Describes a backend for the suite; `refusedNames` are the difficult names it refuses
+    /// (none by default).
     public init(
         name: String,
         makeStore: @escaping @Sendable (_ clock: ManualClock) throws -> StoreUnderTest,
-        reopen: (@Sendable (_ store: StoreUnderTest, _ clock: ManualClock) throws -> StoreUnderTest)?
+        reopen: (@Sendable (_ store: StoreUnderTest, _ clock: ManualClock) throws -> StoreUnderTest)?,
+        refusedNames: Set<String> = []
     ) {
         self.name = name
         self.makeStore = makeStore
         self.reopen = reopen
+        self.refusedNames = refusedNames
     }
 
     /// The backend's name.

@@ -175,7 +175,7 @@ public enum ConformanceSuite {
                 store, reopen: backend.reopen.map { reopen in { try SuiteStore(reopen(store.store, clock), api: api) } })
         case .difficultNames:
             try await NameRules.difficultNames(
-                store, reopen: backend.reopen.map { reopen in { try SuiteStore(reopen(store.store, clock), api: api) } })
+                store, refused: backend.refusedNames, reopen: backend.reopen.map { reopen in { try SuiteStore(reopen(store.store, clock), api: api) } })
         case .asyncDoesNotBlockThePool:
             guard api == .async else { return }
             // A call that blocks its thread holds a pool thread for its whole duration, and the

@@ -66,13 +66,19 @@ enum NameRules {
     /// an account (save, load, metadata, listKeys, take, delete, and across a reopen), names
     /// that differ by one white-space character are two credentials, and the errors thrown
     /// about such names never carry them. Only NUL is refused, with `invalidArgument`, by
-    /// every operation that takes a key.
-    static func difficultNames(_ store: SuiteStore, reopen: (() throws -> SuiteStore)?) async throws {
+    /// every operation that takes a key; besides, a backend refuses exactly the names of
+    /// `refused` (as a service or an account) with `unsupported`, storing nothing.
+    static func difficultNames(_ store: SuiteStore, refused: Set<String>, reopen: (() throws -> SuiteStore)?) async throws {
         let prefix = "conformance.difficult."
-        let keys = difficultNames.enumerated().flatMap { index, name in
-            [CredentialKey(service: prefix + name, account: "a\(index)"), CredentialKey(service: prefix + "accounts", account: name)]
+        let named = difficultNames.enumerated().flatMap { index, name in
+            [(name, CredentialKey(service: prefix + name, account: "a\(index)")), (name, CredentialKey(service: prefix + "accounts", account: name))]
         }
-        #expect(Set(keys).count == keys.count, "names that differ by one byte are different keys")
+        #expect(Set(named.map(\.1)).count == named.count, "names that differ by one byte are different keys")
+        #expect(refused.isSubset(of: difficultNames), "the refused names are difficult names")
+        let keys = named.filter { !refused.contains($0.0) }.map(\.1)
+        for (name, key) in named where refused.contains(name) {
+            try await expectRefused(store, key, name: name)
+        }
         for (index, key) in keys.enumerated() {
             try await store.save(Data("v\(index)".utf8), for: key, options: store.persistentOptions)
         }
@@ -89,7 +95,9 @@ enum NameRules {
             }
         }
         let accounts = try await store.listKeys(service: prefix + "accounts").map { Array($0.account.utf8) }
-        #expect(Set(accounts) == Set(difficultNames.map { Array($0.utf8) }), "one credential for each account name")
+        #expect(
+            Set(accounts) == Set(difficultNames.filter { !refused.contains($0) }.map { Array($0.utf8) }),
+            "one credential for each account name it accepted")
 
         try await nulIsRefused(store, service: prefix)
         // Errors about such names (here: options a backend refuses) never repeat them.
@@ -112,6 +120,25 @@ enum NameRules {
         }
         let left = try await store.listKeys().filter { $0.service.utf8.starts(with: prefix.utf8) }
         #expect(left.isEmpty, "each take and delete removed its own credential only: \(left.count) left")
+    }
+
+    /// A save of `key` (which holds `name`) is refused with `unsupported`, whose message neither
+    /// carries a control character nor repeats the name raw, and nothing is stored under it.
+    private static func expectRefused(_ store: SuiteStore, _ key: CredentialKey, name: String) async throws {
+        let what = "\(Array(key.service.utf8)) / \(Array(key.account.utf8))"
+        do throws(CredentialVaultError) {
+            try await store.save(Data("refused".utf8), for: key, options: store.persistentOptions)
+            Issue.record("\(what): accepted, but the backend says it refuses this name")
+        } catch {
+            if case .unsupported(let why) = error {
+                #expect(!CredentialKey.hasControlCharacter(why), "\(what): the message escapes the name: \(why)")
+                #expect(name.isEmpty || !why.contains(name), "\(what): never the raw name: \(why)")
+            } else {
+                Issue.record("\(what): \(error), not unsupported")
+            }
+        }
+        #expect(try await store.load(key) == nil, "\(what): nothing stored")
+        #expect(try await store.listKeys(service: key.service).filter { $0 == key }.isEmpty, "\(what): nothing listed")
     }
 
     /// A NUL in the service, the account or the label: `invalidArgument` from every operation

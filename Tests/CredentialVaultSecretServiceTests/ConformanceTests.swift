@@ -21,7 +21,8 @@ import Testing
                 var configuration = (store.sync as! SecretServiceStore).configuration
                 configuration.clock = clock
                 return StoreUnderTest(SecretServiceStore(configuration: configuration))
-            })
+            },
+            refusedNames: provider.refusedNames)
     }
 
     @Test(.privateKeyring, arguments: ConformanceCheck.allCases, ConformanceAPI.allCases)

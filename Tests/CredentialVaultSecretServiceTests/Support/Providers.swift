@@ -64,6 +64,11 @@ enum Provider: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// Whether it has a `session` collection (ephemeral credentials).
     var hasSessionCollection: Bool { self == .gnomeKeyring }
+
+    /// The conformance suite's difficult names it refuses (`unsupported`, nothing stored):
+    /// KeePassXC matches a name ending in a line feed as the name without it, so the backend
+    /// refuses such names there; the others store every name exactly.
+    var refusedNames: Set<String> { self == .keepassxc ? ["\n", "\r\n"] : [] }
 }
 
 extension Trait where Self == ConditionTrait {
