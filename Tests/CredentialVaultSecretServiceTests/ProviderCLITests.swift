@@ -166,6 +166,9 @@ final class ProviderCLI {
         self.provider = provider
         environment = provider.childEnvironment
         store = SecretServiceStore(configuration: provider.configuration())
+        // credvault makes its lock directory ($HOME/.cache/...) but not HOME itself, as a
+        // user's home is there.
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
     }
 
     /// Moves this CLI to a provider instance of its own (for the checks that lock, stop or kill it).

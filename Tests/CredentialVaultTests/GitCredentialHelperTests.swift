@@ -163,6 +163,18 @@ import Glibc
         #expect(!answer.stderr.contains("mallory"))
     }
 
+    @Test func anAccountNameGitCouldNotHaveStoredNeitherForgesNorHidesTheOthers() throws {
+        // Stored by another program under git's service: a name with a newline, first in name
+        // order. It is not any account git asked for, so the next one answers, unforged.
+        for (account, value) in [("a\npassword=forged", "x"), ("a\rpassword=forged", "x"), ("bob", password)] {
+            let stored = try CLIChild.run(["store", "--", "git:https://h", account], environment: environment, stdin: Data(value.utf8))
+            #expect(stored.status == 0, "\(stored.stderr)")
+        }
+        let answer = try git("get", "protocol=https\nhost=h\n")
+        #expect(answer.status == 0, "\(answer.stderr)")
+        #expect(String(decoding: answer.stdout, as: UTF8.self) == "username=bob\npassword=\(password)\n")
+    }
+
     @Test func aClientThatKeepsStdinOpenIsAnsweredAtTheBlankLine() throws {
         #expect(try git("store", "protocol=https\nhost=h\nusername=alice\npassword=\(password)\n").status == 0)
         let child = try LiveChild(helper, ["get"], environment: environment)

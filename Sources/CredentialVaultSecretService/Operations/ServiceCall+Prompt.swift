@@ -44,12 +44,22 @@ extension ServiceCall {
         switch outcome {
         case .completed(let result): return result
         case .dismissed: return nil
+        case .providerLeft: throw providerLeftDuringPrompt()
         case .failed(let error): throw fail(error)
         case .interrupted:
-            dismissPrompt(path)
+            let dismissal = dismissPrompt(path)
             if deadline.wasCancelled { throw .cancelled }
             if policy.allowsInteraction { throw .timedOut }
-            throw .interactionRequired(interactionMessage(purpose))
+            // Only a provider that still answers was waiting for a person: one that does not
+            // answer its Dismiss either is stopped or hung, one that left is gone, and neither
+            // is helped by allowing interaction.
+            switch dismissal {
+            case .answered: throw .interactionRequired(interactionMessage(purpose))
+            case .noAnswer: throw .timedOut
+            case .failed(let error):
+                if error.invalidatesConnection { throw providerLeftDuringPrompt() }
+                throw .interactionRequired(interactionMessage(purpose))
+            }
         }
     }
 
@@ -89,6 +99,18 @@ extension ServiceCall {
             },
             retained, { data in if let data { Unmanaged<PromptWait>.fromOpaque(data).release() } })
         defer { g_dbus_connection_signal_unsubscribe(service.bus, subscription) }
+        // A provider that quits or crashes never sends `Completed`: its leaving the bus ends
+        // the wait at once (a wait for a person may otherwise last minutes). Delivered to this
+        // thread's context too.
+        let watched = Unmanaged.passRetained(wait).toOpaque()
+        let watcher = g_bus_watch_name_on_connection(
+            service.bus, service.busName, G_BUS_NAME_WATCHER_FLAGS_NONE, nil,
+            { _, _, data in
+                guard let data else { return }
+                Unmanaged<PromptWait>.fromOpaque(data).takeUnretainedValue().providerLeft()
+            },
+            watched, { data in if let data { Unmanaged<PromptWait>.fromOpaque(data).release() } })
+        defer { g_bus_unwatch_name(watcher) }
         // Wakes the loop below when the deadline passes or the task is cancelled.
         let wakeUp = g_cancellable_source_new(deadline.cancellable)!
         g_source_set_callback(wakeUp, unsafeBitCast(PromptWait.stopWaiting, to: GSourceFunc.self), nil, nil)
@@ -114,9 +136,21 @@ extension ServiceCall {
         return wait.outcome ?? .interrupted
     }
 
-    /// `Prompt.Dismiss`, bounded by a second of its own (the operation's time is up), failures
-    /// ignored: the provider's pending request is only tidied away.
-    private func dismissPrompt(_ path: String) {
+    /// How the provider took `Prompt.Dismiss`.
+    private enum Dismissal {
+        /// It answered (the prompt is dismissed, or was already gone).
+        case answered
+        /// It did not answer within the second allowed (stopped or hung).
+        case noAnswer
+        /// The call failed: the provider left the bus (`invalidatesConnection`), or it answered
+        /// with an error (no such prompt any more, say).
+        case failed(GLibError)
+    }
+
+    /// `Prompt.Dismiss`, bounded by a second of its own (the operation's time is up). The
+    /// provider's pending request is only tidied away; how it took the call tells whether it
+    /// still answers.
+    private func dismissPrompt(_ path: String) -> Dismissal {
         let tidy = Deadline(.seconds(1))
         defer { tidy.finish() }
         var error: UnsafeMutablePointer<GError>?
@@ -124,7 +158,12 @@ extension ServiceCall {
             service.bus, service.busName, path, "org.freedesktop.Secret.Prompt", "Dismiss", nil, nil, G_DBUS_CALL_FLAGS_NONE, -1,
             tidy.cancellable, &error)
         if let reply { g_variant_unref(reply) }
-        if let error { g_error_free(error) }
+        guard let error else { return .answered }
+        if tidy.hasExpired {
+            g_error_free(error)
+            return .noAnswer
+        }
+        return .failed(GLibError(taking: error))
     }
 }
 
@@ -136,6 +175,8 @@ final class PromptWait {
         case completed(OpaquePointer)
         /// Dismissed by the provider or the person.
         case dismissed
+        /// The provider left the bus (quit or crashed) before the prompt completed.
+        case providerLeft
         /// `Prompt.Prompt` itself failed.
         case failed(GLibError)
         /// The deadline passed or the task was cancelled first.
@@ -160,6 +201,11 @@ final class PromptWait {
         } else {
             outcome = .dismissed
         }
+    }
+
+    /// The provider's bus name lost its owner.
+    func providerLeft() {
+        if outcome == nil { outcome = .providerLeft }
     }
 
     /// The callback of the cancellable's source: nothing to do but end that iteration.

@@ -94,6 +94,15 @@ final class ServiceCall {
         return error.vaultError(deadlineExpired: deadline.hasExpired, provider: service.provider)
     }
 
+    /// The provider left the bus while this operation waited for its prompt (it quit or
+    /// crashed): `notAvailable` naming it, and the connection dropped.
+    func providerLeftDuringPrompt() -> CredentialVaultError {
+        connection.reset(ifStill: service)
+        return .notAvailable(
+            "\(service.provider) left the D-Bus session bus while its prompt was pending: it quit or crashed; "
+                + "start it again, or choose another backend")
+    }
+
     /// The error for a remembered collection that turned out to be gone: the aliases are read
     /// again and the operation retried once.
     func staleAlias() -> CredentialVaultError {

@@ -60,7 +60,12 @@ public enum GitCredentialCommand: Command {
 
     private static func get(_ service: String, _ request: GitCredentialRequest, _ backend: String, _ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         guard let store = try VaultOptions.openStore(named: backend, args, create: false) else { return ExitCode.success }
-        let accounts = try request.username.map { [$0] } ?? store.listKeys(service: service).map(\.account).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        // Without a username from git, any account of the service: but not one whose name git's
+        // protocol cannot carry (another program stored it; git never could), which would
+        // otherwise stop the search before the accounts git did store.
+        let accounts = try request.username.map { [$0] }
+            ?? store.listKeys(service: service).map(\.account).filter(GitCredentialRecord.canCarry)
+            .sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
         for account in accounts {
             let key = CredentialKey(service: service, account: account)
             guard (try? key.validate()) != nil, var value = try store.load(key) else { continue }

@@ -51,15 +51,20 @@ struct GitCredentialRecord {
     /// when a value holds a byte git's protocol cannot carry (NUL, CR, LF: a stored value with a
     /// newline would otherwise forge further lines of the answer).
     func answer(username: String) -> Data? {
-        let unsafe: Set<UInt8> = [0x00, 0x0A, 0x0D]
-        guard !username.utf8.contains(where: unsafe.contains), !password.contains(where: unsafe.contains),
-            !(refreshToken?.contains(where: unsafe.contains) ?? false)
-        else { return nil }
+        guard Self.canCarry(username), Self.canCarry(password), refreshToken.map(Self.canCarry) ?? true else { return nil }
         var out = Data("username=\(username)\npassword=".utf8) + password + Data("\n".utf8)
         if let passwordExpiry { out += Data("password_expiry_utc=\(passwordExpiry)\n".utf8) }
         if let refreshToken { out += Data("oauth_refresh_token=".utf8) + refreshToken + Data("\n".utf8) }
         return out
     }
+
+    /// Whether git's protocol can carry `value` as a field's value: no NUL, CR or LF byte.
+    static func canCarry(_ value: some Sequence<UInt8>) -> Bool {
+        !value.contains { $0 == 0x00 || $0 == 0x0A || $0 == 0x0D }
+    }
+
+    /// Whether git's protocol can carry `name` (see `canCarry(_:)` for bytes).
+    static func canCarry(_ name: String) -> Bool { canCarry(name.utf8) }
 
     /// Wipes the secrets it holds.
     mutating func wipe() {
