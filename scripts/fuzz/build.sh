@@ -6,7 +6,7 @@
 # Binaries go to fuzz-out/bin/, modules to fuzz-out/modules/ and fuzz-out/lib/, seed corpora to
 # fuzz-out/seeds/TARGET/ (golden fixtures, the library's own encoders, known traps for the
 # parsers), seeds that crash today to fuzz-out/known-crashes/TARGET/ (known-crashes.txt).
-# A module is rebuilt only when its sources, what it imports or these scripts changed.
+# A module is rebuilt only when its sources, what it imports or this script changed.
 # Usage: scripts/fuzz/build.sh [TARGET...]   (default: every available target)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,7 +36,7 @@ stale=()
 for module in "${modules[@]}"; do
     lib=fuzz-out/lib/lib$module.a
     newer=""
-    [ -f "$lib" ] && newer=$(find "Sources/$module" scripts/fuzz -newer "$lib" -print -quit)
+    [ -f "$lib" ] && newer=$(find "Sources/$module" scripts/fuzz/build.sh -newer "$lib" -print -quit)
     for dep in $(module_imports "$module"); do
         [[ " ${stale[*]} " == *" $dep "* || "fuzz-out/lib/lib$dep.a" -nt "$lib" ]] && newer=yes
     done
@@ -54,7 +54,8 @@ pids=()
 for module in "${stale[@]}"; do
     echo "fuzz: building the $module module" >&2
     swiftc "${common[@]}" "${instrumented[@]}" -enable-testing -module-name "$module" -wmo -num-threads "$jobs" \
-        -emit-library -static -o "fuzz-out/lib/lib$module.a" $(module_sources "$module") 2>&1 | quiet &
+        -emit-library -static -o "fuzz-out/lib/lib$module.a" -emit-module-path "fuzz-out/lib/$module.swiftmodule" \
+        $(module_sources "$module") 2>&1 | quiet &
     pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
