@@ -21,10 +21,11 @@ run() {
     local start=$SECONDS
     mkdir -p "$scratch"
     echo "sanitizers: $sanitizer: building and testing in $scratch" >&2
+    # (With the index store: on Linux `swift test` finds the XCTest tests through it.)
     if ! scripts/test.sh --sanitize="$sanitizer" --scratch-path "$scratch" "$@" >"$scratch/sanitizer.log" 2>&1; then
         status=1
         echo "sanitizers: $sanitizer FAILED after $((SECONDS - start)) s (see $scratch/sanitizer.log)" >&2
-        grep -E "ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|SUMMARY|✘" "$scratch/sanitizer.log" | head -30 >&2 || true
+        grep -E "^error:|ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|SUMMARY|✘" "$scratch/sanitizer.log" | head -30 >&2 || true
     else
         echo "sanitizers: $sanitizer passed in $((SECONDS - start)) s: $(grep -E 'Test run with' "$scratch/sanitizer.log" | tail -1)" >&2
     fi

@@ -1,13 +1,15 @@
 // libFuzzer target for the JOSE layer (JWT/JWS parsing, JWKS/JWK parsing with OpenSSL key
-// import, ID-token validation), compiled into one module with the auth module's sources by
-// scripts/fuzz/build.sh. Each input is tried as:
+// import, ID-token validation), linked by scripts/fuzz/build.sh against the auth module built
+// once for every target (with -enable-testing, so that its internal parsers are reachable).
+// Each input is tried as:
 //   1. a compact JWT: parsed, verified against the RFC 7515/8037 example keys, validated as
 //      an ID token (issuer "joe", any client);
 //   2. a JWKS document: every key imported (RSA modulus/exponent, P-256 point, Ed25519 key
 //      from hostile bytes) and used to verify the RFC example tokens;
 //   3. a JSON document (the strict parser on its own).
 // Errors are fine; a crash, a trap, a leak or a hang is a finding.
-import CredentialVault
+@testable import CredentialVault
+@testable import CredentialVaultAuth
 import Foundation
 
 private let joePayload = "eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"

@@ -1,10 +1,13 @@
-// libFuzzer target for what a provider answers, compiled into one module with the auth
-// module's sources by scripts/fuzz/build.sh. Each input is decoded as:
+// libFuzzer target for what a provider answers, linked by scripts/fuzz/build.sh against the
+// auth module built once for every target (with -enable-testing, so that its internal types
+// are reachable). Each input is decoded as:
 //   1. a token response (`expires_in` as number or string, range-checked), whose lifetime
 //      then drives the background refresh schedule (the `Duration` arithmetic that used to trap);
 //   2. a device authorization response (`interval`, `expires_in`);
 //   3. provider metadata (discovery), checked against an https and a loopback http issuer.
 // Errors and rejections are fine; a crash, a trap, a leak or a hang is a finding.
+@testable import CredentialVault
+@testable import CredentialVaultAuth
 import Foundation
 
 private let seeds = [

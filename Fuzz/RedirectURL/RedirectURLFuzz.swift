@@ -1,10 +1,12 @@
-// libFuzzer target for redirect handling, compiled into one module with the auth module's
-// sources by scripts/fuzz/build.sh. Each input is tried as:
+// libFuzzer target for redirect handling, linked by scripts/fuzz/build.sh against the auth
+// module built once for every target (with -enable-testing, so that its internal parsers are
+// reachable). Each input is tried as:
 //   1. a redirect URL (custom scheme or loopback): query parameters parsed as the sign-in
 //      completion does, and compared with registered redirect URIs;
 //   2. an HTTP request head arriving at the loopback listener (request line, absolute-form
 //      targets, path check, state/error presence).
 // Errors and rejections are fine; a crash, a trap, a leak or a hang is a finding.
+@testable import CredentialVaultAuth
 import Foundation
 
 private let registered = [

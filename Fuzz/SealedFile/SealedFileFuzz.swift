@@ -1,6 +1,6 @@
-// libFuzzer target for the sealed-file parser, compiled into one module with the library's
-// sources by scripts/fuzz/build.sh (so that internal parsers are reachable). Each input is
-// tried three ways:
+// libFuzzer target for the sealed-file parser, linked by scripts/fuzz/build.sh against the
+// CredentialVault module built once for every target (with -enable-testing, so that its
+// internal parsers are reachable). Each input is tried four ways:
 //   1. as a whole vault file: header, key unwrap with the golden fixtures' keys (key file,
 //      device key, or the golden passphrase when the KDF parameters are the fixture's cheap
 //      ones), file MAC, record table, every record and value opened;
@@ -12,6 +12,7 @@
 //      whose second commit record is damaged (so the entry is rolled forward), so the journal
 //      parser and the replay of its puts and deletes are reached past the MAC.
 // Any error is fine; a crash, a trap, a leak or a hang is a finding.
+@testable import CredentialVault
 import Foundation
 
 #if canImport(Glibc)

@@ -2,10 +2,10 @@
 # The CI-short settings of the reliability checks that are not inside `swift test`
 # (crash consistency, multi-process stress, memory hygiene, secret leaks, fault injection and
 # the bad-input catalogue run in every `swift test`):
-#   1. fuzzing: build the libFuzzer targets, run each for CREDVAULT_CI_FUZZ_SECONDS (20);
+#   1. fuzzing: build the libFuzzer targets (each library module once: about 2 minutes of CPU),
+#      run each for CREDVAULT_CI_FUZZ_SECONDS (20), as many at a time as there are cores;
 #   2. sanitizers: the suite under CREDVAULT_CI_SANITIZERS = none | address | thread | all
-#      (default address; measured on 2 cores: fuzz 140 s, ASan 106 s cold, TSan 180 s cold:
-#      the default fits in about 4 minutes, `all` in about 7).
+#      (default address: a debug and an ASan build of everything, then the suite under ASan).
 # Prints the time of each step. Exit status: non-zero if any step failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
