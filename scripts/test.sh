@@ -34,7 +34,9 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --filter | --filter=*) filtered=1 ;;
     esac
 done
-swift build --build-tests "${build_args[@]}" 2>&1 | grep -vE 'prohibited flag|^\[' || true
+# A failed build stops here (the filter alone would hide its status).
+swift build --build-tests "${build_args[@]}" 2>&1 | { grep -vE 'prohibited flag|^\[' || true; }
+((PIPESTATUS[0] == 0)) || { echo "test.sh: the build failed" >&2; exit 1; }
 # In parallel: Swift Testing runs test cases concurrently on Swift's cooperative pool. The width
 # is bounded because a test that blocks a pool thread (a subprocess, a KDF) delays every task
 # queued behind it: with a few cases at a time, queues stay short on a 2-core machine.
