@@ -177,14 +177,6 @@ final class ProviderCLI {
         own = instance
         environment = instance.childEnvironment
         store = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: .seconds(10), busAddress: instance.bus))
-        // A provider just started can answer its bus before its collection serves requests
-        // (KWallet makes it at a second start): wait until a listing answers, within a ceiling.
-        let fresh = store
-        let ready = withinDeadline(.seconds(120), "\(provider) of this test becoming ready") {
-            while (try? fresh.listKeys(service: "credvault.readiness")) == nil { usleep(100_000) }
-            return true
-        }
-        if ready != true { throw ProviderNotReady() }
         return instance
     }
 
@@ -210,6 +202,3 @@ final class ProviderCLI {
         try? FileManager.default.removeItem(at: home)
     }
 }
-
-/// A provider instance of a test's own that never answered a listing within its ceiling.
-struct ProviderNotReady: Error {}

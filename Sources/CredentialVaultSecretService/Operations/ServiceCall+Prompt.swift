@@ -85,6 +85,10 @@ extension ServiceCall {
         let context = g_main_context_new()!
         g_main_context_push_thread_default(context)
         defer {
+            // GDBus hands the subscription's and the watch's user data (the retains of `wait`)
+            // back through this context after the unsubscribe: let it, before the context goes
+            // (else `wait` leaked once per prompt).
+            while g_main_context_iteration(context, 0) != 0 {}
             g_main_context_pop_thread_default(context)
             g_main_context_unref(context)
         }
