@@ -1,4 +1,5 @@
 import CCurl
+import CredentialVault
 import Foundation
 import Synchronization
 
@@ -50,7 +51,22 @@ final class CurlExchange: Sendable {
     func start(_ request: HTTPRequest, completion handler: @escaping @Sendable (Result<HTTPResponse, AuthError>) -> Void) {
         completion.withLock { $0 = handler }
         if isCancelled { return finish(.failure(.cancelled)) }
-        Thread.detachNewThread { self.finish(CurlTransfer(request: request, exchange: self).perform()) }
+        // The thread takes the request out of the slot and lets go of it before the result is
+        // delivered: a process that exits as soon as it has its answer (the CLI) must not have
+        // a thread still holding the form (client secret, refresh token) while it tears down,
+        // which LeakSanitizer also reports as a leak.
+        let slot = PendingRequest(request)
+        let started = PlainThread.start {
+            let result = Self.transfer(slot.take(), exchange: self)
+            self.finish(result)
+        }
+        if !started { finish(.failure(.networkError("no thread could be started for the request"))) }
+    }
+
+    /// Runs the transfer; the request and the transfer are released when this returns.
+    private static func transfer(_ request: HTTPRequest?, exchange: CurlExchange) -> Result<HTTPResponse, AuthError> {
+        guard let request else { return .failure(.cancelled) }
+        return CurlTransfer(request: request, exchange: exchange).perform()
     }
 
     func cancel() {
@@ -65,4 +81,14 @@ final class CurlExchange: Sendable {
         }
         handler?(result)
     }
+}
+
+/// A request handed to a transfer thread once: taken out, so that nothing else holds it.
+private final class PendingRequest: Sendable {
+    private let request: Mutex<HTTPRequest?>
+
+    init(_ request: HTTPRequest) { self.request = Mutex(request) }
+
+    /// The request, the first time; `nil` afterwards.
+    func take() -> HTTPRequest? { request.withLock { $0.take() } }
 }

@@ -126,7 +126,7 @@ extension GlewlwydTests {
             #expect(cached == token)
             try Data("wrong\n".utf8).write(to: secretFile)
             let (wrongCode, _, wrongError) = try await credvault(arguments + ["--force-refresh"])
-            #expect(wrongCode == 11)
+            #expect(wrongCode == 11, "\(wrongError)")
             #expect(wrongError.contains("client credentials"))
         }
 
