@@ -5,6 +5,10 @@
 # internals only. Memory-scan tests skip themselves under sanitizers.
 # Usage: scripts/sanitizers.sh [address|thread|all] [extra swift test arguments]   (default: all)
 # Prints how long each pass took (build + tests).
+# Every process's sanitizer report (the test runner's and its children's: credvault, the test
+# helpers) goes to a file of its own in SCRATCH/sanitizer-reports (log_path), printed when the
+# pass fails: a child that exits 1 because LeakSanitizer found a leak shows its report, not just
+# "status 1".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
@@ -19,16 +23,33 @@ run() {
     local sanitizer=$1 scratch=$2
     shift 2
     local start=$SECONDS
-    mkdir -p "$scratch"
+    local reports="$here/$scratch/sanitizer-reports"
+    rm -rf "$reports"
+    mkdir -p "$reports"
     echo "sanitizers: $sanitizer: building and testing in $scratch" >&2
     # (With the index store: on Linux `swift test` finds the XCTest tests through it.)
-    if ! scripts/test.sh --sanitize="$sanitizer" --scratch-path "$scratch" "$@" >"$scratch/sanitizer.log" 2>&1; then
+    if ! ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$reports/asan:log_exe_name=1" \
+        TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$reports/tsan:log_exe_name=1" \
+        scripts/test.sh --sanitize="$sanitizer" --scratch-path "$scratch" "$@" >"$scratch/sanitizer.log" 2>&1; then
         status=1
         echo "sanitizers: $sanitizer FAILED after $((SECONDS - start)) s (see $scratch/sanitizer.log)" >&2
         grep -E "^error:|ERROR: (Address|Leak|Thread)Sanitizer|WARNING: ThreadSanitizer|SUMMARY|✘" "$scratch/sanitizer.log" | head -30 >&2 || true
+        print_reports "$reports"
     else
         echo "sanitizers: $sanitizer passed in $((SECONDS - start)) s: $(grep -E 'Test run with' "$scratch/sanitizer.log" | tail -1)" >&2
+        local count
+        count=$(find "$reports" -type f | wc -l)
+        ((count == 0)) || echo "sanitizers: $sanitizer: $count report(s) from processes whose status no test checked, in $reports" >&2
     fi
+}
+# The first lines of each report file (the name says which program and PID wrote it).
+print_reports() {
+    local file
+    for file in "$1"/*; do
+        [ -f "$file" ] || continue
+        echo "sanitizers: report $(basename "$file"):" >&2
+        head -40 "$file" >&2
+    done
 }
 case "$which" in
 address) run address .build-asan "$@" ;;

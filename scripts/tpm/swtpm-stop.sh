@@ -2,24 +2,38 @@
 # swtpm-stop.sh [--keep] DIR - stops the swtpm that swtpm-start.sh started in DIR and removes DIR
 # (--keep leaves it: the TPM's state, for a later swtpm-start.sh --state DIR).
 #
-# Waits for swtpm to remove its pid file (it does on exit, < 50 ms after SIGTERM), not for the
-# PID to vanish: --daemon reparents swtpm to PID 1, and where PID 1 reaps slowly the exited
-# swtpm stays a zombie for seconds.
+# Returns once swtpm has exited, not merely once its pid file is gone: swtpm removes the pid file
+# before it lets go of its state directory's lock, and on a loaded machine a swtpm started at
+# once on the same state (a TPM "reboot") found the lock still held ("Could not lock access to
+# lockfile") and did not start. An exited swtpm counts as gone while still a zombie: --daemon
+# reparents swtpm to PID 1, and where PID 1 reaps slowly the zombie stays for seconds (its
+# descriptors, and so the lock, are already closed).
 set -eu
 keep=no
 [ "${1:-}" = --keep ] && { keep=yes; shift; }
 dir=${1:-}
 [ -n "$dir" ] && [ -d "$dir" ] || { echo "swtpm-stop: no swtpm directory given" >&2; exit 1; }
+# Whether $pid is a swtpm that has not exited (gone, zombie or another program: no). Checking the
+# name keeps a stale pid file from making us signal or wait for anything else.
+running() {
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" = swtpm ] || return 1
+    state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1 || true)
+    [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
+}
+# Waits up to 5 s (100 x 50 ms) for it to exit.
+exited() {
+    i=0
+    while running && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    ! running
+}
 if [ -s "$dir/swtpm.pid" ]; then
     pid=$(cat "$dir/swtpm.pid")
-    # Only signal the PID if it is still a swtpm: a stale pid file must not kill anything else.
-    if [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" = swtpm ]; then
+    if running; then
         kill -TERM "$pid" 2>/dev/null || true
-        i=0
-        while [ -e "$dir/swtpm.pid" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-        if [ -e "$dir/swtpm.pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null || true)" = swtpm ]; then
-            echo "swtpm-stop: $pid ignored SIGTERM for 5 s, sending SIGKILL" >&2
+        if ! exited; then
+            echo "swtpm-stop: $pid did not exit within 5 s of SIGTERM, sending SIGKILL" >&2
             kill -KILL "$pid" 2>/dev/null || true
+            exited || { echo "swtpm-stop: $pid survived SIGKILL" >&2; exit 1; }
         fi
     fi
 fi

@@ -57,7 +57,7 @@ final class SoftwareTPM {
         return url
     }
 
-    private static func script(_ name: String, _ arguments: [String]) throws -> String {
+    static func script(_ name: String, _ arguments: [String]) throws -> String {
         try run(repository.appendingPathComponent("scripts/tpm/\(name)").path, arguments, environment: [:])
     }
 
