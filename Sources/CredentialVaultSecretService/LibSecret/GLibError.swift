@@ -64,6 +64,16 @@ struct GLibError: Error, Sendable {
         remoteName == "org.freedesktop.DBus.Error.InvalidArgs" || matches(g_dbus_error_quark(), G_DBUS_ERROR_INVALID_ARGS.rawValue)
     }
 
+    /// The provider could not decrypt the secret sent with `CreateItem`: kwalletd5 answers
+    /// "Can't find session ..." (Qt's `org.qtproject.QtDBus.Error.InvalidObjectPath`;
+    /// `UnknownObject` from `SetSecret`) when its session's key does not decrypt it, which
+    /// happens when the key was negotiated wrongly (KWallet before 6.25, KDE bug 514194), and
+    /// for a session it does not know. Either way a new session is what helps.
+    var refusesSentSecret: Bool {
+        guard let remoteName, message.hasPrefix("Can't find session") else { return false }
+        return remoteName.hasSuffix(".InvalidObjectPath") || remoteName == "org.freedesktop.DBus.Error.UnknownObject"
+    }
+
     /// The provider left the bus (exited, crashed, was killed) while a call to it was pending:
     /// the bus answers for it ("Message recipient disconnected from message bus without replying").
     var recipientLeft: Bool {

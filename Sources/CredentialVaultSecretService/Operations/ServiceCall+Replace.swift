@@ -41,6 +41,7 @@ extension ServiceCall {
         let item: String
         switch replies[1] {
         case .failure(let error):
+            if error.refusesSentSecret { throw sentSecretRefused() }
             if error.isNoSuchObject { throw staleAlias() }
             let failure = fail(error)
             if case .locked = failure { try lockedFound(in: collection) }

@@ -40,8 +40,9 @@ final class ServiceCall {
         case staleAlias
         /// Something locked was unlocked (`lockedFound`).
         case unlocked
-        /// A secret the provider sent could not be decrypted: a new session is made
-        /// (`secretUnreadable`).
+        /// A secret the provider sent could not be decrypted (`secretUnreadable`), or the
+        /// provider could not decrypt the one sent to it (`sentSecretRefused`): a new session
+        /// is made.
         case newSession
     }
 
@@ -122,6 +123,19 @@ final class ServiceCall {
         return .io(
             "\(service.provider) listed the item but sent a secret this process could not decrypt "
                 + "(twice, each with a new session): retry; with kwalletd5 this is KDE bug 514194, fixed in KWallet 6.25")
+    }
+
+    /// The provider refused the secret `CreateItem` sent (`GLibError.refusesSentSecret`): the
+    /// session's key is wrong (kwalletd5 before KWallet 6.25, KDE bug 514194) and the value was
+    /// not written. The connection is dropped and the operation run once more with a new
+    /// session (a half-made item kwalletd5 leaves has the same attributes, so the replacing
+    /// create of the rerun writes into it); a second refusal is this error.
+    func sentSecretRefused() -> CredentialVaultError {
+        rerun = .newSession
+        connection.reset(ifStill: service)
+        return .io(
+            "\(service.provider) could not decrypt the secret this process sent (twice, each with a new session): "
+                + "nothing was stored; retry; with kwalletd5 this is KDE bug 514194, fixed in KWallet 6.25")
     }
 
     // MARK: - Collections
@@ -300,6 +314,7 @@ final class ServiceCall {
                     nil, G_DBUS_CALL_FLAGS_NONE, -1, deadline.cancellable, $0)
             }
         } catch {
+            if error.refusesSentSecret { throw sentSecretRefused() }
             if error.isNoSuchObject { throw staleAlias() }
             throw fail(error)
         }
@@ -315,9 +330,10 @@ final class ServiceCall {
     ) throws(CredentialVaultError) -> OpaquePointer {
         let secretValue = SecretValueBridge.makeValue(value)
         defer { secret_value_unref(UnsafeMutableRawPointer(secretValue)) }
-        guard let secret = paths.encodeSecret(service.pointer, secretValue) else {
+        guard var secret = paths.encodeSecret(service.pointer, secretValue) else {
             throw .notAvailable("no open session with the Secret Service; retry")
         }
+        if hooks?.corruptsNextSentSecret() == true { secret = StoreTestHooks.cutShort(secret) }
         let properties = GVariantReading.makePropertyDictionary([
             ("org.freedesktop.Secret.Item.Label", g_variant_new_string(label)),
             ("org.freedesktop.Secret.Item.Attributes", GVariantReading.makeStringDictionary(Self.withSchema(attributes))),
