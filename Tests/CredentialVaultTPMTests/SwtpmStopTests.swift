@@ -21,16 +21,18 @@ final class SwtpmStopTests {
         try await offThePool {
             let state = scratch.sub("state"), bin = scratch.sub("bin")
             for directory in [state, bin] { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false) }
+            // A link named swtpm to the shell (its process is then named swtpm): no executable
+            // is written, which a child forked meanwhile by another test could hold open for
+            // writing (exec would fail with "text file busy").
             let standIn = "\(bin)/swtpm"
-            try """
-            #!/bin/sh
-            trap 'rm -f "$1/swtpm.pid"' TERM
-            echo $$ > "$1/swtpm.pid"
-            echo ready
-            while :; do sleep 1; done
-            """.write(toFile: standIn, atomically: true, encoding: .utf8)
-            #expect(chmod(standIn, 0o700) == 0)
-            let slowToExit = try Subprocess(standIn, [state])
+            try FileManager.default.createSymbolicLink(atPath: standIn, withDestinationPath: "/bin/sh")
+            let script = """
+                trap 'rm -f "$1/swtpm.pid"' TERM
+                echo $$ > "$1/swtpm.pid"
+                echo ready
+                while :; do sleep 1; done
+                """
+            let slowToExit = try Subprocess(standIn, ["-c", script, "swtpm", state])
             #expect(slowToExit.readLine() == "ready")
 
             _ = try SoftwareTPM.script("swtpm-stop.sh", ["--keep", state])
