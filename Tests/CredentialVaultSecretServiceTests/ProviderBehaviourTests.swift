@@ -167,7 +167,7 @@ import Testing
         }
         #expect(why.contains("could not decrypt"), "\(why)")
         store.hooks.dropSecrets(2)
-        #expect(throws: CredentialVaultError.self) { try store.take(key) }
+        expectThrows(\CredentialVaultError.isIO) { try store.take(key) }
         #expect(try store.load(key) == Data("v".utf8), "nothing was lost")
     }
 
