@@ -26,9 +26,9 @@ enum TestCluster {
     /// Runs SQL as the database administrator would (psql), returns its unaligned output.
     @discardableResult
     static func psql(_ sql: String, conninfo: String? = TestCluster.conninfo) throws -> String {
-        let (status, output) = try runTool("/usr/bin/psql", [conninfo!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
-        guard status == 0 else { throw TestFailure("psql failed (\(status)) on: \(sql)") }
-        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let psql = try CLIChild.run("/usr/bin/psql", [conninfo!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        guard psql.status == 0 else { throw TestFailure("psql failed (\(psql.status)) on: \(sql): \(psql.stderr)") }
+        return psql.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Asks the server `query` until it answers `expected`: another session's state (a lock
@@ -130,41 +130,3 @@ func thrownError<T>(_ body: () async throws(CredentialVaultError) -> T) async ->
     } catch { return error }
 }
 
-/// Runs `path` with `arguments` (posix_spawn and waitpid, never Foundation's `Process`, whose
-/// `waitUntilExit` was seen hanging here when called from a task); returns its exit status and
-/// stdout. Stderr is discarded.
-func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
-    var pipe: [Int32] = [0, 0]
-    guard Glibc.pipe(&pipe) == 0 else { throw TestFailure("pipe failed") }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addclose(&actions, pipe[0])
-    posix_spawn_file_actions_addclose(&actions, pipe[1])
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        argv.forEach { free($0) }
-        env.forEach { free($0) }
-    }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, &actions, nil, argv, env)
-    close(pipe[1])
-    guard rc == 0 else {
-        close(pipe[0])
-        throw TestFailure("cannot run \(path)")
-    }
-    var output = Data()
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = read(pipe[0], &buffer, buffer.count)
-        if n > 0 { output.append(contentsOf: buffer[0..<n]) } else if n < 0 && errno == EINTR { continue } else { break }
-    }
-    close(pipe[0])
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let exited = (status & 0x7f) == 0
-    return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), String(decoding: output, as: UTF8.self))
-}
