@@ -19,25 +19,8 @@ struct FleetCLITests {
 
     /// Runs the lean `credvault` (which hands fleet commands to `credvault-full`).
     func credvault(_ arguments: [String], stdin: Data = Data()) throws -> (code: Int32, out: String, err: String) {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("credvault").path) {
-            url.deleteLastPathComponent()
-        }
-        let process = Process()
-        process.executableURL = url.appendingPathComponent("credvault")
-        process.arguments = arguments
-        process.environment = environment
-        let (input, output, errors) = (Pipe(), Pipe(), Pipe())
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        let ran = try CLIChild.run(arguments, environment: environment, stdin: stdin)
+        return (ran.status, ran.stdoutText, ran.stderr)
     }
 
     @Test func fleetLifecycleThroughTheCommandLine() async throws {

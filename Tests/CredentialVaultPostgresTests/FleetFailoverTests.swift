@@ -15,10 +15,11 @@ struct FleetFailoverTests {
     @discardableResult
     static func cluster(_ arguments: [String]) throws -> String {
         // The server user must reach the cluster's directory: /tmp, not a private TMPDIR.
-        let (status, output) = try runTool(
-            TestCluster.clusterScript!, arguments, environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "TMPDIR": "/tmp"])
-        guard status == 0 else { throw TestFailure("cluster.sh \(arguments.joined(separator: " ")) failed") }
-        return output
+        let run = try CLIChild.run(
+            arguments, executable: URL(fileURLWithPath: TestCluster.clusterScript!),
+            environment: ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "TMPDIR": "/tmp"], timeout: 600)
+        guard run.status == 0 else { throw TestFailure("cluster.sh \(arguments.joined(separator: " ")) failed: \(run.stderr)") }
+        return run.stdoutText
     }
 
     static func variable(_ name: String, in output: String) -> String? {

@@ -14,12 +14,18 @@ struct FleetMultiProcessTests {
         [command, fleet.conninfo, fleet.schema, fleet.keys.keyFile.path] + extra
     }
 
+    /// A `credvault-pghelper` running `arguments`, its stdin held open for `send`.
+    func fleetHelper(_ arguments: [String]) throws -> HelperProcess {
+        try HelperProcess(
+            arguments, executable: BuiltProducts.postgresHelper, environment: ProcessInfo.processInfo.environment, holdingStdin: true)
+    }
+
     @Test func eightProcessesTimes250WritesAreExact() async throws {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)
             let writers = 8
             let count = 250
-            let helpers = try (0..<writers).map { i in try FleetHelperProcess(helperArguments("writes", fleet, [String(i), String(count)])) }
+            let helpers = try (0..<writers).map { i in try fleetHelper(helperArguments("writes", fleet, [String(i), String(count)])) }
             for helper in helpers {
                 try helper.waitForLine(startingWith: "done")
                 #expect(helper.waitForExit() == 0)
@@ -42,7 +48,7 @@ struct FleetMultiProcessTests {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)
             try fleet.store.synchronous.save(Data("one-time".utf8), for: CredentialKey(service: "race", account: "once"), options: .ephemeral())
-            let helpers = try (0..<8).map { _ in try FleetHelperProcess(helperArguments("take", fleet)) }
+            let helpers = try (0..<8).map { _ in try fleetHelper(helperArguments("take", fleet)) }
             for helper in helpers { try helper.waitForLine(startingWith: "ready") }
             for helper in helpers { helper.send("go") }
             var winners = 0
@@ -63,7 +69,7 @@ struct FleetMultiProcessTests {
         configuration.exclusiveAccessTimeout = .milliseconds(300)
         let store = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
         let holder = try await offThePool {
-            let holder = try FleetHelperProcess(helperArguments("hold-exclusive", fleet))
+            let holder = try fleetHelper(helperArguments("hold-exclusive", fleet))
             try holder.waitForLine(startingWith: "holding")
             return holder
         }
@@ -136,7 +142,7 @@ struct FleetMultiProcessTests {
         configuration.exclusiveAccessTimeout = .seconds(3600)
         let other = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
         let holder = try await offThePool {
-            let holder = try FleetHelperProcess(helperArguments("hold-exclusive", fleet))
+            let holder = try fleetHelper(helperArguments("hold-exclusive", fleet))
             try holder.waitForLine(startingWith: "holding")
             return holder
         }

@@ -43,15 +43,6 @@ struct FleetCommandLine: Sendable {
     let keyFile: URL
     let home: URL
 
-    /// The lean `credvault` beside the test bundle (it hands fleet commands to `credvault-full`).
-    static var executable: String {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("credvault").path) {
-            url.deleteLastPathComponent()
-        }
-        return url.appendingPathComponent("credvault").path
-    }
-
     /// Runs `credvault ARGUMENTS --key-file KEY` as host `test-host` of the store, connecting
     /// with `conninfo` (the cluster, or a gate in front of it), feeding `stdin`.
     func run(_ arguments: [String], conninfo: String, stdin: Data = Data()) throws -> Outcome {
@@ -59,72 +50,9 @@ struct FleetCommandLine: Sendable {
             "CREDVAULT_POSTGRES": conninfo, "CREDVAULT_FLEET_SCHEMA": schema, "CREDVAULT_FLEET_HOST": "test-host",
             "PATH": "/usr/bin:/bin", "HOME": home.path, "XDG_DATA_HOME": home.appendingPathComponent("data").path,
         ]
-        return try Self.spawn(Self.executable, arguments + ["--key-file", keyFile.path], environment: environment, stdin: stdin)
-    }
-
-    /// posix_spawn with close-on-exec pipes (no test running in parallel inherits them); the
-    /// child gets descriptors 0-2 only. `stdin` fits a pipe buffer and is written first.
-    static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdin: Data) throws -> Outcome {
-        guard let input = Descriptors.pipe(), let output = Descriptors.pipe(), let errors = Descriptors.pipe() else {
-            throw TestFailure("no pipes")
-        }
-        precondition(stdin.count < 65536)
-        stdin.withUnsafeBytes { _ = write(input.write, $0.baseAddress, $0.count) }
-        close(input.write)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input.read, 0)
-        posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-        posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
-        Descriptors.closeInChild(from: 3, &actions)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let env = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            env.forEach { free($0) }
-        }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, env)
-        close(input.read)
-        close(output.write)
-        close(errors.write)
-        guard rc == 0 else {
-            close(output.read)
-            close(errors.read)
-            throw TestFailure("cannot run \(path)")
-        }
-        let (out, err) = readBoth(output.read, errors.read)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exited = (status & 0x7f) == 0
-        return Outcome(
-            status: exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), stdout: String(decoding: out, as: UTF8.self),
-            stderr: String(decoding: err, as: UTF8.self))
-    }
-
-    /// Reads two descriptors to their ends (poll), then closes them.
-    private static func readBoth(_ first: Int32, _ second: Int32) -> (Data, Data) {
-        var data = [Data(), Data()]
-        var open = [first, second]
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while open.contains(where: { $0 >= 0 }) {
-            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            if poll(&fds, nfds_t(fds.count), -1) < 0 {
-                if errno == EINTR { continue }
-                break
-            }
-            for i in 0..<2 where open[i] >= 0 && fds[i].revents != 0 {
-                let n = read(open[i], &buffer, buffer.count)
-                if n > 0 {
-                    data[i].append(contentsOf: buffer[0..<n])
-                } else if n == 0 || errno != EINTR {
-                    close(open[i])
-                    open[i] = -1
-                }
-            }
-        }
-        return (data[0], data[1])
+        // The lean `credvault` (it hands fleet commands to `credvault-full`).
+        let ran = try CLIChild.run(arguments + ["--key-file", keyFile.path], environment: environment, stdin: stdin)
+        return Outcome(status: ran.status, stdout: ran.stdoutText, stderr: ran.stderr)
     }
 }
 

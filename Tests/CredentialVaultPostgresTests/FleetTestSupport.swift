@@ -26,9 +26,9 @@ enum TestCluster {
     /// Runs SQL as the database administrator would (psql), returns its unaligned output.
     @discardableResult
     static func psql(_ sql: String, conninfo: String? = TestCluster.conninfo) throws -> String {
-        let (status, output) = try runTool("/usr/bin/psql", [conninfo!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
-        guard status == 0 else { throw TestFailure("psql failed (\(status)) on: \(sql)") }
-        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let psql = try CLIChild.run("/usr/bin/psql", [conninfo!, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        guard psql.status == 0 else { throw TestFailure("psql failed (\(psql.status)) on: \(sql): \(psql.stderr)") }
+        return psql.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Asks the server `query` until it answers `expected`: another session's state (a lock
@@ -114,74 +114,6 @@ struct TestFleet: Sendable {
     var records: String { "\(schema).fleet_records" }
 }
 
-/// The helper executable built beside the test bundle.
-enum FleetHelper {
-    static var url: URL {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("credvault-pghelper").path) {
-            url.deleteLastPathComponent()
-        }
-        return url.appendingPathComponent("credvault-pghelper")
-    }
-}
-
-/// A helper process whose stdout is read line by line.
-final class FleetHelperProcess {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private let errors = Pipe()
-    private var buffer = Data()
-    private var finished = false
-
-    init(_ arguments: [String]) throws {
-        process.executableURL = FleetHelper.url
-        process.arguments = arguments
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-    }
-
-    /// The next line, or `nil` at end of output.
-    func nextLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return line
-            }
-            if finished { return nil }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { finished = true } else { buffer.append(chunk) }
-        }
-    }
-
-    /// Reads until a line starting with `prefix`; throws with the helper's stderr if it ends first.
-    @discardableResult
-    func waitForLine(startingWith prefix: String) throws -> String {
-        while let line = nextLine() {
-            if line.hasPrefix(prefix) { return line }
-        }
-        process.waitUntilExit()
-        throw TestFailure(
-            "helper ended before '\(prefix)': \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-    }
-
-    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
-
-    func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    func waitForExit() -> Int32 {
-        while nextLine() != nil {}
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-}
-
 /// The error `body` throws, or `nil` when it succeeds.
 func thrownError<T>(_ body: () throws(CredentialVaultError) -> T) -> CredentialVaultError? {
     do throws(CredentialVaultError) {
@@ -198,41 +130,3 @@ func thrownError<T>(_ body: () async throws(CredentialVaultError) -> T) async ->
     } catch { return error }
 }
 
-/// Runs `path` with `arguments` (posix_spawn and waitpid, never Foundation's `Process`, whose
-/// `waitUntilExit` was seen hanging here when called from a task); returns its exit status and
-/// stdout. Stderr is discarded.
-func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String) {
-    var pipe: [Int32] = [0, 0]
-    guard Glibc.pipe(&pipe) == 0 else { throw TestFailure("pipe failed") }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addclose(&actions, pipe[0])
-    posix_spawn_file_actions_addclose(&actions, pipe[1])
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-        argv.forEach { free($0) }
-        env.forEach { free($0) }
-    }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, &actions, nil, argv, env)
-    close(pipe[1])
-    guard rc == 0 else {
-        close(pipe[0])
-        throw TestFailure("cannot run \(path)")
-    }
-    var output = Data()
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = read(pipe[0], &buffer, buffer.count)
-        if n > 0 { output.append(contentsOf: buffer[0..<n]) } else if n < 0 && errno == EINTR { continue } else { break }
-    }
-    close(pipe[0])
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let exited = (status & 0x7f) == 0
-    return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), String(decoding: output, as: UTF8.self))
-}

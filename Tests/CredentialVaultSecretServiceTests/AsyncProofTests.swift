@@ -10,7 +10,7 @@ import Testing
 /// the heartbeat's lag and the cancellation latency are credvault-bench's figures.
 @Suite(.ownThread, .throwAwayBuses)
 struct AsyncProofTests {
-    /// A deadline no wait reaches before the probe's ceiling (`ChildProcess.run`'s): a save
+    /// A deadline no wait reaches before the probe's ceiling (`CLIChild.run`'s): a save
     /// waiting on the stopped daemon can only end by its cancellation.
     static let unreachableDeadline = 3_600_000
 

@@ -33,8 +33,8 @@ final class CredentialHelperKeyringTests {
          "XDG_STATE_HOME": home.appendingPathComponent("state").path, "CREDVAULT_BACKEND": nil]
     }
 
-    func run(_ program: String, _ arguments: [String], _ input: String) throws -> ChildProcess.Result {
-        try ChildProcess.run(home.appendingPathComponent(program).path, arguments, input: Data(input.utf8), environment: environment)
+    func run(_ program: String, _ arguments: [String], _ input: String) throws -> CLIChild.Outcome {
+        try CLIChild.run(home.appendingPathComponent(program).path, arguments, stdin: Data(input.utf8), inheriting: environment)
     }
 
     @Test func gitCredentialsGoToTheKeyringByDefault() async throws {
@@ -60,9 +60,9 @@ final class CredentialHelperKeyringTests {
             #expect(got.status == 0 && got.stdoutText.contains("\"Secret\":\"\(secret)\""), "\(got.stdoutText)")
             #expect(try run("docker-credential-credvault", ["list"], "unused").stdoutText.contains("\"\(host)\":\"bob\""))
             // The same credential handed to a command, from the keyring.
-            let exec = try ChildProcess.run(
+            let exec = try CLIChild.run(
                 SecretServiceCLITests.credvaultPath, ["exec", "--backend", "secret-service", "--env", "T=docker:\(host)/bob", "--", "sh", "-c", "printf %s \"$T\""],
-                environment: environment)
+                inheriting: environment)
             #expect(exec.status == 0 && exec.stdoutText == secret, "\(exec.stderr)")
             #expect(try run("docker-credential-credvault", ["erase"], host).status == 0)
             #expect(try run("docker-credential-credvault", ["get"], host).stdoutText == "credentials not found in native keychain\n")

@@ -14,15 +14,15 @@ struct DifficultNameInteropTests {
 
     /// Runs `code` with the keyring package's Secret Service backend; the names and the value
     /// are `sys.argv[1...]` (arguments carry every character but NUL unchanged).
-    func python(_ code: String, _ arguments: [String]) throws -> ChildProcess.Result {
+    func python(_ code: String, _ arguments: [String]) throws -> CLIChild.Outcome {
         let python = try #require(TestEnvironment.pythonWithKeyring)
-        return try ChildProcess.run(
+        return try CLIChild.run(
             python, ["-c", "import keyring, sys\n" + code] + arguments,
-            environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
+            inheriting: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
     }
 
-    func credvault(_ arguments: [String], stdin: Data = Data()) throws -> ChildProcess.Result {
-        try ChildProcess.run(SecretServiceCLITests.credvaultPath, arguments, input: stdin, environment: ["CREDVAULT_BACKEND": "secret-service"])
+    func credvault(_ arguments: [String], stdin: Data = Data()) throws -> CLIChild.Outcome {
+        try CLIChild.run(SecretServiceCLITests.credvaultPath, arguments, stdin: stdin, inheriting: ["CREDVAULT_BACKEND": "secret-service"])
     }
 
     @Test(.pythonKeyring) func difficultNamesRoundTripWithPythonKeyringThroughTheLibraryAndTheCLI() throws {

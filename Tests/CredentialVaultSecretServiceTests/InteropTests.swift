@@ -51,9 +51,9 @@ struct InteropTests {
         let store = SecretServiceStore()
         defer { _ = try? store.deleteAll(service: service) }
         func py(_ code: String) throws -> String {
-            let result = try ChildProcess.run(
+            let result = try CLIChild.run(
                 python, ["-c", "import keyring, sys\n" + code],
-                environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
+                inheriting: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
             guard result.status == 0 else { throw SecretTool.Failed(output: result.stderr) }
             return result.stdoutText
         }

@@ -99,7 +99,7 @@ import Testing
             defer { scratch.remove() }
             let script = TestEnvironment.packageRoot.appendingPathComponent("Tests/Scripts/keyring-custody-restarts.sh").path
             let credvault = TestEnvironment.probe.deletingLastPathComponent().appendingPathComponent("credvault").path
-            let result = try ChildProcess.run(
+            let result = try CLIChild.run(
                 TestEnvironment.withKeyringScript.path, ["--unlocked", "--", script, credvault, scratch.directory.path])
             let steps = Dictionary(
                 result.stdoutText.split(separator: "\n").compactMap { line -> (String, Int)? in

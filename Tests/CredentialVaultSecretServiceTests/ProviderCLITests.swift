@@ -92,14 +92,14 @@ enum ProviderCheck: String, CaseIterable, Sendable, CustomStringConvertible {
             #expect(info.status == 0, "\(info.stderr)")
             #expect(info.stdoutText.hasPrefix("backend: secret-service\nchosen because: the Secret Service is reachable"), "\(info.stdoutText)")
         case .secretToolWritesCredvaultReads:
-            let stored = try ChildProcess.run(
-                try SecretTool.path(), ["store", "--label=by secret-tool", "service", service, "username", "erin"], input: value,
-                environment: cli.environment)
+            let stored = try CLIChild.run(
+                try SecretTool.path(), ["store", "--label=by secret-tool", "service", service, "username", "erin"], stdin: value,
+                inheriting: cli.environment)
             #expect(stored.status == 0, "\(stored.stderr)")
             #expect(try cli.credvault(["lookup", service, "erin"]).stdout == value)
         case .credvaultWritesSecretToolReads:
             #expect(try cli.credvault(["store", service, "frank"], stdin: value).status == 0)
-            let looked = try ChildProcess.run(try SecretTool.path(), ["lookup", "service", service, "username", "frank"], environment: cli.environment)
+            let looked = try CLIChild.run(try SecretTool.path(), ["lookup", "service", service, "username", "frank"], inheriting: cli.environment)
             #expect(looked.status == 0 && looked.stdout == value, "\(looked.stderr)")
         case .lockedCollection:
             let own = try cli.ownInstance()
@@ -186,7 +186,7 @@ final class ProviderCLI {
     /// Runs credvault against this provider. `timeout` is its wait per Secret Service call: a
     /// generous one by default (a provider just started or resumed on a loaded machine answers
     /// slowly), a short one where the deadline itself is what is tested.
-    func credvault(_ arguments: [String], stdin: Data = Data(), timeout seconds: Int = 120) throws -> ChildProcess.Result {
+    func credvault(_ arguments: [String], stdin: Data = Data(), timeout seconds: Int = 120) throws -> CLIChild.Outcome {
         var environment = self.environment
         environment["CREDVAULT_SECRET_SERVICE_TIMEOUT"] = String(seconds)
         environment["HOME"] = home.path
@@ -195,7 +195,7 @@ final class ProviderCLI {
         environment["CREDVAULT_BACKEND"] = nil
         environment["CREDVAULT_INTERACTIVE"] = nil
         let backend = arguments.contains("--backend") ? [] : ["--backend", "secret-service"]
-        return try ChildProcess.run(SecretServiceCLITests.credvaultPath, arguments + backend, input: stdin, environment: environment)
+        return try CLIChild.run(SecretServiceCLITests.credvaultPath, arguments + backend, stdin: stdin, inheriting: environment)
     }
 
     func cleanUp() {

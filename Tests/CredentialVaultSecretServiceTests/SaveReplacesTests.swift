@@ -82,15 +82,15 @@ struct SaveReplacesTests {
             let store = TestEnvironment.unscopedStore()
             defer { _ = try? store.deleteAll(service: service) }
             let key = CredentialKey(service: service, account: "erin")
-            let result = try ChildProcess.run(
+            let result = try CLIChild.run(
                 python, ["-c", "import keyring, sys\nkeyring.set_password(sys.argv[1], 'erin', 'from python')", service],
-                environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
+                inheriting: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
             try #require(result.status == 0, "\(result.stderr)")
             try store.save(Data("from swift".utf8), for: key)
             #expect(try KeyItems.paths(key, prefix: "", store: store).count == 1)
-            let read = try ChildProcess.run(
+            let read = try CLIChild.run(
                 python, ["-c", "import keyring, sys\nsys.stdout.write(keyring.get_password(sys.argv[1], 'erin'))", service],
-                environment: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
+                inheriting: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
             #expect(read.stdoutText == "from swift")
         }
     }

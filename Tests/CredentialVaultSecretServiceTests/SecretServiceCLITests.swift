@@ -28,8 +28,8 @@ final class SecretServiceCLITests {
          "CREDVAULT_SECRET_SERVICE_TIMEOUT": "120"]
     }
 
-    func credvault(_ arguments: [String], stdin: Data = Data()) throws -> ChildProcess.Result {
-        try ChildProcess.run(Self.credvaultPath, arguments, input: stdin, environment: environment)
+    func credvault(_ arguments: [String], stdin: Data = Data()) throws -> CLIChild.Outcome {
+        try CLIChild.run(Self.credvaultPath, arguments, stdin: stdin, inheriting: environment)
     }
 
     /// The sealed-file vault the CLI runs use, opened here with the same device identity.
@@ -74,10 +74,10 @@ final class SecretServiceCLITests {
     /// `auto` falls back to the file only when the Secret Service is absent; a locked keyring
     /// is reported (exit code 10, with what to do), never silently replaced by the file.
     @Test(.throwAwayBuses) func automaticReportsALockedKeyringAndFallsBackOnlyWhenAbsent() throws {
-        func inBus(_ mode: String, _ arguments: [String]) throws -> ChildProcess.Result {
-            try ChildProcess.run(
+        func inBus(_ mode: String, _ arguments: [String]) throws -> CLIChild.Outcome {
+            try CLIChild.run(
                 TestEnvironment.withKeyringScript.path, [mode, "--", Self.credvaultPath] + arguments,
-                environment: ["CREDVAULT_BACKEND": nil])
+                inheriting: ["CREDVAULT_BACKEND": nil])
         }
         let locked = try inBus("--locked", ["info", "--backend", "auto"])
         #expect(locked.status == 10, "\(locked.stderr)")

@@ -25,7 +25,7 @@ struct TakeOutputFailureTests {
             let key = CredentialKey(service: service, account: "alice", label: "Alice's token")
             try store.save(Data("single use".utf8), for: key, options: .portable)
             let redirect = output == "closed" ? ">&-" : output == "closed and no stdin" ? "<&- >&-" : "> \(output)"
-            let run = try ChildProcess.run(
+            let run = try CLIChild.run(
                 "/bin/sh", ["-c", "exec \"$0\" lookup \"$1\" alice --take --backend secret-service \(redirect)", TestEnvironment.credvault.path, service])
             #expect(run.status == 3, "\(run.stderr)")
             #expect(run.stderr.contains("cannot write to stdout"), "\(run.stderr)")
@@ -66,9 +66,9 @@ struct TakeOutputFailureTests {
             var first: UInt8 = 0
             try #require(read(output.fileHandleForReading.fileDescriptor, &first, 1) == 1, "the take wrote the value it took")
 
-            let newer = try ChildProcess.run(
+            let newer = try CLIChild.run(
                 TestEnvironment.credvault.path, ["store", service, "alice", "--backend", "secret-service", "--portable"],
-                input: Data("NEWER-VALUE".utf8))
+                stdin: Data("NEWER-VALUE".utf8))
             #expect(newer.status == 0, "\(newer.stderr)")
             #expect(take.isRunning, "the take was still writing when the newer value was stored")
             try output.fileHandleForReading.close()

@@ -184,7 +184,7 @@ import CredentialVaultTestSupport
                 continue
             }
             #expect(message.contains("KDF") && derivations.count == 0, "refused without running the KDF")
-            #expect(throws: CredentialVaultError.self) { try KDFParameters(opsLimit: ops, memLimitBytes: sensitive.memLimitBytes) }
+            expectThrows(\CredentialVaultError.isInvalidArgument) { try KDFParameters(opsLimit: ops, memLimitBytes: sensitive.memLimitBytes) }
         }
         #expect(try KDFParameters(opsLimit: sensitive.opsLimit, memLimitBytes: sensitive.memLimitBytes) == sensitive)
         #expect(try KDFParameters(opsLimit: 16, memLimitBytes: 256 << 20).opsLimit == 16, "the same work, in more passes")

@@ -6,31 +6,9 @@ import Testing
 @Suite(.ownThread) final class CLITests {
     let dir = TempDirectory()
 
-    struct Outcome {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-    }
-
     /// Runs credvault with private XDG directories, feeding `stdin`.
-    func credvault(_ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = BuiltProducts.credvault
-        process.arguments = arguments
-        var env = ["HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path("state").path, "PATH": "/usr/bin:/bin"]
-        env.merge(environment) { $1 }
-        process.environment = env
-        let input = Pipe(), output = Pipe(), error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+    func credvault(_ arguments: [String], stdin: Data = Data(), environment: [String: String] = [:]) throws -> CLIChild.Outcome {
+        try CLIChild.run(arguments, environment: CLIChild.environment(dir, environment), stdin: stdin)
     }
 
     @Test func storeAndLookupRoundTripExactBytesWithTheDeviceKey() throws {

@@ -26,7 +26,7 @@ import Testing
         }
         #expect(throws: CredentialVaultError.tampered) { try key.open(box, associatedData: Data("other".utf8)) }
         #expect(throws: CredentialVaultError.tampered) { try SealingKey.random().open(box, associatedData: Data("ad".utf8)) }
-        #expect(throws: CredentialVaultError.self) { try key.open(Data(count: 10)) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try key.open(Data(count: 10)) }
     }
 
     @Test func secureBytesCompareInConstantTimeAndRedact() {

@@ -147,8 +147,8 @@ import Glibc
         }
         _ = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         // The same rule for other secret files read by path (the CLI's passphrase files).
-        #expect(throws: CredentialVaultError.self) { try SecretFile.read(fifo.path, what: "the passphrase file", limit: 64) }
+        expectThrows(\CredentialVaultError.isInvalidArgument) { try SecretFile.read(fifo.path, what: "the passphrase file", limit: 64) }
         chmod(keyFile.path, 0o644)
-        #expect(throws: CredentialVaultError.self) { try SecretFile.read(keyFile.path, what: "the passphrase file", limit: 64) }
+        expectThrows(\CredentialVaultError.isPermissionDenied) { try SecretFile.read(keyFile.path, what: "the passphrase file", limit: 64) }
     }
 }

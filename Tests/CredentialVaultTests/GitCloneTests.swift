@@ -31,22 +31,9 @@ import Glibc
     /// Runs git (at most 60 s); its exit status and stderr.
     @discardableResult
     func git(_ arguments: [String], in directory: URL? = nil) throws -> (status: Int32, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/git")
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = directory ?? dir.url
-        let errors = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        let watchdog = DispatchWorkItem { [process] in process.terminate() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        watchdog.cancel()
-        return (process.terminationStatus, stderr)
+        let ran = try CLIChild.run(
+            arguments, executable: URL(fileURLWithPath: "/usr/bin/git"), environment: environment, directory: directory ?? dir.url, timeout: 60)
+        return (ran.status, ran.stderr)
     }
 
     func write(_ text: String, to name: String, mode: Int = 0o600) throws {

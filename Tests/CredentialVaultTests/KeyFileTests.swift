@@ -33,13 +33,13 @@ import Glibc
     @Test func neverReplacesAFileOrFollowsALink() throws {
         let existing = dir.path("existing.key")
         try Data("keep me".utf8).write(to: existing)
-        #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: existing) }
+        expectThrows(\CredentialVaultError.isInvalidArgument) { try VaultKey.createKeyFile(at: existing) }
         #expect(try Data(contentsOf: existing) == Data("keep me".utf8))
 
         let target = dir.path("target")
         let link = dir.path("link.key")
         symlink(target.path, link.path)  // dangling: creating through it would make `target`
-        #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: link) }
+        expectThrows(\CredentialVaultError.isInvalidArgument) { try VaultKey.createKeyFile(at: link) }
         #expect(!FileManager.default.fileExists(atPath: target.path), "nothing was created through the link")
     }
 
@@ -62,12 +62,12 @@ import Glibc
     }
 
     @Test func aDirectoryThatCannotTakeTheFileIsATypedErrorAndLeavesNothing() throws {
-        #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: dir.path("missing/dir/vault.key")) }
+        expectThrows(\CredentialVaultError.isIO) { try VaultKey.createKeyFile(at: dir.path("missing/dir/vault.key")) }
         let readOnly = dir.path("read-only")
         mkdir(readOnly.path, 0o500)
         defer { chmod(readOnly.path, 0o700) }
         if geteuid() != 0 {  // root writes anyway
-            #expect(throws: CredentialVaultError.self) { try VaultKey.createKeyFile(at: readOnly.appendingPathComponent("k")) }
+            expectThrows(\CredentialVaultError.isPermissionDenied) { try VaultKey.createKeyFile(at: readOnly.appendingPathComponent("k")) }
         }
     }
 }

@@ -34,17 +34,19 @@ import Testing
         process.waitUntilExit()
     }
 
-    /// Waits until the process `pid` is running `executable` (after its `execv`, if any), then
-    /// returns the paths of the files mapped into it.
+    /// Waits until the process `pid` is running `executable` (after its `execv`, if any) and
+    /// waits for its secret on stdin, then returns the paths of the files mapped into it.
     func mappedFiles(_ pid: Int32, running executable: URL) throws -> Set<String> {
         let deadline = ContinuousClock.now + .seconds(120)  // a ceiling: the process starts at its pace
         while ContinuousClock.now < deadline {
             let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
             // Read to the end: /proc files have no size for Foundation to go by.
             let maps = String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/maps")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-            // The dynamic loader maps every needed library before main; wait for libsodium,
-            // which both executables need, so the list is complete.
-            if exe == executable.resolvingSymlinksInPath().path, maps.contains("libsodium") {
+            // The dynamic loader maps every needed library before main, one after another: the
+            // list is complete once the command blocks in read(0, ...) for its secret (x86_64
+            // syscall 0 on descriptor 0 in /proc/PID/syscall), not when one library is there.
+            let syscall = String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/syscall")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            if exe == executable.resolvingSymlinksInPath().path, syscall.hasPrefix("0 0x0 ") {
                 return Set(maps.split(separator: "\n").compactMap { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(5).first.map(String.init) })
             }
             usleep(20_000)
@@ -52,20 +54,8 @@ import Testing
         throw CocoaError(.fileReadUnknown)
     }
 
-    func run(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe(), error = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, out, String(decoding: err, as: UTF8.self))
+    func run(_ executable: URL, _ arguments: [String]) throws -> CLIChild.Outcome {
+        try CLIChild.run(arguments, executable: executable, environment: environment)
     }
 
     static let heavyLibraries = ["libsecret", "libglib", "libgio", "libcurl", "FoundationNetworking", "libcrypto"]

@@ -147,9 +147,9 @@ import Testing
         }
         #expect(try open(flags: 8, times: [0, 7]).times == RecordTimes(createdMillis: nil, modifiedMillis: 7))
         #expect(try open(flags: 0, times: []).times == nil)
-        #expect(throws: CredentialVaultError.self) { try open(flags: 8, times: [7]) }
-        #expect(throws: CredentialVaultError.self) { try open(flags: 16, times: []) }
-        #expect(throws: CredentialVaultError.self) { try open(flags: 0, times: [7, 7]) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 8, times: [7]) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 16, times: []) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 0, times: [7, 7]) }
     }
 
     // MARK: - Sealed file, formats 1.0 to 4.0

@@ -65,8 +65,8 @@ import Testing
             SealedRecord(id: id, box: Crypto.seal(plain.bytes + tail, key: keys.recordKey, associatedData: RecordCodec.outerAD(vaultID: vaultID, recordID: id)))
         }
         #expect(try RecordCodec.openEntry(sealed(Array(repeating: 0, count: 63)), vaultID: vaultID, keys: keys).key.account == "a")
-        #expect(throws: CredentialVaultError.self) { try RecordCodec.openEntry(sealed(Array(repeating: 0, count: 64)), vaultID: vaultID, keys: keys) }
-        #expect(throws: CredentialVaultError.self) { try RecordCodec.openEntry(sealed([0, 0, 1]), vaultID: vaultID, keys: keys) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try RecordCodec.openEntry(sealed(Array(repeating: 0, count: 64)), vaultID: vaultID, keys: keys) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try RecordCodec.openEntry(sealed([0, 0, 1]), vaultID: vaultID, keys: keys) }
     }
 }
 

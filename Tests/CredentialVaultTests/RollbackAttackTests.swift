@@ -107,7 +107,7 @@ import Testing
         let store = try make("failed-move", configuration: configuration(lockTimeout: .milliseconds(50)))
         try store.save(Data("v".utf8), for: Self.token, options: .portable)
         let holder = try VaultLock.acquire(store.location, timeout: .seconds(5))
-        #expect(throws: CredentialVaultError.self) {
+        #expect(throws: CredentialVaultError.busy) {
             try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
         }
         holder.release()

@@ -98,15 +98,14 @@ import Glibc
         for key in [CredentialKey(service: "ctl\u{0}x", account: "a"), CredentialKey(service: service, account: "a\u{0}")] {
             switch api {
             case .sync:
-                #expect(throws: CredentialVaultError.self) { try store.synchronous.load(key) }
-                #expect(throws: CredentialVaultError.self) { try store.synchronous.metadata(for: key) }
-                #expect(throws: CredentialVaultError.self) { try store.synchronous.delete(key) }
+                expectThrows(\CredentialVaultError.isInvalidArgument) { try store.synchronous.load(key) }
+                expectThrows(\CredentialVaultError.isInvalidArgument) { try store.synchronous.metadata(for: key) }
+                expectThrows(\CredentialVaultError.isInvalidArgument) { try store.synchronous.delete(key) }
             case .async:
-                await #expect(throws: CredentialVaultError.self) { try await store.load(key) }
-                await #expect(throws: CredentialVaultError.self) { try await store.metadata(for: key) }
-                await #expect(throws: CredentialVaultError.self) { try await store.take(key) }
+                await expectThrows(\CredentialVaultError.isInvalidArgument) { try await store.load(key) }
+                await expectThrows(\CredentialVaultError.isInvalidArgument) { try await store.metadata(for: key) }
+                await expectThrows(\CredentialVaultError.isInvalidArgument) { try await store.take(key) }
             }
-            do { _ = try store.synchronous.load(key) } catch { #expect({ if case .invalidArgument = error { true } else { false } }()) }
         }
     }
 
@@ -119,7 +118,7 @@ import Glibc
         let store = try store()
         let service = store.defaultService
         #expect(try store.synchronous.listKeys().map(\.account) == ["good", "target"])
-        #expect(throws: CredentialVaultError.self) { try store.synchronous.load(CredentialKey(service: service, account: "link")) }
+        expectThrows(\CredentialVaultError.isInvalidArgument) { try store.synchronous.load(CredentialKey(service: service, account: "link")) }
         // A FIFO with no writer would block an ordinary open forever.
         let fifo = withinDeadline(.seconds(5), "loading a FIFO") { () -> CredentialVaultError? in
             do throws(CredentialVaultError) {
@@ -129,8 +128,8 @@ import Glibc
         }
         guard case .invalidArgument(let why)?? = fifo else { Issue.record("a FIFO gave \(String(describing: fifo))"); return }
         #expect(why.contains("FIFO"))
-        await #expect(throws: CredentialVaultError.self) { try await store.load(CredentialKey(service: service, account: "directory")) }
-        await #expect(throws: CredentialVaultError.self) { try await store.metadata(for: CredentialKey(service: service, account: "link")) }
+        await expectThrows(\CredentialVaultError.isInvalidArgument) { try await store.load(CredentialKey(service: service, account: "directory")) }
+        await expectThrows(\CredentialVaultError.isInvalidArgument) { try await store.metadata(for: CredentialKey(service: service, account: "link")) }
     }
 
     @Test func aFileLargerThanTheLimitIsRefusedUnread() throws {
@@ -138,9 +137,9 @@ import Glibc
         try put("fits", Data(count: 4096))
         let store = try store(sizeLimit: 4096)
         #expect(try store.synchronous.load(CredentialKey(service: store.defaultService, account: "fits"))?.count == 4096)
-        #expect {
+        expectThrows(\CredentialVaultError.isInvalidArgument) {
             try store.synchronous.load(CredentialKey(service: store.defaultService, account: "big"))
-        } throws: { ($0 as? CredentialVaultError).map { if case .invalidArgument = $0 { true } else { false } } ?? false }
+        }
         #expect(throws: CredentialVaultError.invalidArgument("the size limit must be between 0 and 1 GiB")) {
             try SystemdCredentialStore(directory: self.credentials, sizeLimit: -1)
         }
@@ -160,22 +159,20 @@ import Glibc
         #expect(try store.synchronous.load(CredentialKey(service: service, account: "group-readable")) == Data("acl mask".utf8))
         if geteuid() == 0 {
             #expect(chown(credentials + "/foreign", 12345, 12345) == 0)
-            #expect {
+            expectThrows(\CredentialVaultError.isPermissionDenied) {
                 try store.synchronous.load(CredentialKey(service: service, account: "foreign"))
-            } throws: { ($0 as? CredentialVaultError).map { if case .permissionDenied = $0 { true } else { false } } ?? false }
+            }
         }
     }
 
     @Test func theDirectoryItselfIsChecked() throws {
         #expect(chmod(credentials, 0o705) == 0)
-        #expect { try self.store() } throws: { ($0 as? CredentialVaultError).map { if case .permissionDenied = $0 { true } else { false } } ?? false }
+        expectThrows(\CredentialVaultError.isPermissionDenied) { try self.store() }
         #expect(chmod(credentials, 0o500) == 0)
         #expect(try store().synchronous.listKeys().isEmpty)
         #expect(chmod(credentials, 0o700) == 0)
-        #expect { try SystemdCredentialStore(directory: self.credentials + "/none") } throws: {
-            ($0 as? CredentialVaultError).map { if case .notAvailable = $0 { true } else { false } } ?? false
-        }
-        #expect(throws: CredentialVaultError.self) { try SystemdCredentialStore(directory: "relative/path") }
+        expectThrows(\CredentialVaultError.isNotAvailable) { try SystemdCredentialStore(directory: self.credentials + "/none") }
+        expectThrows(\CredentialVaultError.isInvalidArgument) { try SystemdCredentialStore(directory: "relative/path") }
         #expect(try SystemdCredentialStore.fromEnvironment([:]) == nil, "no variable, no store")
         #expect(try SystemdCredentialStore.fromEnvironment(["CREDENTIALS_DIRECTORY": credentials])?.path == credentials)
     }
@@ -224,7 +221,7 @@ import Glibc
     @Test func theStringConveniencesRefuseBinaryAndLoseNothing() throws {
         try put("binary", Data([0xFF, 0xFE]))
         let store = try store()
-        #expect(throws: CredentialVaultError.self) { try store.synchronous.load(key: "binary") }
+        expectThrows(\CredentialVaultError.isInvalidArgument) { try store.synchronous.load(key: "binary") }
         #expect(try store.synchronous.load(CredentialKey(service: store.defaultService, account: "binary")) == Data([0xFF, 0xFE]))
     }
 

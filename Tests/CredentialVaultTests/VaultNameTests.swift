@@ -33,7 +33,7 @@ import Glibc
         #expect(symlink(store.url.path, link.path) == 0)
         expectRefusal(link, saying: "symbolic link")
         // Nor is a new vault created through a link.
-        #expect(throws: CredentialVaultError.self) {
+        expectThrows(\CredentialVaultError.isInvalidArgument) {
             try SealedFileStore.openOrCreate(
                 at: link, key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: TestVault.configuration(self.dir))
         }
@@ -50,7 +50,7 @@ import Glibc
         expectRefusal(store.url, saying: "2 hard links")
         // An open handle does not write through it either, and nothing is changed.
         let before = try TestVault.bytes(store.url)
-        #expect(throws: CredentialVaultError.self) {
+        expectThrows(\CredentialVaultError.isInvalidArgument) {
             try store.save(Data("w".utf8), for: CredentialKey(service: "s", account: "b"), options: .portable)
         }
         #expect(try TestVault.bytes(store.url) == before)
@@ -87,7 +87,7 @@ import Glibc
         #expect(rename(store.url.path, moved.path) == 0)
         #expect(symlink(moved.lastPathComponent, store.url.path) == 0)
         let target = try TestVault.bytes(moved)
-        #expect(throws: CredentialVaultError.self) {
+        expectThrows(\CredentialVaultError.isInvalidArgument) {
             try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf)
         }
         var info = stat()

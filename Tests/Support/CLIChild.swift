@@ -4,8 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// Runs `credvault` (or `credvault-full`) as a real child process with exactly the standard
-/// output a test asks for: a pipe, `/dev/full`, a closed descriptor, or a pipe whose reader has
+/// Runs `credvault` (or `credvault-full`, or any other program) to its end as a real child
+/// process, with exactly the standard output a test asks for: a pipe, `/dev/full`, a closed descriptor, or a pipe whose reader has
 /// already gone. `posix_spawn` directly, because Foundation's `Process` cannot start a child
 /// with a closed stdout. The child gets default signal dispositions and an empty signal mask,
 /// as from a shell.
@@ -39,6 +39,15 @@ package enum CLIChild {
         package var signal: Int32?
         package var stdout: Data
         package var stderr: String
+        /// `stdout` as UTF-8 text.
+        package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// This process's environment with `overrides` applied (a `nil` value removes a variable).
+    package static func inherited(_ overrides: [String: String?]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        for (name, value) in overrides { environment[name] = value }
+        return environment
     }
 
     /// A private environment in `dir` (XDG directories, HOME, a minimal PATH) plus `extra`.
@@ -112,8 +121,7 @@ package enum CLIChild {
         // A child that hangs is killed (and then reported by its signal), never waited for forever.
         let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
-        let out = output[0] >= 0 ? readToEnd(output[0]) : Data()
-        let err = readToEnd(errors[0])
+        let (out, err) = readToEnd(output[0], errors[0])
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         watchdog.cancel()
@@ -126,23 +134,48 @@ package enum CLIChild {
     /// `run` with UTF-8 arguments.
     package static func run(
         _ arguments: [String], executable: URL = BuiltProducts.credvault, environment: [String: String],
-        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe
+        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 300
     ) throws -> Outcome {
         try run(
             rawArguments: arguments.map { Array($0.utf8) }, executable: executable, environment: environment, directory: directory,
-            stdin: stdin, stdout: stdout)
+            stdin: stdin, stdout: stdout, timeout: timeout)
     }
 
-    /// Reads `fd` to its end and closes it.
-    private static func readToEnd(_ fd: Int32) -> Data {
-        defer { close(fd) }
-        var data = Data()
+    /// Runs the program at `path` with this process's environment, `overrides` applied (a
+    /// `nil` value removes a variable): for tools (`secret-tool`, `busctl`, a helper script)
+    /// and the CLI run against this process's D-Bus. Killed past `timeout` seconds (a ceiling
+    /// for a hang).
+    package static func run(
+        _ path: String, _ arguments: [String], stdin: Data = Data(), inheriting overrides: [String: String?] = [:],
+        timeout: Double = 120
+    ) throws -> Outcome {
+        try run(arguments, executable: URL(fileURLWithPath: path), environment: inherited(overrides), stdin: stdin, timeout: timeout)
+    }
+
+    /// Reads both pipes (`-1`: none) to their ends, as the child writes them (a child that
+    /// fills one pipe while the other is read never blocks), and closes them.
+    private static func readToEnd(_ out: Int32, _ err: Int32) -> (Data, Data) {
+        var data = [Data(), Data()]
+        var open = [out, err]
         var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return data }
-            data.append(contentsOf: buffer[..<n])
+        while open.contains(where: { $0 >= 0 }) {
+            var ready = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            if poll(&ready, nfds_t(ready.count), -1) < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for i in open.indices where open[i] >= 0 && ready[i].revents != 0 {
+                let n = buffer.withUnsafeMutableBytes { Glibc.read(open[i], $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n > 0 {
+                    data[i].append(contentsOf: buffer[..<n])
+                } else {
+                    close(open[i])
+                    open[i] = -1
+                }
+            }
         }
+        for fd in open where fd >= 0 { close(fd) }
+        return (data[0], data[1])
     }
 }

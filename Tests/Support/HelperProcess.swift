@@ -4,7 +4,8 @@ import Foundation
 import Glibc
 #endif
 
-/// A `credvault-testhelper` process whose stdout is read line by line, for tests that kill it.
+/// A helper process (`credvault-testhelper` unless told otherwise) whose stdout is read line by
+/// line, for tests that wait for what it says, send it lines, or kill it.
 package final class HelperProcess {
     package struct Died: Error, CustomStringConvertible {
         package var description: String
@@ -13,17 +14,26 @@ package final class HelperProcess {
     package let process = Process()
     private let output = Pipe()
     private let errors = Pipe()
-    private var buffer = Data()
-    private var finished = false
+    private let reader: LineReader
+    /// The write end of the helper's stdin, when it was started `holdingStdin`.
+    private let input: Pipe?
     /// Every line read so far.
     package private(set) var lines: [String] = []
 
-    package init(_ arguments: [String], environment: [String: String]) throws {
-        process.executableURL = BuiltProducts.helper
+    /// Starts `executable` with `arguments` and `environment` (plus this process's sanitizer
+    /// options). With `holdingStdin` its stdin is a pipe held open until this object goes (for
+    /// helpers that take commands with `send`, or that end when their input does).
+    package init(
+        _ arguments: [String], executable: URL = BuiltProducts.helper, environment: [String: String], holdingStdin: Bool = false
+    ) throws {
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = environment.merging(Sanitizers.options) { $1 }
+        input = holdingStdin ? Pipe() : nil
+        if let input { process.standardInput = input }
         process.standardOutput = output
         process.standardError = errors
+        reader = LineReader(output, keepsUnfinishedLine: false)
         try process.run()
     }
 
@@ -31,17 +41,9 @@ package final class HelperProcess {
 
     /// The next line, or `nil` at end of output.
     package func nextLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                lines.append(line)
-                return line
-            }
-            if finished { return nil }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { finished = true } else { buffer.append(chunk) }
-        }
+        guard let line = reader.next() else { return nil }
+        lines.append(line)
+        return line
     }
 
     /// Reads lines until one starts with `prefix`; throws if the helper ends first.
@@ -50,7 +52,13 @@ package final class HelperProcess {
         while let line = nextLine() {
             if line.hasPrefix(prefix) { return line }
         }
+        process.waitUntilExit()
         throw Died(description: "helper ended before printing '\(prefix)': \(stderrText())")
+    }
+
+    /// Sends `line` to the helper's stdin (started `holdingStdin`).
+    package func send(_ line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
     /// SIGKILL, reap, and read whatever it printed before dying.

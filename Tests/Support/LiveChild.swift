@@ -22,8 +22,7 @@ package final class LiveChild {
 
     package let pid: pid_t
     private var stdinWriter: Int32 = -1
-    private let reader: FileHandle
-    private var pending = Data()
+    private let reader: LineReader
     private var status: Int32?
 
     package init(_ executable: URL, _ arguments: [String], environment: [String: String], stdin: Input = .pipe) throws {
@@ -61,7 +60,7 @@ package final class LiveChild {
         }
         pid = child
         if case .pipe = stdin { stdinWriter = input[1] } else { close(input[1]) }
-        reader = FileHandle(fileDescriptor: output[0], closeOnDealloc: true)
+        reader = LineReader(FileHandle(fileDescriptor: output[0], closeOnDealloc: true), keepsUnfinishedLine: false)
     }
 
     deinit {
@@ -86,22 +85,7 @@ package final class LiveChild {
     /// The next line of the child's stdout (without its newline); `nil` at its end or when no
     /// line came within `seconds`.
     package func nextLine(within seconds: Int32 = 20) -> String? {
-        let deadline = ContinuousClock.now + .seconds(Int(seconds))
-        while true {
-            if let newline = pending.firstIndex(of: 0x0A) {
-                let line = String(decoding: pending[..<newline], as: UTF8.self)
-                pending.removeSubrange(...newline)
-                return line
-            }
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { return nil }
-            var ready = pollfd(fd: reader.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            let millis = Int32(min(left.components.seconds * 1000 + 1, 20_000))
-            guard poll(&ready, 1, millis) > 0 else { continue }
-            let chunk = reader.availableData
-            if chunk.isEmpty { return nil }
-            pending.append(chunk)
-        }
+        reader.next(within: .seconds(Int(seconds)))
     }
 
     /// Waits (at most `seconds`, then SIGKILL) for the child's end: its raw wait status.

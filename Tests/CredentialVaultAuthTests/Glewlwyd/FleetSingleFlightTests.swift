@@ -57,7 +57,7 @@ extension GlewlwydTests {
             // Another process takes the fleet lock and keeps it (as a refresh that hangs would).
             let holder = try CLIProcess(
                 ["hold-exclusive", fleet.environment["CREDVAULT_POSTGRES"]!, fleet.environment["CREDVAULT_FLEET_SCHEMA"]!, fleet.keyFile.path],
-                executable: CLIProcess.sibling("credvault-pghelper"), environment: ["CREDVAULT_FLEET_HOST": "web"], holdingStdin: true)
+                executable: BuiltProducts.postgresHelper, environment: ["CREDVAULT_FLEET_HOST": "web"], holdingStdin: true)
             defer { holder.kill() }
             guard await holder.waitForStdoutLine({ $0.contains("holding") }) != nil else {
                 throw FleetTestError("the lock holder ended before holding: \(holder.stderr)")

@@ -40,16 +40,14 @@ extension GlewlwydTests {
             let staleStore = InMemoryStore()
             try await SessionStorage(store: staleStore, key: client.configuration.sessionKey, options: .default).save(original)
             let stale = try await OIDCClient(configuration: provider.configuration(), store: staleStore, logger: .disabled)
-            let staleError = await #expect(throws: AuthError.self) { _ = try await stale.getAccessToken(forceRefresh: true) }
-            #expect(staleError?.isInvalidGrant == true)
+            await expectThrows(\AuthError.isInvalidGrant) { _ = try await stale.getAccessToken(forceRefresh: true) }
             await #expect(throws: AuthError.notSignedIn) { _ = try await stale.getAccessToken(forceRefresh: true) }
             await #expect(try staleStore.load(client.configuration.sessionKey) == nil)
             #expect(stale.sessions.state == .unauthenticated(.refreshRefused))
 
             // glewlwyd revokes the whole chain on replay: the legitimate session is dead too,
             // and the client reports it as invalidGrant and deletes it.
-            let error = await #expect(throws: AuthError.self) { _ = try await client.getAccessToken(forceRefresh: true) }
-            #expect(error?.isInvalidGrant == true)
+            await expectThrows(\AuthError.isInvalidGrant) { _ = try await client.getAccessToken(forceRefresh: true) }
             #expect(try await client.sessions.storedSession() == nil)
             #expect(client.sessions.state == .unauthenticated(.refreshRefused))
         }

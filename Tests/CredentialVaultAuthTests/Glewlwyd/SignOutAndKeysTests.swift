@@ -67,8 +67,9 @@ extension GlewlwydTests {
             // A token naming a kid that is nowhere is refused; within the cooldown of the
             // rotation's refetch it causes no fetch at all.
             let bogus = try #require(GlewlwydAdmin.replacingKeyID(in: after.idToken!, with: "no-such-key"))
-            let error = await #expect(throws: AuthError.self) { _ = try await client.verifyIDToken(bogus, nonce: nil) }
-            #expect(error.map { if case .invalidIDToken = $0 { true } else { false } } == true)
+            await expectThrows({ (error: AuthError) in if case .invalidIDToken = error { true } else { false } }) {
+                _ = try await client.verifyIDToken(bogus, nonce: nil)
+            }
             #expect(await client.provider.keySets.fetchCount == 2)
         }
     }

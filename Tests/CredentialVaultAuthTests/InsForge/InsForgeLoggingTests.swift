@@ -19,13 +19,15 @@ extension InsForgeEndToEnd {
             var secrets: [String] = [Server.password]
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
-            let wrong = await #expect(throws: InsForgeError.self) { try await client.signIn(email: email, password: "wrong-password-9") }
-            #expect(wrong?.kind == "invalidCredentials", "\(String(describing: wrong))")
+            await expectThrows({ (error: InsForgeError) in error.kind == "invalidCredentials" }) {
+                try await client.signIn(email: email, password: "wrong-password-9")
+            }
             secrets.append("wrong-password-9")
             let code = try await server.code(sentTo: email, type: "verify-email-code")
             secrets.append(code)
-            let badCode = await #expect(throws: InsForgeError.self) { try await client.verifyEmail(email: email, code: code == "000000" ? "999999" : "000000") }
-            #expect(badCode?.kind == "invalidCode", "\(String(describing: badCode))")
+            await expectThrows({ (error: InsForgeError) in error.kind == "invalidCode" }) {
+                try await client.verifyEmail(email: email, code: code == "000000" ? "999999" : "000000")
+            }
             let verified = try await client.verifyEmail(email: email, code: code)
             secrets += [verified.accessToken, try #require(verified.refreshToken)]
             let refreshed = try await client.getAccessToken(forceRefresh: true)

@@ -71,10 +71,10 @@ struct IDTokenValidatorTests {
         #expect(throws: IDTokenError.audienceMismatch) { try validate { $0["aud"] = ["api", "other"]; $0["azp"] = "cli" } }
         #expect(throws: IDTokenError.audienceMismatch) { try validate { $0["aud"] = "CLI" } }
         #expect(throws: IDTokenError.missingClaim("aud")) { try validate { $0["aud"] = nil } }
-        #expect((#expect(throws: IDTokenError.self) { try validate { $0["aud"] = [] } })?.kind == "malformed")
-        #expect((#expect(throws: IDTokenError.self) { try validate { $0["aud"] = ["cli", 3] } })?.kind == "malformed")
-        #expect((#expect(throws: IDTokenError.self) { try validate { $0["aud"] = ["cli": true] } })?.kind == "malformed")
-        #expect((#expect(throws: IDTokenError.self) { try validate { $0["azp"] = ["cli"] } })?.kind == "malformed")
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate { $0["aud"] = [] } }
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate { $0["aud"] = ["cli", 3] } }
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate { $0["aud"] = ["cli": true] } }
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate { $0["azp"] = ["cli"] } }
     }
 
     @Test func expiryAtTheSkewBoundary() throws {
@@ -97,13 +97,13 @@ struct IDTokenValidatorTests {
         _ = try validate(skew: .seconds(120)) { $0["iat"] = .number(now + 120) }
         #expect(throws: IDTokenError.issuedInFuture) { try validate(skew: .seconds(120)) { $0["iat"] = .number(now + 121) } }
         #expect(throws: IDTokenError.missingClaim("iat")) { try validate { $0["iat"] = nil } }
-        #expect((#expect(throws: IDTokenError.self) { try validate { $0["iat"] = nil as JSONValue } })?.kind == "malformed")
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate { $0["iat"] = nil as JSONValue } }
     }
 
     @Test func notBeforeAtTheSkewBoundary() throws {
         _ = try validate { $0["nbf"] = .number(now + 60) }
         #expect(throws: IDTokenError.notYetValid) { try validate { $0["nbf"] = .number(now + 61) } }
-        #expect((#expect(throws: IDTokenError.self) { try validate { $0["nbf"] = true } })?.kind == "malformed")
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate { $0["nbf"] = true } }
     }
 
     @Test func clockSkewIsBounded() throws {
@@ -121,7 +121,7 @@ struct IDTokenValidatorTests {
         #expect(throws: IDTokenError.nonceMismatch) { try validate(nonce: TokenFactory.nonce + "x") }
         #expect(throws: IDTokenError.nonceMismatch) { try validate(nonce: "") }
         #expect(throws: IDTokenError.nonceMismatch) { try validate { $0["nonce"] = nil } }
-        #expect((#expect(throws: IDTokenError.self) { try validate { $0["nonce"] = 1 } })?.kind == "malformed")
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate { $0["nonce"] = 1 } }
         // Without an expected nonce (e.g. refresh), the claim is not required.
         _ = try validate(nonce: nil) { $0["nonce"] = nil }
         #expect(try validate(nonce: nil).nonce == TokenFactory.nonce)
@@ -133,8 +133,8 @@ struct IDTokenValidatorTests {
     }
 
     @Test func accessTokensAreNotIDTokens() {
-        #expect((#expect(throws: IDTokenError.self) { try validate(header: ["typ": "at+jwt"]) })?.kind == "malformed")
-        #expect((#expect(throws: IDTokenError.self) { try validate(header: ["typ": "application/AT+JWT"]) })?.kind == "malformed")
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate(header: ["typ": "at+jwt"]) }
+        expectThrows({ (error: IDTokenError) in error.kind == "malformed" }) { try validate(header: ["typ": "application/AT+JWT"]) }
     }
 
     @Test func signatureIsCheckedBeforeClaims() throws {
@@ -203,7 +203,7 @@ struct IDTokenValidatorTests {
         let validator = TokenFactory.validator()
         let keySet = try TokenFactory.keySet(.es256)
         for input in ["", "garbage", "a.b.c", "a.b", String(repeating: "A", count: 70_000), "..", "\u{0}.\u{0}.\u{0}"] {
-            #expect((#expect(throws: IDTokenError.self) { try validator.validate(input, keySet: keySet, nonce: nil) })?.kind == "malformed", "\(input.prefix(20))")
+            expectThrows({ (error: IDTokenError) in error.kind == "malformed" }, "\(input.prefix(20))") { try validator.validate(input, keySet: keySet, nonce: nil) }
         }
     }
 

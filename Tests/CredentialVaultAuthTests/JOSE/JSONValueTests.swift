@@ -29,12 +29,12 @@ struct JSONValueTests {
         "[\"\\u0000\" 1]",
     ])
     func rejectsInvalidJSON(_ text: String) {
-        #expect((#expect(throws: JOSEError.self) { try parse(text) })?.kind == "invalidJSON")
+        expectThrows({ (error: JOSEError) in error.kind == "invalidJSON" }) { try parse(text) }
     }
 
     @Test func rejectsInvalidUTF8() {
         for bytes: [UInt8] in [[0x22, 0xC3, 0x28, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0xFF]] {
-            #expect((#expect(throws: JOSEError.self) { try JSONValue.parse(Data(bytes)) })?.kind == "invalidJSON", "\(bytes)")
+            expectThrows({ (error: JOSEError) in error.kind == "invalidJSON" }, "\(bytes)") { try JSONValue.parse(Data(bytes)) }
         }
     }
 
@@ -52,7 +52,7 @@ struct JSONValueTests {
         let text = #"{"iss":"https://id","aud":["a","b"],"exp":1.5e9,"x":{"y":[true,null,"\u00e9"]}}"#
         let bytes = Array(text.utf8)
         for end in 0..<bytes.count {
-            #expect((#expect(throws: JOSEError.self) { try JSONValue.parse(Data(bytes[..<end])) })?.kind == "invalidJSON", "\(end)")
+            expectThrows({ (error: JOSEError) in error.kind == "invalidJSON" }, "\(end)") { try JSONValue.parse(Data(bytes[..<end])) }
         }
         _ = try JSONValue.parse(Data(bytes))
     }

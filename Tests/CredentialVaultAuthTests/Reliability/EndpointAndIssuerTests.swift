@@ -65,8 +65,9 @@ struct EndpointAndIssuerTests {
             (Self.issuer, "http://idp.example/token", false), (Self.issuer, "http://idp.example/token", true),
             ("http://127.0.0.1:9", "http://idp.example/token", false), (Self.issuer, "ftp://idp.example/token", false),
         ] {
-            let error = await #expect(throws: AuthError.self) { try await client(issuer: issuer, token: token, allowsInsecureHTTP: insecure) }
-            #expect(error?.isInvalidConfiguration == true, "\(token) for \(issuer): \(String(describing: error))")
+            await expectThrows(\AuthError.isInvalidConfiguration, "\(token) for \(issuer)") {
+                try await client(issuer: issuer, token: token, allowsInsecureHTTP: insecure)
+            }
         }
         try await client(issuer: Self.issuer, token: "https://other.example/token")
         try await client(issuer: "http://127.0.0.1:9", token: "http://localhost:9/token")
@@ -81,10 +82,9 @@ struct EndpointAndIssuerTests {
         let client = try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: URL(string: "https://app.insforge.example")!), store: InMemoryStore(),
             transport: RoutingTransport(stub: stub), logger: .disabled)
-        let error = await #expect(throws: InsForgeError.self) {
+        await #expect(throws: InsForgeError.auth(.invalidResponse("the backend's authUrl is not an https URL"))) {
             _ = try await client.beginOAuth(provider: .google, redirectTo: "http://127.0.0.1:5000/callback")
         }
-        #expect(error == .auth(.invalidResponse("the backend's authUrl is not an https URL")))
         #expect(stub.requests(to: "/api/auth/oauth/google").count == 1)
     }
 

@@ -102,10 +102,9 @@ struct ProviderNumberTests {
         let stub = try StubProvider { _ in .http(status: 429, headers: ["Retry-After": header], body: Data()) }
         let client = try await StubOIDC.client(stub)
         let request = try await client.beginAuthorization(redirectURI: StubOIDC.redirectURI)
-        let error = await #expect(throws: AuthError.self) {
+        await #expect(throws: AuthError.rateLimited(retryAfterSeconds: expected)) {
             try await client.handleRedirect(url: URL(string: "\(StubOIDC.redirectURI)?code=c&state=\(request.state)")!)
         }
-        #expect(error == .rateLimited(retryAfterSeconds: expected))
     }
 
     /// An InsForge access token's `exp` is clamped like

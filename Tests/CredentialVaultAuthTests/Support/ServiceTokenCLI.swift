@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 import Synchronization
 

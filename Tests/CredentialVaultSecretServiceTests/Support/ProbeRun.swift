@@ -47,12 +47,12 @@ func runProbe(
     busMode: String?, timeoutMilliseconds: Int? = nil, _ steps: [String], environment: [String: String?] = [:]
 ) throws -> [ProbeStep] {
     let arguments = probeArguments(timeoutMilliseconds, steps)
-    let result: ChildProcess.Result
+    let result: CLIChild.Outcome
     if let busMode {
-        result = try ChildProcess.run(
-            TestEnvironment.withKeyringScript.path, [busMode, "--", TestEnvironment.probe.path] + arguments, environment: environment)
+        result = try CLIChild.run(
+            TestEnvironment.withKeyringScript.path, [busMode, "--", TestEnvironment.probe.path] + arguments, inheriting: environment)
     } else {
-        result = try ChildProcess.run(TestEnvironment.probe.path, arguments, environment: environment)
+        result = try CLIChild.run(TestEnvironment.probe.path, arguments, inheriting: environment)
     }
     return try ProbeStep.parse(result.stdoutText, expected: steps.count, status: result.status, stderr: result.stderr)
 }

@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -89,7 +90,7 @@ final class ProviderInstance: @unchecked Sendable {
         // The helpers find gnome-keyring's control socket in the instance's runtime directory.
         var environment = childEnvironment
         environment["XDG_RUNTIME_DIR"] = variables["XDG_RUNTIME_DIR"]
-        let result = try ChildProcess.run(variables[variable] ?? "/bin/false", [], environment: environment)
+        let result = try CLIChild.run(variables[variable] ?? "/bin/false", [], inheriting: environment)
         guard result.status == 0 else { throw StartFailed(output: "\(variable) failed: \(result.stderr)") }
     }
 

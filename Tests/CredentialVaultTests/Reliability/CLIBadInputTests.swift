@@ -10,29 +10,8 @@ import Testing
 @Suite(.ownThread) final class CLIBadInputTests {
     let dir = TempDirectory()
 
-    struct Outcome {
-        var status: Int32
-        var stderr: String
-    }
-
-    private func credvault(_ arguments: [String], stdin: Data = Data(), state: String = "state") throws -> Outcome {
-        let process = Process()
-        process.executableURL = BuiltProducts.credvault
-        process.arguments = arguments
-        process.environment = [
-            "HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path(state).path, "PATH": "/usr/bin:/bin",
-        ].merging(Sanitizers.options) { $1 }
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-        _ = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, stderr: String(decoding: err, as: UTF8.self))
+    private func credvault(_ arguments: [String], stdin: Data = Data(), state: String = "state") throws -> CLIChild.Outcome {
+        try CLIChild.run(arguments, environment: CLIChild.environment(dir, ["XDG_STATE_HOME": dir.path(state).path]), stdin: stdin)
     }
 
     private func file(_ name: String, _ bytes: Data, mode: Int = 0o600) -> String {

@@ -50,15 +50,10 @@ import Testing
                 data += chunk
             sys.stdout.write("%d %d" % (child.wait(), len(data)))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, BuiltProducts.credvault.path, "lookup", "s", "big", "--vault", vault, "--key-file", keyFile]
-        process.environment = CLIChild.environment(dir)
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let result = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let result = try credvault(
+            ["python3", "-c", script, BuiltProducts.credvault.path, "lookup", "s", "big", "--vault", vault, "--key-file", keyFile],
+            executable: URL(fileURLWithPath: "/usr/bin/env")
+        ).stdoutText
         #expect(result == "0 \(value.count)", "exit status and bytes read: \(result)")
     }
 
@@ -125,17 +120,8 @@ import Testing
                 libc.ptrace(7, pid, None, ctypes.c_void_p(os.WSTOPSIG(status)))
             sys.stdout.write(str(os.WEXITSTATUS(status)))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, BuiltProducts.credvault.path, "list"]
-        process.environment = CLIChild.environment(dir)
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let traced = try credvault(["python3", "-c", script, BuiltProducts.credvault.path, "list"], executable: URL(fileURLWithPath: "/usr/bin/env"))
+        let status = traced.stdoutText, stderr = traced.stderr
         // Under a sanitizer the refusal is the same, but LeakSanitizer, which cannot run under
         // ptrace, then ends the process with its own status.
         #expect(status == "3" || (Sanitizers.active && status != "0"), "\(status) \(stderr)")

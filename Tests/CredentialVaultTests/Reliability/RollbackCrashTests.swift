@@ -47,7 +47,7 @@ import Glibc
         #expect(try again.load(CredentialKey(service: "s", account: "after")) == Data("after".utf8))
 
         try older.write(to: url)
-        #expect(throws: CredentialVaultError.self) {
+        expectThrows(\CredentialVaultError.isRolledBack) {
             _ = try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: self.configuration)
         }
     }

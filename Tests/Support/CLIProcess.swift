@@ -1,4 +1,3 @@
-import CredentialVaultTestSupport
 import Foundation
 import Synchronization
 
@@ -14,31 +13,22 @@ import Glibc
 /// nothing more, not until the end of file: with processes started concurrently, Foundation
 /// can leave a copy of a pipe's write end open in this process, so the end of file may never
 /// come. Its input is a file, for the same reason (a child reading to the end of its input).
-final class CLIProcess: Sendable {
+package final class CLIProcess: Sendable {
     private let process: Process
-    private let out = DataBox()
-    private let err = DataBox()
+    private let out = PipeOutput()
+    private let err = PipeOutput()
     /// Arrives when the process has exited.
     private let exited = Arrivals()
-
-    /// The `credvault` built beside the test bundle.
-    static var executable: URL {
-        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("credvault").path) {
-            url.deleteLastPathComponent()
-        }
-        return url.appendingPathComponent("credvault")
-    }
-
-    /// An executable built beside the test bundle (`credvault-pghelper`, ...).
-    static func sibling(_ name: String) -> URL { executable.deletingLastPathComponent().appendingPathComponent(name) }
 
     /// The write end of the child's stdin when it was started with `holdingStdin`: its stdin
     /// ends only when this process ends (or `kill`), for helpers that wait for that end.
     private let heldStdin: Pipe?
 
-    init(
-        _ arguments: [String], executable: URL = CLIProcess.executable, environment: [String: String] = [:], stdin: Data? = nil,
+    /// Starts `executable` (the `credvault` built beside the tests unless told otherwise) with
+    /// this user's home and XDG directories, the sanitizer options and `environment`; `stdin`
+    /// is its input, or with `holdingStdin` a pipe held open until it ends.
+    package init(
+        _ arguments: [String], executable: URL = BuiltProducts.credvault, environment: [String: String] = [:], stdin: Data? = nil,
         holdingStdin: Bool = false
     ) throws {
         process = Process()
@@ -49,7 +39,8 @@ final class CLIProcess: Sendable {
         let inherited = ProcessInfo.processInfo.environment
         var env = ["PATH": "/usr/bin:/bin", "HOME": inherited["HOME"] ?? NSTemporaryDirectory()]
         // The sanitizer options too (scripts/sanitizers.sh: suppressions, halt on error).
-        for name in ["XDG_STATE_HOME", "XDG_DATA_HOME", "ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS"] { env[name] = inherited[name] }
+        for name in ["XDG_STATE_HOME", "XDG_DATA_HOME"] { env[name] = inherited[name] }
+        env.merge(Sanitizers.options) { $1 }
         env.merge(environment) { $1 }
         process.environment = env
         let stdout = Self.pipe(), stderr = Self.pipe()
@@ -93,26 +84,28 @@ final class CLIProcess: Sendable {
         return try FileHandle(forReadingFrom: url)
     }
 
-    var stdout: String { out.text }
-    var stderr: String { err.text }
+    /// What it wrote to stdout so far (all of it after `wait`).
+    package var stdout: String { out.text }
+    /// What it wrote to stderr so far (all of it after `wait`).
+    package var stderr: String { err.text }
 
     /// Waits until stderr has a line matching `predicate` (`nil` when the output ended without
     /// one), woken by each chunk the process writes; `ceiling` only stops a hang.
-    func waitForStderrLine(ceiling: Duration = .seconds(60), _ predicate: (String) -> Bool) async -> String? {
+    package func waitForStderrLine(ceiling: Duration = .seconds(60), _ predicate: (String) -> Bool) async -> String? {
         await err.waitForLine(ceiling: ceiling, predicate)
     }
 
     /// Same as `waitForStderrLine`, on stdout.
-    func waitForStdoutLine(ceiling: Duration = .seconds(60), _ predicate: (String) -> Bool) async -> String? {
+    package func waitForStdoutLine(ceiling: Duration = .seconds(60), _ predicate: (String) -> Bool) async -> String? {
         await out.waitForLine(ceiling: ceiling, predicate)
     }
 
     /// Kills the process (SIGKILL).
-    func kill() { Glibc.kill(process.processIdentifier, SIGKILL) }
+    package func kill() { Glibc.kill(process.processIdentifier, SIGKILL) }
 
     /// Waits for the exit and the whole output (killing the process past `ceiling`, which only
     /// stops a hang), and returns the status.
-    func wait(ceiling: Duration = .seconds(120)) async throws -> Int32 {
+    package func wait(ceiling: Duration = .seconds(120)) async throws -> Int32 {
         if await !exited.reached(1, ceiling: ceiling) {
             process.terminate()
             _ = await exited.reached(1)
@@ -123,7 +116,7 @@ final class CLIProcess: Sendable {
     }
 
     /// Runs to completion: (status, stdout, stderr).
-    static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) async throws -> (Int32, String, String) {
+    package static func run(_ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) async throws -> (Int32, String, String) {
         let process = try CLIProcess(arguments, environment: environment, stdin: stdin)
         let status = try await process.wait()
         return (status, process.stdout, process.stderr)
@@ -131,18 +124,21 @@ final class CLIProcess: Sendable {
 }
 
 /// The output of one pipe, read on a thread of its own.
-final class DataBox: Sendable {
+package final class PipeOutput: Sendable {
     private let data = Mutex((bytes: Data(), ended: false))
     /// Arrives at each chunk read, and at the end.
-    let chunks = Arrivals()
+    package let chunks = Arrivals()
     /// Arrives once everything has been read.
-    let ended = Arrivals()
+    package let ended = Arrivals()
 
-    var text: String { data.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
+    package init() {}
+
+    /// What was read so far.
+    package var text: String { data.withLock { String(decoding: $0.bytes, as: UTF8.self) } }
 
     /// Reads `fd` until its end of file, or until `exited` says the writer is gone and the pipe
     /// is empty (checked every 50 ms while nothing comes: the exit is not an event poll sees).
-    func read(_ fd: Int32, until exited: () -> Bool) {
+    package func read(_ fd: Int32, until exited: () -> Bool) {
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let gone = exited()  // read before looking at the pipe: what the writer wrote is in it then
@@ -165,7 +161,7 @@ final class DataBox: Sendable {
     }
 
     /// Waits until a line matches `predicate` (`nil` when the output ended without one).
-    func waitForLine(ceiling: Duration, _ predicate: (String) -> Bool) async -> String? {
+    package func waitForLine(ceiling: Duration, _ predicate: (String) -> Bool) async -> String? {
         while true {
             let seen = chunks.count
             let (text, isOver) = data.withLock { (String(decoding: $0.bytes, as: UTF8.self), $0.ended) }
