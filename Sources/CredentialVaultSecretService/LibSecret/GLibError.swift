@@ -57,6 +57,21 @@ struct GLibError: Error, Sendable {
         return unknownMember && (message.hasPrefix("No such") || message.hasPrefix("Object does not exist"))
     }
 
+    /// A `Properties` call for `interface` on the object at `path` found no such interface there,
+    /// as Qt D-Bus words it ("Interface <interface> was not found in object <path>",
+    /// `UnknownInterface`). KeePassXC answers so for an item it deleted while the call was on
+    /// its way: Qt routes the call to the item's path on its D-Bus thread, KeePassXC's main
+    /// thread unregisters the item before handling it, and Qt's own `Properties` handler then
+    /// finds nothing at the path. A new item's path and object are registered together on that
+    /// main thread, so this never means "not there yet"; asked of a path the provider listed as
+    /// an object with `interface`, it means the object is gone. Matched exactly (interface and
+    /// path), so that any other missing interface stays an error.
+    func saysInterfaceGone(_ interface: String, at path: String) -> Bool {
+        (matches(g_dbus_error_quark(), G_DBUS_ERROR_UNKNOWN_INTERFACE.rawValue)
+            || remoteName == "org.freedesktop.DBus.Error.UnknownInterface")
+            && message == "Interface \(interface) was not found in object \(path)"
+    }
+
     /// The provider refused the session's key exchange: kwalletd5 before KWallet 6.25 sometimes
     /// answers `OpenSession` with `InvalidArgs` ("Client public key size is invalid", KDE bug
     /// 514194); a new session usually works.

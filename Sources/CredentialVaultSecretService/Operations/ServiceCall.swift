@@ -443,7 +443,7 @@ final class ServiceCall {
 
     /// `Properties.Get`; `nil` when the object does not exist. The result is owned by the caller.
     private func property(_ path: String, interface: String, name: String) throws(CredentialVaultError) -> OpaquePointer? {
-        guard let reply = try callProperties(path, method: "Get", [interface, name]) else { return nil }
+        guard let reply = try callProperties(path, interface: interface, method: "Get", [interface, name]) else { return nil }
         defer { g_variant_unref(reply) }
         guard g_variant_n_children(reply) == 1, let boxed = g_variant_get_child_value(reply, 0) else {
             throw .io("the Secret Service answered something unexpected (Properties.Get)")
@@ -456,7 +456,7 @@ final class ServiceCall {
     private func properties(
         _ path: String, interface: String, _ body: (String, OpaquePointer) -> Void
     ) throws(CredentialVaultError) -> Bool {
-        guard let reply = try callProperties(path, method: "GetAll", [interface]) else { return false }
+        guard let reply = try callProperties(path, interface: interface, method: "GetAll", [interface]) else { return false }
         defer { g_variant_unref(reply) }
         guard g_variant_n_children(reply) == 1, let dictionary = g_variant_get_child_value(reply, 0) else {
             throw .io("the Secret Service answered something unexpected (Properties.GetAll)")
@@ -466,7 +466,11 @@ final class ServiceCall {
         return true
     }
 
-    private func callProperties(_ path: String, method: String, _ arguments: [String]) throws(CredentialVaultError) -> OpaquePointer? {
+    /// A `Properties` method about `interface` of the object at `path`; `nil` when the object
+    /// does not exist, or was deleted while the call was on its way (`saysInterfaceGone`).
+    private func callProperties(
+        _ path: String, interface: String, method: String, _ arguments: [String]
+    ) throws(CredentialVaultError) -> OpaquePointer? {
         do {
             return try withGError {
                 g_dbus_connection_call_sync(
@@ -475,7 +479,7 @@ final class ServiceCall {
                     deadline.cancellable, $0)
             }
         } catch {
-            if error.isNoSuchObject { return nil }
+            if error.isNoSuchObject || error.saysInterfaceGone(interface, at: path) { return nil }
             throw fail(error)
         }
     }
