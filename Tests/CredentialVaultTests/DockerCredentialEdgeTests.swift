@@ -65,6 +65,14 @@ import Testing
         #expect(try got("t.example.com") == nil)
     }
 
+    @Test func inputNestedTooDeeplyIsRefusedNotACrash() throws {
+        // 513 `[`: one level past the JSON decoder's own limit, where it trapped (SIGILL).
+        for input in [String(repeating: "[", count: 513), "{\"Secret\": " + String(repeating: "[", count: 60_000)] {
+            let stored = try docker("store", input)
+            #expect(stored.status == 1 && stored.out.contains("not docker's credentials JSON"), "\(stored.status) \(stored.out)")
+        }
+    }
+
     @Test func erasingARegistryWithoutACredentialSucceeds() throws {
         #expect(try docker("store", "{\"ServerURL\": \"kept.example.com\", \"Username\": \"u\", \"Secret\": \"\(secret)\"}").status == 0)
         let erase = try docker("erase", "never-stored.example.com")
