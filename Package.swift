@@ -53,8 +53,10 @@ let package = Package(
         .systemLibrary(name: "CTSS2TctiLdr", pkgConfig: "tss2-tctildr", providers: [.apt(["libtss2-dev"])]),
         // The kernel keyring's syscalls: a header-only module (no library to link).
         .systemLibrary(name: "CKeyctl"),
+        // Linux system calls glibc's Swift module does not declare (renameat2): header-only.
+        .systemLibrary(name: "CLinuxCalls"),
 
-        .target(name: "CredentialVault", dependencies: ["CSodium", "CKeyctl"], swiftSettings: strict),
+        .target(name: "CredentialVault", dependencies: ["CSodium", "CKeyctl", "CLinuxCalls"], swiftSettings: strict),
         .target(
             name: "CredentialVaultTPM",
             dependencies: ["CredentialVault", "CTSS2Esys", "CTSS2TctiLdr"],
