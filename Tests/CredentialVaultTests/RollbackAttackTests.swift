@@ -162,6 +162,41 @@ import Testing
         #expect(try open(store.url, configuration()).formatVersion == "5.0")
     }
 
+    /// The mark that refuses a copy from before the counter is looked for in a counters
+    /// directory that must answer honestly: open to others, another user's or a symbolic link
+    /// (here to a directory without the mark), it refuses the copy instead of answering "no
+    /// mark" and opening it.
+    @Test func aCountersDirectoryThatCannotBeTrustedRefusesACopyWithoutACounter() throws {
+        var plain = TestVault.configuration(dir)
+        plain.rollbackCounter = false
+        let store = try make("untrusted", configuration: plain)
+        try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
+        let preMove = try Data(contentsOf: store.url)
+        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        try Self.writeInPlace(preMove, to: store.url)
+        let counters = countersDirectory.path
+        let real = counters + "-real", empty = counters + "-empty"
+        #expect(mkdir(empty, 0o700) == 0)
+        let damages: [(String, () -> Void, () -> Void)] = [
+            ("mode 0755", { chmod(counters, 0o755) }, { chmod(counters, 0o700) }),
+            ("mode 0777", { chmod(counters, 0o777) }, { chmod(counters, 0o700) }),
+            ("another user's", { chown(counters, 65534, 65534) }, { chown(counters, geteuid(), getegid()) }),
+            ("a symbolic link", { rename(counters, real); symlink(empty, counters) }, { unlink(counters); rename(real, counters) }),
+        ]
+        for (damage, apply, undo) in damages {
+            apply()
+            do {
+                let reopened = try open(store.url, configuration())
+                Issue.record("with the counters directory \(damage), the copy opened (format \(reopened.formatVersion))")
+            } catch CredentialVaultError.rolledBack, CredentialVaultError.permissionDenied {
+            } catch {
+                Issue.record("with the counters directory \(damage): \(error)")
+            }
+            undo()
+        }
+        expectRolledBack("the copy, with the counters directory as it was") { _ = try self.open(store.url, self.configuration()) }
+    }
+
     /// `acceptRestore` promises that every other copy, the replaced one included, is refused
     /// from then on. A replaced copy one ahead of its counter (its increment interrupted) carries
     /// the very value the restore is rewritten with, and opens as current again.
