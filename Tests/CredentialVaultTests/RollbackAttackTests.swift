@@ -1,5 +1,6 @@
 import CredentialVaultTesting
 import Foundation
+import Synchronization
 import CredentialVaultTestSupport
 import Testing
 
@@ -197,6 +198,44 @@ import Testing
         expectRolledBack("the copy, with the counters directory as it was") { _ = try self.open(store.url, self.configuration()) }
     }
 
+    /// A save whose counter cannot be advanced (a counters directory made immutable, a keyring
+    /// or TPM refusing) left the copy from before it openable, and reported success: an attacker
+    /// who can also swap the file undid every write. The save now reports it, later saves are
+    /// refused before writing until the counter can move, and then the copy is refused again.
+    @Test func aSaveWhoseCounterCannotAdvanceIsReportedAndLaterSavesWait() throws {
+        let failing = FailingIncrements(real: HostFileCustodian(directory: TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent()))
+        var configuration = configuration()
+        configuration.custodians = [failing]
+        let store = try make("frozen", configuration: configuration)
+        try store.save(Data("old".utf8), for: Self.token, options: .portable)
+        let before = try Data(contentsOf: store.url)
+        let counterBefore = try counter(store)
+
+        failing.refuses.withLock { $0 = true }
+        let error = #expect(throws: CredentialVaultError.self) {
+            try store.save(Data("new".utf8), for: Self.token, options: .portable)
+        }
+        guard case .io(let message)? = error else {
+            Issue.record("a save whose counter did not advance: \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("rollback counter could not be advanced"))
+        #expect(try counter(store) == counterBefore)
+        #expect(try store.load(Self.token) == Data("new".utf8), "the change itself is durable and adopted")
+        let afterFailure = try Data(contentsOf: store.url)
+        #expect(throws: CredentialVaultError.self, "the next save first needs the increment") {
+            try store.save(Data("newer".utf8), for: Self.token, options: .portable)
+        }
+        #expect(try Data(contentsOf: store.url) == afterFailure, "and writes nothing")
+
+        failing.refuses.withLock { $0 = false }
+        try store.save(Data("newer".utf8), for: Self.token, options: .portable)
+        try Self.writeInPlace(before, to: store.url)
+        expectRolledBack("the copy from before the failed increment, once the counter moved") {
+            _ = try self.open(store.url, configuration)
+        }
+    }
+
     /// `acceptRestore` promises that every other copy, the replaced one included, is refused
     /// from then on. A replaced copy one ahead of its counter (its increment interrupted) carries
     /// the very value the restore is rewritten with, and opens as current again.
@@ -261,5 +300,37 @@ import Testing
             Issue.record("it read \(String(decoding: try store.load(Self.token) ?? Data("nothing".utf8), as: UTF8.self))")
         }
         #expect(throws: CredentialVaultError.self, "the listing") { _ = try store.listKeys() }
+    }
+}
+
+/// The host-file custodian whose increments fail while `refuses` is set: the injection of a
+/// counter that cannot advance (an immutable counters directory, a keyring or TPM refusing).
+final class FailingIncrements: DeviceCustodian {
+    let real: HostFileCustodian
+    let refuses = Mutex(false)
+
+    init(real: HostFileCustodian) { self.real = real }
+
+    var custody: DeviceCustody { .file }
+
+    func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes {
+        try real.deviceSecret(binding: binding, create: create)
+    }
+
+    func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter {
+        try real.createCounter(vaultID: vaultID, binding: binding)
+    }
+
+    func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
+        try real.readCounter(vaultID: vaultID, reference: reference, binding: binding)
+    }
+
+    func incrementCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
+        if refuses.withLock({ $0 }) { throw .permissionDenied("the counters directory is immutable") }
+        try real.incrementCounter(vaultID: vaultID, reference: reference, binding: binding)
+    }
+
+    func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
+        try real.removeCounter(vaultID: vaultID, reference: reference, binding: binding)
     }
 }
