@@ -12,3 +12,11 @@
 static inline int cl_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
 }
+
+/* SO_PEERPIDFD (Linux 6.5): a pidfd of the peer of a connected AF_UNIX socket. */
+#define CL_SO_PEERPIDFD 77
+
+/* A pidfd of the process `pid` (Linux 5.3), close-on-exec. */
+static inline int cl_pidfd_open(int pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0u);
+}
