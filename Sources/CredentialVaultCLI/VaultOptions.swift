@@ -18,7 +18,16 @@ public enum VaultOptions {
         "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file",
     ]
 
-    public static let help = """
+    /// The common options' help, for commands whose default backend is `file`.
+    public static let help = help(defaultBackend: VaultBackend.file.rawValue)
+
+    /// The common options' help, naming `defaultBackend` as the default (the credential
+    /// helpers' is `auto`).
+    public static func help(defaultBackend: String) -> String {
+        commonOptionsHelp.replacing("(default: file, or", with: "(default: \(defaultBackend), or")
+    }
+
+    private static let commonOptionsHelp = """
         common options:
           --backend file|secret-service|memory|auto|postgres
                                      storage backend (default: file, or $CREDVAULT_BACKEND); auto is

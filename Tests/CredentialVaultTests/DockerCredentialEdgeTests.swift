@@ -65,6 +65,39 @@ import Testing
         #expect(try got("t.example.com") == nil)
     }
 
+    @Test func inputNestedTooDeeplyIsRefusedNotACrash() throws {
+        // 513 `[`: one level past the JSON decoder's own limit, where it trapped (SIGILL).
+        for input in [String(repeating: "[", count: 513), "{\"Secret\": " + String(repeating: "[", count: 60_000)] {
+            let stored = try docker("store", input)
+            #expect(stored.status == 1 && stored.out.contains("not docker's credentials JSON"), "\(stored.status) \(stored.out)")
+        }
+    }
+
+    /// Input past the 1 MiB limit (more than a pipe holds: from a file) is refused in words
+    /// that name it; the help names the helpers' default backend (auto), never file.
+    @Test func tooLongInputIsNamedAndTheHelpNamesTheDefaultBackend() throws {
+        let input = dir.path("large-input")
+        #expect(FileManager.default.createFile(atPath: input.path, contents: Data(repeating: 0x20, count: (1 << 20) + 1)))
+        let process = Process()
+        process.executableURL = helper
+        process.arguments = ["store"]
+        process.environment = environment
+        process.standardInput = FileHandle(forReadingAtPath: input.path)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(said.contains("the credentials JSON is longer than"), "\(said)")
+        for command in [["--help"], ["git-credential", "--help"]] {
+            let executable = command.count == 1 ? helper : BuiltProducts.credvault
+            let help = String(decoding: try CLIChild.run(command, executable: executable, environment: environment).stdout, as: UTF8.self)
+            #expect(help.contains("(default: auto, or $CREDVAULT_BACKEND)") && !help.contains("storage backend (default: file"), "\(command)")
+        }
+    }
+
     @Test func erasingARegistryWithoutACredentialSucceeds() throws {
         #expect(try docker("store", "{\"ServerURL\": \"kept.example.com\", \"Username\": \"u\", \"Secret\": \"\(secret)\"}").status == 0)
         let erase = try docker("erase", "never-stored.example.com")

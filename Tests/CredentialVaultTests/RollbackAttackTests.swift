@@ -1,5 +1,6 @@
 import CredentialVaultTesting
 import Foundation
+import Synchronization
 import CredentialVaultTestSupport
 import Testing
 
@@ -162,6 +163,79 @@ import Testing
         #expect(try open(store.url, configuration()).formatVersion == "5.0")
     }
 
+    /// The mark that refuses a copy from before the counter is looked for in a counters
+    /// directory that must answer honestly: open to others, another user's or a symbolic link
+    /// (here to a directory without the mark), it refuses the copy instead of answering "no
+    /// mark" and opening it.
+    @Test func aCountersDirectoryThatCannotBeTrustedRefusesACopyWithoutACounter() throws {
+        var plain = TestVault.configuration(dir)
+        plain.rollbackCounter = false
+        let store = try make("untrusted", configuration: plain)
+        try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
+        let preMove = try Data(contentsOf: store.url)
+        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        try Self.writeInPlace(preMove, to: store.url)
+        let counters = countersDirectory.path
+        let real = counters + "-real", empty = counters + "-empty"
+        #expect(mkdir(empty, 0o700) == 0)
+        let damages: [(String, () -> Void, () -> Void)] = [
+            ("mode 0755", { chmod(counters, 0o755) }, { chmod(counters, 0o700) }),
+            ("mode 0777", { chmod(counters, 0o777) }, { chmod(counters, 0o700) }),
+            ("another user's", { chown(counters, 65534, 65534) }, { chown(counters, geteuid(), getegid()) }),
+            ("a symbolic link", { rename(counters, real); symlink(empty, counters) }, { unlink(counters); rename(real, counters) }),
+        ]
+        for (damage, apply, undo) in damages {
+            apply()
+            do {
+                let reopened = try open(store.url, configuration())
+                Issue.record("with the counters directory \(damage), the copy opened (format \(reopened.formatVersion))")
+            } catch CredentialVaultError.rolledBack, CredentialVaultError.permissionDenied {
+            } catch {
+                Issue.record("with the counters directory \(damage): \(error)")
+            }
+            undo()
+        }
+        expectRolledBack("the copy, with the counters directory as it was") { _ = try self.open(store.url, self.configuration()) }
+    }
+
+    /// A save whose counter cannot be advanced (a counters directory made immutable, a keyring
+    /// or TPM refusing) left the copy from before it openable, and reported success: an attacker
+    /// who can also swap the file undid every write. The save now reports it, later saves are
+    /// refused before writing until the counter can move, and then the copy is refused again.
+    @Test func aSaveWhoseCounterCannotAdvanceIsReportedAndLaterSavesWait() throws {
+        let failing = FailingIncrements(real: HostFileCustodian(directory: TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent()))
+        var configuration = configuration()
+        configuration.custodians = [failing]
+        let store = try make("frozen", configuration: configuration)
+        try store.save(Data("old".utf8), for: Self.token, options: .portable)
+        let before = try Data(contentsOf: store.url)
+        let counterBefore = try counter(store)
+
+        failing.refuses.withLock { $0 = true }
+        let error = #expect(throws: CredentialVaultError.self) {
+            try store.save(Data("new".utf8), for: Self.token, options: .portable)
+        }
+        guard case .io(let message)? = error else {
+            Issue.record("a save whose counter did not advance: \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("rollback counter could not be advanced"))
+        #expect(try counter(store) == counterBefore)
+        #expect(try store.load(Self.token) == Data("new".utf8), "the change itself is durable and adopted")
+        let afterFailure = try Data(contentsOf: store.url)
+        #expect(throws: CredentialVaultError.self, "the next save first needs the increment") {
+            try store.save(Data("newer".utf8), for: Self.token, options: .portable)
+        }
+        #expect(try Data(contentsOf: store.url) == afterFailure, "and writes nothing")
+
+        failing.refuses.withLock { $0 = false }
+        try store.save(Data("newer".utf8), for: Self.token, options: .portable)
+        try Self.writeInPlace(before, to: store.url)
+        expectRolledBack("the copy from before the failed increment, once the counter moved") {
+            _ = try self.open(store.url, configuration)
+        }
+    }
+
     /// `acceptRestore` promises that every other copy, the replaced one included, is refused
     /// from then on. A replaced copy one ahead of its counter (its increment interrupted) carries
     /// the very value the restore is rewritten with, and opens as current again.
@@ -226,5 +300,37 @@ import Testing
             Issue.record("it read \(String(decoding: try store.load(Self.token) ?? Data("nothing".utf8), as: UTF8.self))")
         }
         #expect(throws: CredentialVaultError.self, "the listing") { _ = try store.listKeys() }
+    }
+}
+
+/// The host-file custodian whose increments fail while `refuses` is set: the injection of a
+/// counter that cannot advance (an immutable counters directory, a keyring or TPM refusing).
+final class FailingIncrements: DeviceCustodian {
+    let real: HostFileCustodian
+    let refuses = Mutex(false)
+
+    init(real: HostFileCustodian) { self.real = real }
+
+    var custody: DeviceCustody { .file }
+
+    func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes {
+        try real.deviceSecret(binding: binding, create: create)
+    }
+
+    func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter {
+        try real.createCounter(vaultID: vaultID, binding: binding)
+    }
+
+    func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
+        try real.readCounter(vaultID: vaultID, reference: reference, binding: binding)
+    }
+
+    func incrementCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
+        if refuses.withLock({ $0 }) { throw .permissionDenied("the counters directory is immutable") }
+        try real.incrementCounter(vaultID: vaultID, reference: reference, binding: binding)
+    }
+
+    func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
+        try real.removeCounter(vaultID: vaultID, reference: reference, binding: binding)
     }
 }

@@ -103,15 +103,16 @@ import Glibc
         var message = [UInt8](repeating: 0, count: 64)
         let received = recv(notify, &message, message.count, 0)
         #expect(received > 0 && String(decoding: message[..<max(received, 0)], as: UTF8.self) == "READY=1")
-        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))
-        #expect(AbstractClient.request(socket, from: .systemd(unit: "worker.service", credential: "db")) == Data(Self.secret.utf8))
+        // A credential mapped to some units goes only to a process that runs in the unit it
+        // claims: this test does not (a client inside a unit's cgroup: `onlyAProcessOfTheClaimedUnitGetsItsCredential`).
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(), "claimed, not run in")
         #expect(AbstractClient.request(socket, from: .systemd(unit: "other.service", credential: "db")) == Data(), "an unmapped unit gets nothing")
         #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "nope")) == Data(), "an unmapped credential")
         #expect(AbstractClient.request(socket, from: .systemd(unit: "any.service", credential: "api")) == Data("api-token".utf8), "mapped for every unit")
         #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "gone")) == Data(), "mapped, not stored")
         let (status, log) = server.stop()
         #expect(status == 0)
-        #expect(log.contains("served db to web.service") && log.contains("served db to worker.service") && log.contains("served api to any.service"))
+        #expect(log.contains("refused db to web.service") && log.contains(", not in web.service") && log.contains("served api to any.service"))
         #expect(log.contains("refused db to other.service") && log.contains("refused nope to web.service") && log.contains("refused gone to web.service"))
         #expect(log.contains("warning: no credential none.example/x"))
         #expect(!log.contains(Self.secret) && !log.contains("api-token"), "the log never holds a value")
@@ -170,6 +171,50 @@ import Glibc
         #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))
         let (_, log) = server.stop()
         #expect(log.contains("uid 65534 is neither root nor this server's user"))
+    }
+
+    /// The unit in a client's address is only a claim: a credential mapped to a unit goes to a
+    /// process in that unit's cgroup (as systemd's is), not to one in another unit's, in a
+    /// subgroup a unit made (`Delegate=`) named like another unit, or in no unit. The cgroups
+    /// are this test's own (cgroup v2, as root), under a slice named for it.
+    @Test(.enabled(if: geteuid() == 0 && UnitCgroups.root != nil, "needs root and a writable cgroup v2 hierarchy"))
+    func onlyAProcessOfTheClaimedUnitGetsItsCredential() throws {
+        let cgroups = try UnitCgroups()
+        defer { cgroups.remove() }
+        let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let app = "cv-app-\(tag).service", other = "cv-other-\(tag).service", inner = "cv-inner-\(tag).service"
+        let server = try serve(["db=db.example.com/app,\(app),\(inner)", "api=api.example.com/token"])
+        func request(from cgroup: String, claiming unit: String, _ credential: String = "db") throws -> String {
+            let helper = try HelperProcess(
+                ["request-in-cgroup", try cgroups.make(cgroup), socket, "1f/unit/\(unit)/\(credential)"], environment: environment)
+            defer { _ = helper.waitForExit() }
+            return try helper.waitForLine(startingWith: "received")
+        }
+        let served = "received \(Self.secret.utf8.count)"
+        #expect(try request(from: app, claiming: app) == served)
+        #expect(try request(from: other, claiming: app) == "received 0", "another unit's process")
+        #expect(try request(from: "\(app)/\(inner)", claiming: inner) == "received 0", "a subgroup of a unit is that unit")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: app, credential: "db")) == Data(), "a process in no unit")
+        #expect(try request(from: other, claiming: "any.service", "api") == "received \("api-token".utf8.count)", "mapped to every unit")
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(log.contains("served db to \(app)"))
+        #expect(log.contains("refused db to \(app)") && log.contains("runs in \(other), not in \(app)"))
+        #expect(log.contains("runs in \(app), not in \(inner)"))
+        #expect(log.contains("served api to any.service") && log.contains("which runs in \(other)"), "the real peer is logged")
+    }
+
+    @Test func theUnitOfACgroupIsReadAsSystemdReadsIt() {
+        #expect(PeerUnit.unit(ofCgroup: "/system.slice/web.service") == "web.service")
+        #expect(PeerUnit.unit(ofCgroup: "/system.slice/web.service/worker.service") == "web.service", "a delegated subgroup")
+        #expect(PeerUnit.unit(ofCgroup: "/user.slice/user-1000.slice/user@1000.service/app.slice/web.service") == "web.service")
+        #expect(PeerUnit.unit(ofCgroup: "/user.slice/user-1000.slice/session-2.scope") == "session-2.scope")
+        #expect(PeerUnit.unit(ofCgroup: "/system.slice/_cpu.x.service") == "cpu.x.service", "systemd's escape")
+        #expect(PeerUnit.unit(ofCgroup: "/") == nil)
+        #expect(PeerUnit.unit(ofCgroup: "/by-hand/web.service") == nil, "a group made by hand is no unit")
+        #expect(PeerUnit.cgroupPath(in: "1:name=systemd:/system.slice/a.service\n") == "/system.slice/a.service")
+        #expect(PeerUnit.cgroupPath(in: "9:name=systemd:/x\n0::/system.slice/b.service\n") == "/system.slice/b.service")
+        #expect(PeerUnit.cgroupPath(in: "4:memory:/x\n") == nil)
     }
 
     @Test func manyClientsAtOnceAreAllServed() throws {

@@ -9,6 +9,7 @@ sealed-file           Fuzz/SealedFile          CredentialVault               no
 jose                  Fuzz/JOSE                CredentialVaultAuth           yes
 redirect-url          Fuzz/RedirectURL         CredentialVaultAuth           no
 provider-responses    Fuzz/ProviderResponses   CredentialVaultAuth           yes
+helper-input          Fuzz/HelperInput         CredentialVaultCLI            yes
 '
 
 # MODULE (Sources/MODULE)   IMPORTS (built before it)   LIBRARIES IT LINKS

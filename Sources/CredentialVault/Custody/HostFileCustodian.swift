@@ -125,10 +125,21 @@ public struct HostFileCustodian: DeviceCustodian {
     }
 
     /// Whether `mark` recorded the vault: the mark's name exists (whatever it is: anything an
-    /// attacker puts there can only make a copy be refused, never accepted).
-    func isMarked(_ vaultID: [UInt8]) -> Bool {
-        guard let directory = try? PrivateDirectory.open(countersPath) else { return false }
+    /// attacker puts there can only make a copy be refused, never accepted). Fails closed: a
+    /// counters directory that cannot be trusted to answer (a symbolic link, another user's,
+    /// open to others, unreadable) throws, as it could hide a mark; only a directory or a mark
+    /// that does not exist answers `false`.
+    func isMarked(_ vaultID: [UInt8]) throws(CredentialVaultError) -> Bool {
         var info = stat()
-        return fstatat(directory.fd, Self.name(vaultID) + ".protected", &info, AT_SYMLINK_NOFOLLOW) == 0
+        if lstat(countersPath, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+            throw .permissionDenied(
+                "\(countersPath) is not a directory (a symbolic link?): whether this vault must have a rollback counter cannot be checked, so it was not opened")
+        }
+        guard let directory = try PrivateDirectory.open(countersPath) else { return false }
+        if fstatat(directory.fd, Self.name(vaultID) + ".protected", &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+        guard errno == ENOENT else {
+            throw PrivateFiles.error(errno, "cannot check whether this vault must have a rollback counter (\(countersPath))")
+        }
+        return false
     }
 }

@@ -32,12 +32,7 @@ public struct DeviceIdentity: Sendable, Hashable {
     /// `systemService: true`; the machine id from `/etc/machine-id` (or `/var/lib/dbus/machine-id`).
     /// Throws `notAvailable` when no machine id exists: device binding is never silently weakened.
     public static func current(systemService: Bool = false) throws(CredentialVaultError) -> DeviceIdentity {
-        let secret: URL
-        if systemService {
-            secret = URL(fileURLWithPath: "/var/lib/credential-vault/host-secret")
-        } else {
-            secret = XDGDirectories.state.appendingPathComponent("credential-vault/host-secret")
-        }
+        let secret = defaultHostSecretURL(systemService: systemService)
         for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
             if let text = try? String(contentsOfFile: path, encoding: .utf8) {
                 let id = PlainText.trimmed(text)
@@ -45,6 +40,14 @@ public struct DeviceIdentity: Sendable, Hashable {
             }
         }
         throw .notAvailable("no /etc/machine-id: device-only credentials need a machine id")
+    }
+
+    /// Where `current(systemService:)` keeps the host secret (and, beside it, the custody
+    /// state): the user's state directory, or /var/lib for a system service.
+    static func defaultHostSecretURL(systemService: Bool) -> URL {
+        systemService
+            ? URL(fileURLWithPath: "/var/lib/credential-vault/host-secret")
+            : XDGDirectories.state.appendingPathComponent("credential-vault/host-secret")
     }
 
     /// The device master key: BLAKE2b keyed with the host secret over a label and the machine id.

@@ -129,7 +129,7 @@ extension SealedFileStore {
     ) throws(CredentialVaultError) -> SealedFileStore {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
         let vaultID = store.state.withLock { $0.contents.header.vaultID }
-        if !store.hasRollbackCounter && configuration.isMarkedRollbackProtected(vaultID) {
+        if !store.hasRollbackCounter, try configuration.isMarkedRollbackProtected(vaultID) {
             // A copy from before the vault got its counter, restored on purpose: it becomes the
             // vault (without a counter, as it was then); `changeCustody` can add one again.
             try configuration.markRollbackProtected(vaultID, false)

@@ -151,6 +151,7 @@ extension SealedFileStore {
         holding lock: VaultLock, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool
     ) throws(CredentialVaultError) -> R {
         let now = configuration.clock.now()
+        var counterFailure: CredentialVaultError?
         let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
             s.checkedCounter = nil
@@ -177,7 +178,7 @@ extension SealedFileStore {
                     s = draft
                     return (result, false)
                 }
-                try persist(&draft, previousHeader: before.header, lock: lock)
+                counterFailure = try persist(&draft, previousHeader: before.header, lock: lock)
                 draft.contents.records.commit()
                 s = draft
                 return (result, true)
@@ -195,7 +196,9 @@ extension SealedFileStore {
                 throw error
             }
         }
-        // Durable and adopted; but if the directory is no longer at its path, say so.
+        // Durable and adopted; but if its rollback counter did not advance, or the directory is
+        // no longer at its path, say so.
+        if let counterFailure { throw counterFailure }
         if wrote { try location.directory?.checkStillAtPath(after: "the change to \(location.path)") }
         return result
     }

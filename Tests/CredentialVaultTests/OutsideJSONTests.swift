@@ -1,0 +1,33 @@
+import CredentialVault
+import Foundation
+import Testing
+
+@testable import CredentialVaultCLI
+
+/// The nesting bound put before every decode of JSON from outside: brackets count only outside
+/// strings, and input past the bound is a thrown error, never a trap of the decoder.
+@Suite struct OutsideJSONTests {
+    @Test func nestingIsCountedOutsideStringsOnly() {
+        #expect(OutsideJSON.nestingIsWithinLimit(Array(String(repeating: "[", count: 64).utf8)))
+        #expect(!OutsideJSON.nestingIsWithinLimit(Array(String(repeating: "[", count: 65).utf8)))
+        #expect(OutsideJSON.nestingIsWithinLimit(Array((String(repeating: "[]", count: 1000)).utf8)), "siblings are not nesting")
+        let quoted = "[\"" + String(repeating: "[{", count: 500) + "\\\"" + String(repeating: "[", count: 500) + "\"]"
+        #expect(OutsideJSON.nestingIsWithinLimit(Array(quoted.utf8)), "brackets in a string, past an escaped quote, are text")
+        #expect(!OutsideJSON.nestingIsWithinLimit(Array(("[\"\\\\\"" + String(repeating: "{", count: 64)).utf8)), "an escaped backslash ends no string")
+    }
+
+    @Test func inputNestedTooDeeplyIsAThrownErrorAndShallowInputDecodes() throws {
+        for depth in [65, 513, 100_000] {
+            #expect(throws: OutsideJSON.TooDeeplyNested()) {
+                _ = try OutsideJSON.decode([String].self, from: Data(String(repeating: "[", count: depth).utf8))
+            }
+        }
+        #expect(try OutsideJSON.decode([[String]].self, from: Data(#"[["a]]]]"]]"#.utf8)) == [["a]]]]"]])
+    }
+
+    @Test func aProgramStartedWithNoArgumentsAtAllHasNone() throws {
+        var argv: [UnsafeMutablePointer<CChar>?] = [nil]
+        #expect(try RawArguments.decode(count: 0, &argv) == [])
+        #expect(try RawArguments.decode(count: 1, &argv) == [])
+    }
+}
