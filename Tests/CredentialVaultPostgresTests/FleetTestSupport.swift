@@ -92,17 +92,20 @@ struct TestFleet: Sendable {
         self.schema = schema
         keys = KeyFileDirectory()
         self.conninfo = conninfo + " application_name=\(schema)"
-        store = try PostgresStore.initialize(
-            PostgresConfiguration(
-                connectionString: self.conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock),
-            host: "test-host", key: .keyFile(keys.keyFile))
+        var configuration = PostgresConfiguration(
+            connectionString: self.conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock)
+        configuration.stateDirectory = keys.url
+        store = try PostgresStore.initialize(configuration, host: "test-host", key: .keyFile(keys.keyFile))
     }
 
     func configuration(
         clock: any CredentialClock = SystemClock(), freshness: Duration = .seconds(1), statementTimeout: Duration = .seconds(5)
     ) -> PostgresConfiguration {
-        PostgresConfiguration(
+        var configuration = PostgresConfiguration(
             connectionString: conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock)
+        // This machine's memory of the store (every reopen is another process of the same host).
+        configuration.stateDirectory = keys.url
+        return configuration
     }
 
     /// The same store opened again, as another process (host) would.

@@ -39,6 +39,11 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     public var clock: any CredentialClock
     /// How many threads (each with its connection) serve the async API at most.
     public var threads: Int
+    /// Where this host remembers the newest state (key epoch and generation) of each fleet store
+    /// it has seen, to refuse an older copy of the database put back (`rolledBack`): the host
+    /// state directory, beside the sealed file's rollback counters (default
+    /// `$XDG_STATE_HOME/credential-vault`). `nil` remembers within the process only.
+    public var stateDirectory: URL? = XDGDirectories.state.appendingPathComponent("credential-vault")
 
     /// A configuration with the defaults: schema `credvault`, connect 5 s, statements 5 s,
     /// exclusive access 10 s, freshness 1 s, 3 reconnect attempts, 4 threads.

@@ -106,10 +106,19 @@ extension PostgresStore {
                 try HostWrapping.make(host: name, key: key, kdf: kdf, dataKey: newKeys.dataKey, storeID: keys.storeID, epoch: newKeys.keyEpoch))
         }
         // Statement deadlines: a rotation of many rows may take longer than one statement.
-        let outcome = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Result<Void, CredentialVaultError> in
+        let outcome = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Result<Int64, CredentialVaultError> in
             let deadline = pool.statementDeadline
             do throws(PGFailure) {
                 try c.simple("BEGIN; " + schema.lockForRotation, deadline: deadline)
+                // Re-sealed only on top of a state this host verifies (its seal, its memory).
+                let askedAt = ContinuousClock.now
+                let current = try c.queryUnprepared(schema.rotationState, [], deadline: deadline)
+                do throws(CredentialVaultError) {
+                    try verify(FleetState(current, epoch: 0, generation: 1, seal: 2, askedAt: askedAt))
+                } catch {
+                    try? c.simple("ROLLBACK", deadline: deadline)
+                    return .failure(error)
+                }
                 let rows = try c.queryUnprepared(schema.allRecords, [], deadline: deadline)
                 var resealed: [[PGParam]] = []
                 for i in 0..<rows.rowCount {
@@ -134,20 +143,28 @@ extension PostgresStore {
                 for row in resealed { _ = try c.queryUnprepared(schema.rotationInsertRecord, row, deadline: deadline) }
                 _ = try c.queryUnprepared(schema.deleteAllHosts, [], deadline: deadline)
                 for wrapping in wrappings { _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline) }
-                let moved = try c.queryUnprepared(schema.setEpoch, [.int8(newKeys.keyEpoch), .int8(keys.keyEpoch)], deadline: deadline)
+                // The generation the re-sealed rows left (the trigger counted them), sealed with
+                // the new key in the statement that moves the epoch.
+                guard let generation = try c.queryUnprepared(schema.rotationState, [], deadline: deadline).int8(0, 1) else {
+                    throw PGFailure(sqlState: nil, connectionLost: false, reason: "tampered")
+                }
+                let moved = try c.queryUnprepared(
+                    schema.setEpoch, [.int8(newKeys.keyEpoch), .int8(keys.keyEpoch), .bytes(newKeys.stateSeal(generation: generation))],
+                    deadline: deadline)
                 guard moved.affectedRows == 1 else {
                     try? c.simple("ROLLBACK", deadline: deadline)
                     return .failure(.locked)
                 }
                 try c.simple("COMMIT", deadline: deadline)
-                return .success(())
+                return .success(generation)
             } catch {
                 try? c.simple("ROLLBACK", deadline: deadline)
                 if error.reason == "tampered" { return .failure(.tampered) }
                 throw error
             }
         }
-        try outcome.get()
-        return PostgresStore(configuration: configuration, host: host, pool: pool, keys: newKeys)
+        let generation = try outcome.get()
+        try memory.observe(FleetMemory.Mark(epoch: newKeys.keyEpoch, generation: generation), askedAt: .now, force: true)
+        return PostgresStore(configuration: configuration, host: host, pool: pool, keys: newKeys, memory: memory)
     }
 }

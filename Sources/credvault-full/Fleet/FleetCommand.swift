@@ -3,13 +3,13 @@ import CredentialVaultCLI
 import CredentialVaultPostgres
 import Foundation
 
-/// `credvault fleet init | add-host | remove-host | rotate | status`: the fleet store's
-/// schema, hosts and data key (docs/FLEET.md).
+/// `credvault fleet init | add-host | remove-host | rotate | status | accept-restore`: the
+/// fleet store's schema, hosts and data key (docs/FLEET.md).
 enum FleetCommand: Command {
     static let name = "fleet"
     static let summary = Registry.summary(of: name)
     static let help = """
-        usage: credvault fleet init|add-host NAME|remove-host NAME|rotate|status [options] [common options]
+        usage: credvault fleet init|add-host NAME|remove-host NAME|rotate|status|accept-restore [options] [common options]
 
         The fleet store keeps credentials in PostgreSQL sealed on each host (the database sees
         only ciphertext); its data key is wrapped once per host key. Connection: --postgres URL
@@ -23,6 +23,10 @@ enum FleetCommand: Command {
           rotate             new data key, every credential re-sealed in one transaction; only
                              this host stays enrolled: add the others again
           status             store id, schema version, key epoch, generation, credentials, hosts
+          accept-restore     this host remembers the newest state of the store it has seen and
+                             refuses an older one (exit 13: a restore, or a removed host writing
+                             back an old copy); after a deliberate restore of the database, this
+                             accepts its state on this host (run it on every host that refuses)
         Use it with any vault command: credvault store --backend postgres ...
 
         """ + VaultOptions.help
@@ -32,7 +36,9 @@ enum FleetCommand: Command {
     static var defaultBackend: String { VaultBackend.postgres.rawValue }
 
     static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
-        guard let action = args.positionals.first else { throw UsageError("give init, add-host, remove-host, rotate or status") }
+        guard let action = args.positionals.first else {
+            throw UsageError("give init, add-host, remove-host, rotate, status or accept-restore")
+        }
         switch action {
         case "init":
             _ = try args.positionals("action")
@@ -77,8 +83,13 @@ enum FleetCommand: Command {
                 io.print("credentials: \(status.records)")
                 for host in status.hosts { io.print("host: \(TerminalText.escaped(host.name)) (\(host.keyKind), epoch \(host.keyEpoch))") }
             }
+        case "accept-restore":
+            _ = try args.positionals("action")
+            let store = try PostgresStore.acceptRestore(FleetOptions.configuration(args), host: FleetOptions.host(args), key: FleetOptions.hostKey(args))
+            let status = try store.status()
+            io.print("accepted the fleet store's state as restored (key epoch \(status.keyEpoch), generation \(status.generation), \(status.records) credentials) on this host")
         default:
-            throw UsageError("unknown fleet action '\(action)' (init, add-host, remove-host, rotate, status)")
+            throw UsageError("unknown fleet action '\(action)' (init, add-host, remove-host, rotate, status, accept-restore)")
         }
         return ExitCode.success
     }
