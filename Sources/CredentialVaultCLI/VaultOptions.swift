@@ -12,7 +12,9 @@ import Synchronization
 /// The options every command shares: which backend and vault, and how to unlock it.
 /// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
 public enum VaultOptions {
-    public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive"]
+    public static let flags: Set<String> = [
+        "device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive", "insecure-transport",
+    ]
     public static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
         "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file",
@@ -35,6 +37,8 @@ public enum VaultOptions {
                                      line): use a passfile, $CREDVAULT_POSTGRES or:
           --postgres-password-file PATH
                                      the PostgreSQL role's password (one trailing newline is ignored)
+          --insecure-transport       accept a TCP connection weaker than sslmode=verify-full (the
+                                     default over TCP; a Unix socket needs none), with a warning
           --fleet-host NAME          this host's name in the fleet store (default $CREDVAULT_FLEET_HOST,
                                      else the machine's host name)
           --fleet-schema NAME        the fleet store's schema (default $CREDVAULT_FLEET_SCHEMA, else credvault)

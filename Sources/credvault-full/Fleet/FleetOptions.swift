@@ -25,6 +25,9 @@ enum FleetOptions {
         if let path = args.options["postgres-password-file"] {
             configuration.password = try SecretReader.text(fromFile: path, what: "PostgreSQL password")
         }
+        configuration.insecureTransport = args.flags.contains("insecure-transport")
+        try configuration.validate()
+        if let warning = configuration.transportWarning { TerminalIO().error("warning: " + warning) }
         // A command lives for a few round trips: a LISTEN connection would only cost the
         // server a connection (50 concurrent commands would hold 50 more).
         configuration.listensForChanges = false
