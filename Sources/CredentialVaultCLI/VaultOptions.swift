@@ -17,7 +17,7 @@ public enum VaultOptions {
     ]
     public static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
-        "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file",
+        "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file", "fleet-private-key",
     ]
 
     public static let help = """
@@ -42,6 +42,9 @@ public enum VaultOptions {
           --fleet-host NAME          this host's name in the fleet store (default $CREDVAULT_FLEET_HOST,
                                      else the machine's host name)
           --fleet-schema NAME        the fleet store's schema (default $CREDVAULT_FLEET_SCHEMA, else credvault)
+          --fleet-private-key PATH   this host's private key file (credvault keygen): the host is
+                                     enrolled by its public key, and rotations re-key it
+                                     ($CREDVAULT_FLEET_PRIVATE_KEY does the same)
           --fleet-key-file PATH, --fleet-passphrase-file PATH
                                      this host's fleet key when another backend of the same command
                                      (migrate) takes --key-file or --passphrase-file

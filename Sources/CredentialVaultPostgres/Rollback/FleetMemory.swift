@@ -26,10 +26,19 @@ final class FleetMemory: Sendable {
         static func < (a: Mark, b: Mark) -> Bool { (a.epoch, a.generation) < (b.epoch, b.generation) }
     }
 
-    /// What the file holds: the mark and how many restores were accepted.
+    /// The newest data key this host knows to be the store's, by its public verify key
+    /// (`FleetKeys.verifyKey`): a later key is believed only when a chain of rotations signed
+    /// by the keys before leads to it (`FleetKeyChain`).
+    struct KnownKey: Sendable, Equatable {
+        var epoch: Int64
+        var verifyKey: [UInt8]
+    }
+
+    /// What the file holds: the mark, how many restores were accepted, the known key.
     private struct Saved: Equatable {
         var mark: Mark
         var accepted: UInt64
+        var key: KnownKey?
     }
 
     fileprivate struct State {
@@ -44,6 +53,8 @@ final class FleetMemory: Sendable {
         var persistedAt: ContinuousClock.Instant?
         /// The file's count of accepted restores when this process last read or wrote it.
         var accepted: UInt64 = 0
+        var key: KnownKey?
+        var persistedKey: KnownKey?
     }
 
     /// Where the mark persists (`nil`: in this process only).
@@ -67,12 +78,25 @@ final class FleetMemory: Sendable {
             initial.base = saved.mark
             initial.persisted = saved.mark
             initial.accepted = saved.accepted
+            initial.key = saved.key
+            initial.persistedKey = saved.key
         }
         state = Mutex(initial)
     }
 
     /// The newest state seen, if any.
     var seen: Mark? { state.withLock { $0.seen } }
+
+    /// The newest data key known to be the store's, if any.
+    var knownKey: KnownKey? { state.withLock { $0.key } }
+
+    /// Remembers `key` as the store's when it is of the known key's epoch or later (written out
+    /// with the next mark: the open's, the rotation's).
+    func remember(_ key: KnownKey) {
+        state.withLock { s in
+            if s.key.map({ $0.epoch <= key.epoch }) ?? true { s.key = key }
+        }
+    }
 
     /// Checks that `mark`, read by a statement sent at `askedAt`, is not older than what this
     /// host had seen when it was sent (`rolledBack` otherwise), and remembers it when newer.
@@ -86,10 +110,10 @@ final class FleetMemory: Sendable {
             if let floor = state.withLock({ $0.floor(askedAt) }), mark < floor { throw Self.rolledBack(mark, seen: floor) }
         }
         let due: Bool = state.withLock { s in
-            if let seen = s.seen, !(seen < mark) { return false }
+            if let seen = s.seen, !(seen < mark) { return force && s.persistedKey != s.key }
             s.history.append((.now, mark))
             if s.history.count > Self.historyLimit { (s.baseAt, s.base) = s.history.removeFirst() }
-            guard s.persisted != mark else { return false }
+            guard s.persisted != mark || s.persistedKey != s.key else { return false }
             return force || s.persisted.map { $0.epoch != mark.epoch } ?? true
                 || s.persistedAt.map { $0.duration(to: .now) >= Self.persistInterval } ?? true
         }
@@ -99,17 +123,19 @@ final class FleetMemory: Sendable {
 
     /// Writes out what was seen and not yet written (the store is being released).
     func flush() {
-        guard let mark = state.withLock({ $0.persisted == $0.seen ? nil : $0.seen }) else { return }
+        guard let mark = state.withLock({ $0.persisted == $0.seen && $0.persistedKey == $0.key ? nil : $0.seen }) else { return }
         try? persist(mark)
     }
 
     /// Forgets what was seen and remembers `mark` instead, even if older, counting one more
     /// accepted restore (a database restored on purpose: `PostgresStore.acceptRestore`).
-    func accept(_ mark: Mark) throws(CredentialVaultError) {
+    func accept(_ mark: Mark, key: KnownKey) throws(CredentialVaultError) {
         try writing.withLock { (_) throws(CredentialVaultError) in
             let accepted = (try Self.read(custodian, name)?.accepted ?? 0) &+ 1
-            try write(Saved(mark: mark, accepted: accepted))
+            try write(Saved(mark: mark, accepted: accepted, key: key))
             state.withLock { s in
+                s.key = key
+                s.persistedKey = key
                 s.base = mark
                 s.baseAt = .now
                 s.history = []
@@ -127,16 +153,17 @@ final class FleetMemory: Sendable {
         guard custodian != nil else { return }
         try writing.withLock { (_) throws(CredentialVaultError) in
             let saved = try Self.read(custodian, name)
-            let accepted = state.withLock { $0.accepted }
-            if let saved, saved.accepted != accepted || !(saved.mark < mark) {
+            let (accepted, key) = state.withLock { ($0.accepted, $0.key) }
+            if let saved, saved.accepted != accepted {
                 adopt(saved)
                 return
             }
-            try write(Saved(mark: mark, accepted: accepted))
-            state.withLock { s in
-                s.persisted = mark
-                s.persistedAt = .now
-            }
+            // The newer of each: this process's and what another process wrote.
+            let newMark = saved.map { max($0.mark, mark) } ?? mark
+            let newKey = [saved?.key, key].compactMap { $0 }.max { $0.epoch < $1.epoch }
+            let next = Saved(mark: newMark, accepted: accepted, key: newKey)
+            if next != saved { try write(next) }
+            adopt(next)
         }
     }
 
@@ -163,26 +190,41 @@ final class FleetMemory: Sendable {
             s.accepted = saved.accepted
             s.persisted = saved.mark
             s.persistedAt = .now
+            if let key = saved.key, s.key.map({ $0.epoch <= key.epoch }) ?? true { s.key = key }
+            s.persistedKey = saved.key
         }
     }
 
     private func write(_ saved: Saved) throws(CredentialVaultError) {
         guard let custodian else { return }
-        var writer = ByteWriter(capacity: 24)
+        var writer = ByteWriter(capacity: 64)
         writer.u64(UInt64(bitPattern: saved.mark.epoch))
         writer.u64(UInt64(bitPattern: saved.mark.generation))
         writer.u64(saved.accepted)
+        if let key = saved.key {
+            writer.u64(UInt64(bitPattern: key.epoch))
+            writer.raw(key.verifyKey)
+        }
         try custodian.writeState(name, writer.bytes)
     }
 
+    /// The file: u64 key epoch, u64 generation, u64 restores accepted, then (once a key is
+    /// known) u64 its epoch and its 32-byte verify key.
     private static func read(_ custodian: HostFileCustodian?, _ name: String) throws(CredentialVaultError) -> Saved? {
-        guard let custodian, let bytes = try custodian.readState(name, limit: 64) else { return nil }
-        guard bytes.count == 24 else { throw .io("the fleet store's remembered state \(name) is damaged (\(bytes.count) bytes, not 24)") }
+        guard let custodian, let bytes = try custodian.readState(name, limit: 128) else { return nil }
+        guard bytes.count == 24 || bytes.count == 64 else {
+            throw .io("the fleet store's remembered state \(name) is damaged (\(bytes.count) bytes, not 24 or 64)")
+        }
         return bytes.withUnsafeBytes { raw in
             var reader = ByteReader(raw)
             let epoch = Int64(bitPattern: reader.u64() ?? 0)
             let generation = Int64(bitPattern: reader.u64() ?? 0)
-            return Saved(mark: Mark(epoch: epoch, generation: generation), accepted: reader.u64() ?? 0)
+            let accepted = reader.u64() ?? 0
+            var key: KnownKey?
+            if let keyEpoch = reader.u64(), let verifyKey = reader.take(32) {
+                key = KnownKey(epoch: Int64(bitPattern: keyEpoch), verifyKey: Array(verifyKey))
+            }
+            return Saved(mark: Mark(epoch: epoch, generation: generation), accepted: accepted, key: key)
         }
     }
 

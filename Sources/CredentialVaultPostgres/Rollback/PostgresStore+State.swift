@@ -104,6 +104,19 @@ extension PostgresStore {
             }
             guard result.affectedRows == 1 else { throw .locked }
         }
-        try memory.accept(state.mark)
+        try memory.accept(state.mark, key: FleetMemory.KnownKey(epoch: keys.keyEpoch, verifyKey: keys.verifyKey))
+    }
+
+    /// Checks that the data key an open unwrapped is the store's as this host knows it: the
+    /// key it knew, or one a chain of signed rotations leads to from it (`tampered` otherwise:
+    /// a wrapping put in by someone without the fleet's keys, as anyone can seal one to a public
+    /// key). A host that knows no key yet believes the first (written down in docs/FLEET.md).
+    static func checkKey(_ keys: FleetKeys, chain: Data?, memory: FleetMemory) throws(CredentialVaultError) {
+        if let known = memory.knownKey {
+            // An older epoch than the one known: the state's check says `rolledBack`.
+            guard known.epoch <= keys.keyEpoch else { return }
+            guard try FleetKeyChain(chain).leads(from: known, to: keys) else { throw .tampered }
+        }
+        memory.remember(FleetMemory.KnownKey(epoch: keys.keyEpoch, verifyKey: keys.verifyKey))
     }
 }

@@ -22,7 +22,8 @@ struct FleetSchema: Sendable {
             store_id bytea NOT NULL CHECK (length(store_id) = 16),
             key_epoch bigint NOT NULL,
             generation bigint NOT NULL,
-            state_seal bytea);
+            state_seal bytea,
+            key_chain bytea);
         CREATE TABLE \(name).fleet_hosts (
             host text PRIMARY KEY,
             key_source bigint NOT NULL,
@@ -52,8 +53,11 @@ struct FleetSchema: Sendable {
     var insertMeta: String {
         "INSERT INTO \(name).fleet_meta (schema_version, store_id, key_epoch, generation, state_seal) VALUES ($1, $2, $3, 0, $4)"
     }
-    /// Adds the state seal to a store made before it (its owner's role; the first write seals it).
-    var addStateSeal: String { "ALTER TABLE \(name).fleet_meta ADD COLUMN IF NOT EXISTS state_seal bytea" }
+    /// Adds the state seal and the key chain to a store made before them (its owner's role; the
+    /// first write seals it, the first rotation starts the chain).
+    var addStateSeal: String {
+        "ALTER TABLE \(name).fleet_meta ADD COLUMN IF NOT EXISTS state_seal bytea, ADD COLUMN IF NOT EXISTS key_chain bytea"
+    }
     var readMeta: String { "SELECT schema_version, store_id, key_epoch, generation FROM \(name).fleet_meta" }
 
     /// Enrols a host in the store's transaction of `init` or of a rotation (which hold the
@@ -77,7 +81,7 @@ struct FleetSchema: Sendable {
     var readMetaAndHost: String {
         """
         SELECT m.schema_version, m.store_id, m.key_epoch, h.key_source, h.salt, h.ops_limit, h.mem_limit, h.key_epoch, h.wrapped_key,
-            m.generation, m.state_seal
+            m.generation, m.state_seal, m.key_chain
         FROM \(name).fleet_meta m LEFT JOIN \(name).fleet_hosts h ON h.host = $1
         """
     }
@@ -93,8 +97,13 @@ struct FleetSchema: Sendable {
     var lockForRotation: String {
         "LOCK TABLE \(name).fleet_records IN EXCLUSIVE MODE; SELECT 1 FROM \(name).fleet_meta FOR UPDATE"
     }
-    /// The rotation's last step: the new epoch and the seal of its state ($3), only over the epoch read ($2).
-    var setEpoch: String { "UPDATE \(name).fleet_meta SET key_epoch = $1, state_seal = $3 WHERE key_epoch = $2" }
+    /// The rotation's last step: the new epoch, the seal of its state ($3) and its link of the
+    /// key chain ($4), only over the epoch read ($2).
+    var setEpoch: String {
+        "UPDATE \(name).fleet_meta SET key_epoch = $1, state_seal = $3, key_chain = coalesce(key_chain, ''::bytea) || $4 WHERE key_epoch = $2"
+    }
+    /// The hosts enrolled by public key (a rotation seals the new data key to each).
+    var publicKeyHosts: String { "SELECT host, salt FROM \(name).fleet_hosts WHERE key_source = 3 ORDER BY host" }
     /// An accepted restore's seal of the state as it is ($1), over the epoch ($2) and generation ($3) read.
     var resealState: String { "UPDATE \(name).fleet_meta SET state_seal = $1 WHERE key_epoch = $2 AND generation = $3" }
     /// The state a rotation re-seals on top of (in its transaction, which holds the meta row).

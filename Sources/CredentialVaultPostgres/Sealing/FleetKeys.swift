@@ -14,6 +14,10 @@ struct FleetKeys: Sendable {
     let nameKey: SecureBytes
     /// Keys the MAC of the store's state (its epoch and generation, `stateSeal`).
     let stateKey: SecureBytes
+    /// The public half of this epoch's signing key (Ed25519, seed: subkey 4, context
+    /// `CVFLTSIG`): it signs the next epoch's verify key in a rotation (`FleetKeyChain`), and a
+    /// host remembers it to know the data key again.
+    let verifyKey: [UInt8]
     /// The store's random id (16 bytes, in `fleet_meta`).
     let storeID: Data
     /// Which data key this is (incremented by each rotation).
@@ -24,6 +28,7 @@ struct FleetKeys: Sendable {
         sealer = try SealingKey(copying: Crypto.subkey(of: dataKey, id: 1, context: "CVFLTREC"))
         nameKey = Crypto.subkey(of: dataKey, id: 2, context: "CVFLTNAM")
         stateKey = Crypto.subkey(of: dataKey, id: 3, context: "CVFLTSTA")
+        verifyKey = Crypto.signKeyPair(seed: Crypto.subkey(of: dataKey, id: 4, context: "CVFLTSIG")).publicKey
         self.storeID = storeID
         self.keyEpoch = keyEpoch
     }
@@ -85,10 +90,11 @@ struct FleetKeys: Sendable {
 
     /// Whether `seal` is the seal of this epoch's state at `generation` (compared in constant time).
     func isStateSeal(_ seal: Data, generation: Int64) -> Bool {
-        let expected = stateSeal(generation: generation)
-        guard seal.count == expected.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(seal, expected) { difference |= a ^ b }
-        return difference == 0
+        constantTimeEquals(seal, stateSeal(generation: generation))
+    }
+
+    /// Signs `message` with this epoch's signing key (made when used).
+    func sign(_ message: [UInt8]) -> [UInt8] {
+        Crypto.sign(message, secretKey: Crypto.signKeyPair(seed: Crypto.subkey(of: dataKey, id: 4, context: "CVFLTSIG")).secretKey)
     }
 }

@@ -116,9 +116,12 @@ public final class PostgresStore: Sendable {
         let schema = FleetSchema(name: configuration.schema)
         var attempt = 1
         while true {
-            let (keys, state) = try unwrapKeys(pool: pool, schema: schema, host: host, key: key)
+            let (keys, state, chain) = try unwrapKeys(pool: pool, schema: schema, host: host, key: key)
             let memory = try FleetMemory(directory: configuration.stateDirectory, storeID: keys.storeID)
-            if !acceptingRestore { try verify(state, keys: keys, memory: memory, force: true) }
+            if !acceptingRestore {
+                try checkKey(keys, chain: chain, memory: memory)
+                try verify(state, keys: keys, memory: memory, force: true)
+            }
             let store = PostgresStore(configuration: configuration, host: host, pool: pool, keys: keys, memory: memory)
             do throws(CredentialVaultError) {
                 if acceptingRestore { try store.accept(state) }
@@ -139,7 +142,7 @@ public final class PostgresStore: Sendable {
     /// key; returns the keys and the state read with them (to be verified).
     private static func unwrapKeys(
         pool: ConnectionPool, schema: FleetSchema, host: String, key: FleetHostKey
-    ) throws(CredentialVaultError) -> (FleetKeys, FleetState) {
+    ) throws(CredentialVaultError) -> (FleetKeys, FleetState, chain: Data?) {
         let askedAt = ContinuousClock.now
         let result = try readMetaAndHost(pool: pool, schema: schema, host: host)
         guard result.rowCount == 1, let version = result.int8(0, 0), let storeID = result.bytes(0, 1), storeID.count == 16,
@@ -162,7 +165,7 @@ public final class PostgresStore: Sendable {
         let row = HostWrapping(host: host, source: source, salt: salt, opsLimit: ops, memLimit: mem, epoch: hostEpoch, wrapped: wrapped)
         let dataKey = try row.unwrap(key, storeID: storeID)
         let state = try FleetState(result, epoch: 2, generation: 9, seal: 10, askedAt: askedAt)
-        return (try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: epoch), state)
+        return (try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: epoch), state, result.bytes(0, 11))
     }
 
     /// The open's statement. A store made before the state seal has no `state_seal` column
@@ -223,6 +226,7 @@ public final class PostgresStore: Sendable {
             throw .invalidArgument("a fleet store (or another schema) named \(configuration.schema) exists already: open it, or pick another schema")
         }
         let memory = try FleetMemory(directory: configuration.stateDirectory, storeID: storeID)
+        memory.remember(FleetMemory.KnownKey(epoch: 1, verifyKey: keys.verifyKey))
         try memory.observe(FleetMemory.Mark(epoch: 1, generation: 0), askedAt: .now, force: true)
         return PostgresStore(configuration: configuration, host: host, pool: pool, keys: keys, memory: memory)
     }

@@ -42,9 +42,13 @@ enum FleetOptions {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// This host's key: `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
+    /// This host's key: `--fleet-private-key` or `$CREDVAULT_FLEET_PRIVATE_KEY` (enrolled by its
+    /// public key), `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
     /// else the common `--key-file`, `--passphrase-file` or `--ask-passphrase`.
     static func hostKey(_ args: ParsedArguments) throws -> FleetHostKey {
+        if let path = args.options["fleet-private-key"] ?? environment["CREDVAULT_FLEET_PRIVATE_KEY"] {
+            return .keyPair(URL(fileURLWithPath: path))
+        }
         if let path = args.options["fleet-key-file"] ?? environment["CREDVAULT_FLEET_KEY_FILE"] {
             return .keyFile(URL(fileURLWithPath: path))
         }
