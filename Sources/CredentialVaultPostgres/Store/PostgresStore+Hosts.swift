@@ -123,8 +123,12 @@ extension PostgresStore {
     /// knew the old key believe the new one. This host must stay: enrolled by public key, or in
     /// `hosts`. Returns the store opened with the new key; this store, and every other
     /// process's, then reports `locked` (reopen it).
+    ///
+    /// `progress` is called with the rows written so far and their number, after each (on the
+    /// calling thread). Interrupted (the process ends, the connection is lost) before it
+    /// commits, a rotation changes nothing: the server rolls its transaction back.
     public func rotateDataKey(
-        hosts: [String: FleetHostKey] = [:], kdf: KDFParameters = .moderate
+        hosts: [String: FleetHostKey] = [:], kdf: KDFParameters = .moderate, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws(CredentialVaultError) -> PostgresStore {
         let newKeys = try FleetKeys(dataKey: SecureBytes.random(count: Crypto.keyBytes), storeID: keys.storeID, keyEpoch: keys.keyEpoch + 1)
         var wrappings: [HostWrapping] = []
@@ -182,7 +186,10 @@ extension PostgresStore {
                     resealed.append([.bytes(newHash), .int8(version + 1), .int8(newKeys.keyEpoch), expires, .bytes(newSealed)])
                 }
                 _ = try c.queryUnprepared(schema.rotationDeleteRecords, [], deadline: deadline)
-                for row in resealed { _ = try c.queryUnprepared(schema.rotationInsertRecord, row, deadline: deadline) }
+                for (index, row) in resealed.enumerated() {
+                    _ = try c.queryUnprepared(schema.rotationInsertRecord, row, deadline: deadline)
+                    progress?(index + 1, resealed.count)
+                }
                 _ = try c.queryUnprepared(schema.deleteAllHosts, [], deadline: deadline)
                 for wrapping in kept { _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline) }
                 // The generation the re-sealed rows left (the trigger counted them), sealed with

@@ -82,7 +82,13 @@ enum FleetCommand: Command {
             // passphrase stays by giving its key.
             var keep: [String: FleetHostKey] = [:]
             if case .keyPair = key {} else { keep[store.host] = key }
-            let rotated = try store.rotateDataKey(hosts: keep, kdf: VaultOptions.kdf(args))
+            let progress = TerminalProgress("credentials re-sealed")
+            let rotated: PostgresStore
+            do { rotated = try store.rotateDataKey(hosts: keep, kdf: VaultOptions.kdf(args), progress: progress.update) } catch {
+                progress.finish()
+                throw error
+            }
+            progress.finish()
             let after = try rotated.hosts()
             let rekeyed = after.filter { $0.keyKind == "public key" && $0.name != store.host }.map(\.name)
             io.print("data key rotated (epoch \(rotated.keyEpoch)); every credential re-sealed")
