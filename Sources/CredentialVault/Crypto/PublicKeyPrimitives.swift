@@ -17,13 +17,20 @@ extension Crypto {
 
     /// The X25519 key pair of `seed` (32 bytes).
     package static func boxKeyPair(seed: SecureBytes) -> (publicKey: [UInt8], secretKey: SecureBytes) {
+        keyPair(seed: seed, publicBytes: boxPublicKeyBytes, secretBytes: Int(crypto_box_secretkeybytes()), crypto_box_seed_keypair)
+    }
+
+    /// A key pair made from `seed` by libsodium's `make` (`crypto_*_seed_keypair`).
+    private static func keyPair(
+        seed: SecureBytes, publicBytes: Int, secretBytes: Int,
+        _ make: (UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt8>, UnsafePointer<UInt8>) -> Int32
+    ) -> (publicKey: [UInt8], secretKey: SecureBytes) {
         Sodium.ensureInitialized()
-        var publicKey = [UInt8](repeating: 0, count: boxPublicKeyBytes)
-        let secretKey = SecureBytes(count: Int(crypto_box_secretkeybytes()))
+        var publicKey = [UInt8](repeating: 0, count: publicBytes)
+        let secretKey = SecureBytes(count: secretBytes)
         secretKey.withUnsafeMutableBytes { sk in
             seed.withUnsafeBytes { s in
-                _ = crypto_box_seed_keypair(
-                    &publicKey, sk.baseAddress!.assumingMemoryBound(to: UInt8.self), s.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                _ = make(&publicKey, sk.baseAddress!.assumingMemoryBound(to: UInt8.self), s.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
         return (publicKey, secretKey)
@@ -58,16 +65,7 @@ extension Crypto {
 
     /// The Ed25519 key pair of `seed` (32 bytes).
     package static func signKeyPair(seed: SecureBytes) -> (publicKey: [UInt8], secretKey: SecureBytes) {
-        Sodium.ensureInitialized()
-        var publicKey = [UInt8](repeating: 0, count: signPublicKeyBytes)
-        let secretKey = SecureBytes(count: Int(crypto_sign_secretkeybytes()))
-        secretKey.withUnsafeMutableBytes { sk in
-            seed.withUnsafeBytes { s in
-                _ = crypto_sign_seed_keypair(
-                    &publicKey, sk.baseAddress!.assumingMemoryBound(to: UInt8.self), s.baseAddress!.assumingMemoryBound(to: UInt8.self))
-            }
-        }
-        return (publicKey, secretKey)
+        keyPair(seed: seed, publicBytes: signPublicKeyBytes, secretBytes: Int(crypto_sign_secretkeybytes()), crypto_sign_seed_keypair)
     }
 
     /// The detached Ed25519 signature of `message`.
