@@ -137,9 +137,13 @@ final class FleetHelperProcess {
     private var buffer = Data()
     private var finished = false
 
+    /// This helper's own state directory: its memory of the store (one process, one host).
+    private let state = KeyFileDirectory()
+
     init(_ arguments: [String]) throws {
         process.executableURL = FleetHelper.url
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["CREDVAULT_FLEET_STATE_DIR": state.url.path]) { $1 }
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
