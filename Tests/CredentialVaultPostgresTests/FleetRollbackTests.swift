@@ -84,6 +84,23 @@ struct FleetRollbackTests {
         }
     }
 
+    @Test func aProcessThatSawNewerStateFollowsARestoreAcceptedByAnother() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            try fleet.store.synchronous.save(Data("alice-1".utf8), for: alice, options: .portable)
+            try copy(fleet, as: "backup")
+            let running = try fleet.reopen(freshness: .zero)  // a long-lived process of this host
+            try running.synchronous.save(Data("alice-2".utf8), for: alice, options: .portable)
+            try restore(fleet, from: "backup", quietly: true)
+            CustodySuite.expectRolledBack("before the restore is accepted") { _ = try running.synchronous.load(alice) }
+            _ = try PostgresStore.acceptRestore(fleet.configuration(freshness: .zero), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            // It follows the accepted state, and what it saw before does not undo the acceptance.
+            #expect(try running.synchronous.load(alice) == Data("alice-1".utf8))
+            try running.synchronous.save(Data("alice-3".utf8), for: alice, options: .portable)
+            #expect(try fleet.reopen(freshness: .zero).synchronous.load(alice) == Data("alice-3".utf8))
+        }
+    }
+
     @Test func aRowPutBackWithoutTheKeyIsNoticedByEveryHost() async throws {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)

@@ -58,10 +58,15 @@ struct FleetKeyChain {
         var verifyKey = known.verifyKey
         var epoch = known.epoch
         while epoch < keys.keyEpoch {
-            guard let link = links.first(where: { $0.epoch == epoch + 1 }),
-                Crypto.verify(
-                    signature: link.signature, of: Self.message(storeID: keys.storeID, epoch: link.epoch, verifyKey: link.verifyKey),
-                    publicKey: verifyKey)
+            // Links put in by anyone else do not verify (and cannot hide the real one).
+            let signer = verifyKey
+            guard
+                let link = links.first(where: { link in
+                    link.epoch == epoch + 1
+                        && Crypto.verify(
+                            signature: link.signature, of: Self.message(storeID: keys.storeID, epoch: link.epoch, verifyKey: link.verifyKey),
+                            publicKey: signer)
+                })
             else { return false }
             verifyKey = link.verifyKey
             epoch = link.epoch
