@@ -67,26 +67,42 @@ extension PostgresStore {
         try memory.observe(state.mark, askedAt: state.askedAt, force: force)
     }
 
-    /// Runs a sealed write (`FleetSchema.sealedWrite`) made over `state`, and returns the rows
-    /// it changed, or `nil` when another write moved the generation first (read again and
-    /// retry); `locked` after a rotation. The seal it left is remembered as seen.
+    /// What a sealed write did.
+    enum SealedWriteOutcome {
+        /// It was made over the state given, changing this many rows (0: its own condition,
+        /// such as the row version, did not hold).
+        case changed(Int)
+        /// Another write moved the generation first: nothing was changed; this is the state now
+        /// (verified), to retry on.
+        case moved(to: FleetState)
+    }
+
+    /// Runs a sealed write (`FleetSchema.sealedWrite`) made over `state`; `locked` after a
+    /// rotation. The seal it left is remembered as seen.
+    ///
     /// `params` are the statement's own; the generation read and the seal of the state after
     /// `rows` changes follow them (its last two parameters).
     func sealedWrite(
         _ name: String, _ sql: String, _ params: [PGParam], over state: FleetState, changing rows: Int64 = 1, retrySafe: Bool = true
-    ) throws(CredentialVaultError) -> Int? {
+    ) throws(CredentialVaultError) -> SealedWriteOutcome {
         let bound = params + [.int8(state.generation), .bytes(keys.stateSeal(generation: state.generation + rows))]
+        let askedAt = ContinuousClock.now
         let result = try pool.withConnection(retrySafe: retrySafe) { (c: PGConnection) throws(PGFailure) -> PGResult in
             try c.query(name, sql, bound, deadline: pool.statementDeadline)
         }
         let changed = try Self.changedRows(result, keyEpoch: keys.keyEpoch)
-        guard let before = result.int8(0, 2), before == state.generation else { return nil }
+        guard let before = result.int8(0, 2) else { throw .corrupted("the fleet store answered a write without its generation") }
+        guard before == state.generation else {
+            let current = FleetState(epoch: keys.keyEpoch, generation: before, seal: result.bytes(0, 3), askedAt: askedAt)
+            try verify(current)
+            return .moved(to: current)
+        }
         if changed > 0 {
             // Exactly this write's rows moved the generation (it held the meta row from its
             // check to its commit).
             try? memory.observe(FleetMemory.Mark(epoch: keys.keyEpoch, generation: state.generation + Int64(changed)), askedAt: .now)
         }
-        return changed
+        return .changed(changed)
     }
 
     /// Makes `state` (read by the open) the one this host remembers, even if older than what it

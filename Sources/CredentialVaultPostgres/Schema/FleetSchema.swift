@@ -141,14 +141,15 @@ struct FleetSchema: Sendable {
     /// `guarded`, and also only over the store-wide generation the writer read and verified
     /// ($generation), with the seal of the state it leaves ($seal: the generation after its
     /// `n` rows, which the trigger counts) set in the same statement when it changed a row.
-    /// Reports the store's epoch, the rows changed and the generation before the write: another
-    /// generation than the one given means another write came first (read again and retry).
+    /// Reports the store's epoch, the rows changed, the generation before the write and its
+    /// seal: another generation than the one given means another write came first (verify that
+    /// state and retry on it).
     private func sealedWrite(_ write: String, seal: Int) -> String {
         """
-        WITH m AS (SELECT key_epoch, generation FROM \(name).fleet_meta FOR NO KEY UPDATE),
+        WITH m AS (SELECT key_epoch, generation, state_seal FROM \(name).fleet_meta FOR NO KEY UPDATE),
         w AS (\(write) RETURNING 1),
         s AS (UPDATE \(name).fleet_meta SET state_seal = $\(seal) WHERE EXISTS (SELECT 1 FROM w))
-        SELECT (SELECT key_epoch FROM m), (SELECT count(*) FROM w), (SELECT generation FROM m)
+        SELECT (SELECT key_epoch FROM m), (SELECT count(*) FROM w), (SELECT generation FROM m), (SELECT state_seal FROM m)
         """
     }
 

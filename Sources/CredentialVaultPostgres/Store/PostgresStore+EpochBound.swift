@@ -34,7 +34,8 @@ extension PostgresStore {
             try verify(state)
             guard let rows = result.int8(0, 3) else { throw .corrupted("the fleet store answered a count without a number") }
             if rows == 0 { return 0 }
-            if let changed = try sealedWrite(name, sql, params, over: state, changing: rows) { return changed }
+            // Another write in between: count again.
+            if case .changed(let changed) = try sealedWrite(name, sql, params, over: state, changing: rows) { return changed }
         }
         throw .busy
     }

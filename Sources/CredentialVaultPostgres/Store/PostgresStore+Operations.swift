@@ -84,12 +84,23 @@ extension PostgresStore {
         cache.forget(nameHash)
     }
 
-    /// Deletes the row `nameHash` at `version` over `state`: 1 or 0 rows, or `nil` when
-    /// another write moved the generation first.
-    func deleteVersion(_ nameHash: Data, version: Int64, over state: FleetState, retrySafe: Bool = true) throws(CredentialVaultError) -> Int? {
-        try sealedWrite(
-            "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch)], over: state,
-            retrySafe: retrySafe)
+    /// Deletes the row `nameHash` at `version` over `state`, or over the state another write
+    /// moved it to (the version check still tells whether the row is the one read): 1 or 0
+    /// rows, and the state the delete was made over.
+    func deleteVersion(
+        _ nameHash: Data, version: Int64, over state: FleetState, retrySafe: Bool = true
+    ) throws(CredentialVaultError) -> (deleted: Int, over: FleetState) {
+        var state = state
+        for _ in 0..<Self.maxRounds {
+            switch try sealedWrite(
+                "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch)], over: state,
+                retrySafe: retrySafe)
+            {
+            case .changed(let deleted): return (deleted, state)
+            case .moved(let current): state = current
+            }
+        }
+        throw .busy
     }
 
     /// Refuses what a fleet store cannot honour: a persistent device-only credential.
@@ -134,23 +145,29 @@ extension PostgresStore {
             // Bound to this key's epoch and the state read: after a rotation nothing lands under
             // the old key (`locked`), and a write on top of a state another write moved is made
             // again on the new one.
-            let changed: Int?
+            let outcome: SealedWriteOutcome
             if let row {
-                changed = try sealedWrite(
+                outcome = try sealedWrite(
                     "update", schema.updateRecord,
                     [.bytes(nameHash), .int8(row.version), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)], over: state)
             } else {
-                changed = try sealedWrite(
+                outcome = try sealedWrite(
                     "insert", schema.insertRecord, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)],
                     over: state)
             }
-            if changed == 1 {
+            switch outcome {
+            case .changed(1):
                 cache.wrote(
                     nameHash, entry: RecordCache.Entry(version: version, epoch: keys.keyEpoch, sealed: sealed), generation: state.generation + 1)
                 return
+            case .moved(let current):
+                // A write elsewhere in the store came first: again on the state it left (the
+                // version check tells whether this row changed too).
+                state = current
+            case .changed:
+                // Another writer of this row came first: read its row, try again on top of it.
+                (row, state) = try fetchWithState(nameHash)
             }
-            // Another writer came first (read its row and try again on top of it).
-            (row, state) = try fetchWithState(nameHash)
         }
         throw .busy
     }
@@ -197,9 +214,9 @@ extension PostgresStore {
             }
             // Single use: only the one DELETE that still finds this version gets the value.
             // Not retried after a lost connection: whether it was consumed would be unknown.
-            let taken = try deleteVersion(nameHash, version: row.version, over: state, retrySafe: false)
+            let (taken, over) = try deleteVersion(nameHash, version: row.version, over: state, retrySafe: false)
             if taken == 1 {
-                cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil), generation: state.generation + 1)
+                cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil), generation: over.generation + 1)
                 return record.value
             }
         }
@@ -214,8 +231,9 @@ extension PostgresStore {
         for _ in 0..<Self.maxRounds {
             let (fetched, state) = try fetchWithState(nameHash)
             guard let row = fetched else { return false }
-            if try deleteVersion(nameHash, version: row.version, over: state) == 1 {
-                cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil), generation: state.generation + 1)
+            let (deleted, over) = try deleteVersion(nameHash, version: row.version, over: state)
+            if deleted == 1 {
+                cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil), generation: over.generation + 1)
                 return true
             }
         }
@@ -265,33 +283,27 @@ extension PostgresStore {
             cache.expire()
             return count
         }
-        // The rows and their state in one snapshot; the matching ones deleted one by one, each
-        // over the state the one before left. Another write in between: read again.
-        var count = 0
-        for _ in 0..<Self.maxRounds {
-            let askedAt = ContinuousClock.now
-            let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
-                try c.query("all", schema.allRecordsWithState, [], deadline: pool.statementDeadline)
-            }
-            var state = try FleetState(result, epoch: 0, generation: 1, seal: 2, askedAt: askedAt)
-            try verify(state)
-            var interrupted = false
-            for index in 0..<result.rowCount where result.bytes(index, 3) != nil {
-                let record = try openListed(result, index)
-                guard record.key.isIn(service: service), let nameHash = result.bytes(index, 3), let version = result.int8(index, 4) else {
-                    continue
-                }
-                guard let deleted = try deleteVersion(nameHash, version: version, over: state) else {
-                    interrupted = true
-                    break
-                }
-                count += deleted
-                state = FleetState(epoch: state.epoch, generation: state.generation + Int64(deleted), seal: nil)
-                cache.forget(nameHash)
-            }
-            cache.expire()
-            if !interrupted { return count }
+        // The rows and their state in one snapshot; the matching ones deleted one by one by
+        // version (one rewritten meanwhile stays, as with any delete that lost its race), each
+        // over the state the one before left.
+        let askedAt = ContinuousClock.now
+        let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
+            try c.query("all", schema.allRecordsWithState, [], deadline: pool.statementDeadline)
         }
-        throw .busy
+        var state = try FleetState(result, epoch: 0, generation: 1, seal: 2, askedAt: askedAt)
+        try verify(state)
+        var count = 0
+        for index in 0..<result.rowCount where result.bytes(index, 3) != nil {
+            let record = try openListed(result, index)
+            guard record.key.isIn(service: service), let nameHash = result.bytes(index, 3), let version = result.int8(index, 4) else {
+                continue
+            }
+            let (deleted, over) = try deleteVersion(nameHash, version: version, over: state)
+            count += deleted
+            state = FleetState(epoch: over.epoch, generation: over.generation + Int64(deleted), seal: nil)
+            cache.forget(nameHash)
+        }
+        cache.expire()
+        return count
     }
 }
