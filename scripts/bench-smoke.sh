@@ -41,7 +41,8 @@ import json
 import sys
 
 path, expect_secret_service, expect_postgres = sys.argv[1], sys.argv[2] == "yes", sys.argv[3] == "yes"
-fleet = {"raw_libpq_read", "raw_libpq_read_polled", "pg_cached_read", "pg_uncached_read", "raw_libpq_cas", "pg_cas_write"}
+fleet = {"raw_libpq_read", "raw_libpq_read_polled", "pg_cached_read", "pg_uncached_read", "raw_libpq_cas", "pg_cas_write",
+         "raw_libpq_update_4_writers", "pg_cas_write_4_writers", "pg_rotate_100"}
 by_size = {"seal", "open", "raw_seal", "raw_open"}
 by_items = {"file_save", "file_save_amortized", "file_journal_floor", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
             "secret_service_store", "secret_service_lookup", "raw_secret_service_store",
@@ -49,7 +50,7 @@ by_items = {"file_save", "file_save_amortized", "file_journal_floor", "file_load
             "file_save_async", "memory_load_sync", "memory_load_async"} | fleet
 with_ratio = {"custody_unlock_device_keyring", "custody_save_counter_file", "custody_save_counter_keyring", "seal", "open", "file_save", "file_save_amortized", "file_delete", "secret_service_store", "secret_service_lookup",
               "unlock_interactive", "unlock_moderate", "cli_lookup", "file_load_async", "file_save_async", "memory_load_async",
-              "raw_libpq_read_polled", "pg_cached_read", "pg_uncached_read", "pg_cas_write"}
+              "raw_libpq_read_polled", "pg_cached_read", "pg_uncached_read", "pg_cas_write", "pg_cas_write_4_writers"}
 required = {"seal", "open", "raw_seal", "raw_open", "unlock_interactive", "unlock_moderate", "unlock_key_file",
             "unlock_device", "file_save", "file_save_amortized", "file_load", "file_floor", "file_delete", "memory_save",
             "memory_load", "cli_lookup", "file_load_sync", "file_load_async", "file_save_sync", "file_save_async",
