@@ -14,6 +14,7 @@ import Synchronization
 public enum VaultOptions {
     public static let flags: Set<String> = [
         "device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive", "insecure-transport",
+        "fleet-device-key",
     ]
     public static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
@@ -45,6 +46,9 @@ public enum VaultOptions {
           --fleet-private-key PATH   this host's private key file (credvault keygen): the host is
                                      enrolled by its public key, and rotations re-key it
                                      ($CREDVAULT_FLEET_PRIVATE_KEY does the same)
+          --fleet-device-key         this host's key pair is this machine's (its host secret and
+                                     machine id; with --custody keyring|tpm, that custodian's secret
+                                     too): enrolled by its public key, never in a file of its own
           --fleet-key-file PATH, --fleet-passphrase-file PATH
                                      this host's fleet key when another backend of the same command
                                      (migrate) takes --key-file or --passphrase-file

@@ -73,6 +73,23 @@ struct FleetPublicKeyTests {
         }
     }
 
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/machine-id"), "needs a machine id"))
+    func aHostByItsDeviceKeyOnTheCommandLine() async throws {
+        try await offThePool {
+            let schema = TestCluster.freshSchema()
+            let web1 = Host(name: "web-1"), web2 = Host(name: "web-2")
+            #expect(try web1.run(["fleet", "init"], schema).status == 0)
+            let publicKey = try web2.run(["fleet", "public-key", "--fleet-device-key"], schema)
+            #expect(publicKey.status == 0 && publicKey.stdout.count == 65, "\(publicKey)")
+            let added = try web1.run(["fleet", "add-host", "web-2", "--public-key", publicKey.stdout.trimmingCharacters(in: .whitespacesAndNewlines)], schema)
+            #expect(added.status == 0, "\(added)")
+            #expect(try web1.store("v1", schema).status == 0)
+            #expect(try web1.run(["fleet", "rotate"], schema).stdout.contains("re-keyed by public key: web-2"))
+            let read = try web2.run(["lookup", "--backend", "postgres", "--fleet-device-key", "api.example", "deploy"], schema)
+            #expect(read.status == 0 && read.stdout == "v1", "\(read)")
+        }
+    }
+
     @Test func aDataKeySealedToAHostByTheAdministratorIsNotBelievedByAHostThatKnewTheFleetsKey() async throws {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)
@@ -126,6 +143,31 @@ struct FleetPublicKeyTests {
             #expect(throws: CredentialVaultError.wrongPassphrase) {
                 try PostgresStore.open(configuration, host: "web-2", key: .keyPair(fleet.keys.keyFile))
             }
+        }
+    }
+
+    @Test func hostsEnrolledByTheirDeviceKeyAreReKeyedByARotation() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            let machineA = KeyFileDirectory(), machineB = KeyFileDirectory()
+            let a = FleetHostKey.device(DeviceIdentity(hostSecretURL: machineA.url.appendingPathComponent("host-secret"), machineID: "machine-a"))
+            let b = FleetHostKey.device(DeviceIdentity(hostSecretURL: machineB.url.appendingPathComponent("host-secret"), machineID: "machine-b"))
+            try fleet.store.addHost("a", publicKey: try FleetHostKey.publicKey(of: a))
+            try fleet.store.addHost("b", publicKey: try FleetHostKey.publicKey(of: b))
+            func open(_ host: String, _ key: FleetHostKey, _ state: KeyFileDirectory) throws -> PostgresStore {
+                var configuration = fleet.configuration(freshness: .zero)
+                configuration.stateDirectory = state.url
+                return try PostgresStore.open(configuration, host: host, key: key)
+            }
+            let key = CredentialKey(service: "s", account: "a")
+            try open("a", a, machineA).synchronous.save(Data("from a".utf8), for: key, options: .portable)
+            // Rotated from host a: a and b are re-keyed by their public keys, without their secrets.
+            let rotated = try open("a", a, machineA).rotateDataKey()
+            #expect(try rotated.hosts().map(\.name) == ["a", "b"])
+            #expect(try open("b", b, machineB).synchronous.load(key) == Data("from a".utf8))
+            // b's host secret on another machine (another machine id) is not b's key.
+            let elsewhere = FleetHostKey.device(DeviceIdentity(hostSecretURL: machineB.url.appendingPathComponent("host-secret"), machineID: "machine-c"))
+            #expect(throws: CredentialVaultError.wrongPassphrase) { try open("b", elsewhere, machineB) }
         }
     }
 }

@@ -19,11 +19,23 @@ public enum FleetHostKey: Sendable, CustomStringConvertible {
     /// (`publicKey(ofPrivateKeyFile:)`), and any enrolled host seals the data key to it
     /// (libsodium's sealed boxes): an enrolment or a rotation needs no secret of this host's.
     case keyPair(URL)
+    /// This device's key pair, enrolled by its public key as `keyPair` is: the private key is
+    /// derived from the device's master key (`DeviceIdentity`: its host secret and machine id)
+    /// and, with a keyring or TPM `custodian`, from the secret that custodian holds (as the
+    /// sealed file's device key is), so it is never in a file of its own and does not leave
+    /// the machine. `nil`: the host-secret file custody.
+    case device(DeviceIdentity, custodian: (any DeviceCustodian)? = nil)
 
     /// The public key to enrol for the private key file at `url` (32 bytes; `credvault fleet
     /// public-key` prints it in hex).
     public static func publicKey(ofPrivateKeyFile url: URL) throws(CredentialVaultError) -> Data {
         Data(try HostKeyPair.load(url).publicKey)
+    }
+
+    /// The public key to enrol for `key` (a `keyPair` or `device` key); `invalidArgument` for a
+    /// key file or passphrase, which are not enrolled by a public key.
+    public static func publicKey(of key: FleetHostKey) throws(CredentialVaultError) -> Data {
+        Data(try HostKeyPair.of(key).publicKey)
     }
 
     /// A passphrase from UTF-8 text.
@@ -37,7 +49,7 @@ public enum FleetHostKey: Sendable, CustomStringConvertible {
         switch self {
         case .passphrase: 1
         case .keyFile: 2
-        case .keyPair: 3
+        case .keyPair, .device: 3
         }
     }
 
@@ -57,6 +69,7 @@ public enum FleetHostKey: Sendable, CustomStringConvertible {
         case .keyFile(let url): "key file \(url.path)"
         case .passphrase: "passphrase"
         case .keyPair(let url): "private key file \(url.path)"
+        case .device(_, let custodian): "device key (\((custodian?.custody ?? .file).name) custody)"
         }
     }
 }
@@ -78,8 +91,8 @@ struct HostWrapping: Sendable {
     static func make(
         host: String, key: FleetHostKey, kdf: KDFParameters, dataKey: SecureBytes, storeID: Data, epoch: Int64
     ) throws(CredentialVaultError) -> HostWrapping {
-        if case .keyPair(let url) = key {
-            return sealed(host: host, publicKey: try HostKeyPair.load(url).publicKey, dataKey: dataKey, storeID: storeID, epoch: epoch)
+        if key.source == 3 {
+            return sealed(host: host, publicKey: try HostKeyPair.of(key).publicKey, dataKey: dataKey, storeID: storeID, epoch: epoch)
         }
         let salt = Data(Crypto.randomBytes(Crypto.saltBytes))
         let ops = key.source == 1 ? Int64(kdf.opsLimit) : 0
@@ -97,7 +110,7 @@ struct HostWrapping: Sendable {
         guard key.source == source else {
             throw .invalidArgument("host \(host) is enrolled with a \(FleetHostKey.kind(ofSource: source)), not a \(key)")
         }
-        if case .keyPair(let url) = key { return try openSealed(with: HostKeyPair.load(url), storeID: storeID) }
+        if key.source == 3 { return try openSealed(with: HostKeyPair.of(key), storeID: storeID) }
         let kek = try keyEncryptionKey(key)
         var plain: [UInt8] = []
         defer { wipe(&plain) }
@@ -121,7 +134,7 @@ struct HostWrapping: Sendable {
             guard let kek = Crypto.argon2id(passphrase: passphrase, salt: Array(salt), opsLimit: kdf.opsLimit, memLimitBytes: Int(kdf.memLimitBytes))
             else { throw .io("Argon2id could not allocate \(kdf.memLimitBytes >> 20) MiB") }
             return kek
-        case .keyPair:
+        case .keyPair, .device:
             throw .invalidArgument("a public-key host's wrapping is a sealed box, not wrapped with a key-encryption key")
         case .keyFile(let url):
             let contents = try SecretFile.read(url.path, what: "the key file", limit: Self.keyFileSizes.upperBound)

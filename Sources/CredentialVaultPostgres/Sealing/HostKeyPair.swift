@@ -1,13 +1,25 @@
 import CredentialVault
 import Foundation
 
-/// A host's X25519 key pair, derived from its private key file (the file custody; the file is
-/// the only secret, the key pair is made when used): seed = BLAKE2b-256 (unkeyed) of
-/// `"CredentialVault fleet host key pair v1\0"` || the file's bytes, then
+/// A host's X25519 key pair, made when used from the one secret kept: its private key file
+/// (seed = BLAKE2b-256, unkeyed, of `"CredentialVault fleet host key pair v1\0"` || the file's
+/// bytes) or its device (seed = the device key for context `CVFLTHST`: `DeviceIdentity`), then
 /// `crypto_box_seed_keypair(seed)`.
 struct HostKeyPair {
     let publicKey: [UInt8]
     let secretKey: SecureBytes
+
+    /// The key pair of a `keyPair` or `device` host key.
+    static func of(_ key: FleetHostKey) throws(CredentialVaultError) -> HostKeyPair {
+        switch key {
+        case .keyPair(let url): return try load(url)
+        case .device(let identity, let custodian):
+            let pair = Crypto.boxKeyPair(seed: try identity.deviceKey(custodian: custodian, context: "CVFLTHST"))
+            return HostKeyPair(publicKey: pair.publicKey, secretKey: pair.secretKey)
+        case .keyFile, .passphrase:
+            throw .invalidArgument("a host with a key file or passphrase is not enrolled by a public key: use a private key file or the device key")
+        }
+    }
 
     /// Reads the private key file (checked as a key file is: private, 32 bytes to 64 KiB).
     static func load(_ url: URL) throws(CredentialVaultError) -> HostKeyPair {

@@ -14,10 +14,12 @@ enum FleetCommand: Command {
         The fleet store keeps credentials in PostgreSQL sealed on each host (the database sees
         only ciphertext); its data key is wrapped once per host key. Connection: --postgres URL
         (or $CREDVAULT_POSTGRES), --fleet-schema; this host: --fleet-host and its
-        --fleet-private-key (enrolled by public key), or its --key-file or --passphrase-file (or
+        --fleet-private-key or --fleet-device-key (enrolled by public key), or its --key-file or
+        --passphrase-file (or
         --fleet-key-file / --fleet-passphrase-file).
           init               create the store's schema (refused when it exists) and enrol this host
-          public-key         print this host's public key (of --fleet-private-key), to enrol it
+          public-key         print this host's public key (of --fleet-private-key or
+                             --fleet-device-key), to enrol it
           add-host NAME      enrol another host: --public-key HEX (its `fleet public-key`; rotations
                              re-key it), or with its own secret: --new-key-file PATH or
                              --new-passphrase-file PATH (no credential is re-sealed)
@@ -51,10 +53,14 @@ enum FleetCommand: Command {
             io.print("initialised fleet store \(store.storeID) (schema version 1), host \(TerminalText.escaped(store.host)) enrolled")
         case "public-key":
             _ = try args.positionals("action")
-            guard case .keyPair(let url) = try FleetOptions.hostKey(args) else {
-                throw UsageError("give this host's private key file with --fleet-private-key PATH (make one with credvault keygen)")
+            let key = try FleetOptions.hostKey(args)
+            switch key {
+            case .keyPair, .device: break
+            case .keyFile, .passphrase:
+                throw UsageError(
+                    "give this host's private key file with --fleet-private-key PATH (make one with credvault keygen), or --fleet-device-key")
             }
-            io.print(try FleetHostKey.publicKey(ofPrivateKeyFile: url).map { String(format: "%02x", $0) }.joined())
+            io.print(try FleetHostKey.publicKey(of: key).map { String(format: "%02x", $0) }.joined())
         case "add-host":
             let name = try args.positionals("action", "name")[1]
             let store = try FleetOptions.open(args)
@@ -81,7 +87,10 @@ enum FleetCommand: Command {
             // A host enrolled by public key is re-keyed with the others; one with a key file or
             // passphrase stays by giving its key.
             var keep: [String: FleetHostKey] = [:]
-            if case .keyPair = key {} else { keep[store.host] = key }
+            switch key {
+            case .keyPair, .device: break
+            case .keyFile, .passphrase: keep[store.host] = key
+            }
             let progress = TerminalProgress("credentials re-sealed")
             let rotated: PostgresStore
             do { rotated = try store.rotateDataKey(hosts: keep, kdf: VaultOptions.kdf(args), progress: progress.update) } catch {

@@ -46,6 +46,14 @@ enum FleetOptions {
     /// public key), `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
     /// else the common `--key-file`, `--passphrase-file` or `--ask-passphrase`.
     static func hostKey(_ args: ParsedArguments) throws -> FleetHostKey {
+        if args.flags.contains("fleet-device-key") {
+            // This machine's key pair, under the custody `--custody` names (file by default).
+            let configuration = try VaultOptions.configuration(args)
+            let custody = try VaultOptions.custody(args)
+            let custodian = configuration.custodians.first { $0.custody == custody }
+            guard custody == .file || custodian != nil else { throw UsageError("--custody \(custody.name) is not available here") }
+            return .device(try configuration.device ?? DeviceIdentity.current(), custodian: custodian)
+        }
         if let path = args.options["fleet-private-key"] ?? environment["CREDVAULT_FLEET_PRIVATE_KEY"] {
             return .keyPair(URL(fileURLWithPath: path))
         }
