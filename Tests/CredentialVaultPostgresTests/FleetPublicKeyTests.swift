@@ -17,13 +17,16 @@ struct FleetPublicKeyTests {
         let home = KeyFileDirectory()
         var privateKey: URL { home.keyFile }
 
-        /// Runs `credvault ARGUMENTS` as this host.
+        /// Runs `credvault ARGUMENTS` as this host (on the test's private D-Bus, when there is one).
         func run(_ arguments: [String], _ schema: String, stdin: Data = Data()) throws -> FleetCommandLine.Outcome {
-            let environment = [
+            var environment = [
                 "CREDVAULT_POSTGRES": TestCluster.conninfo! + " application_name=\(schema)", "CREDVAULT_FLEET_SCHEMA": schema,
                 "CREDVAULT_FLEET_HOST": name, "CREDVAULT_FLEET_PRIVATE_KEY": privateKey.path, "PATH": "/usr/bin:/bin",
                 "HOME": home.url.path, "XDG_DATA_HOME": home.url.appendingPathComponent("data").path,
             ]
+            if ProcessInfo.processInfo.environment["CREDVAULT_TEST_KEYRING"] != nil {
+                environment["DBUS_SESSION_BUS_ADDRESS"] = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+            }
             return try FleetCommandLine.spawn(FleetCommandLine.executable, arguments, environment: environment, stdin: stdin)
         }
 
@@ -73,19 +76,22 @@ struct FleetPublicKeyTests {
         }
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/machine-id"), "needs a machine id"))
-    func aHostByItsDeviceKeyOnTheCommandLine() async throws {
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/machine-id"), "needs a machine id"), arguments: ["file", "keyring"])
+    func aHostByItsDeviceKeyOnTheCommandLine(custody: String) async throws {
+        // The keyring custody needs the private Secret Service of scripts/with-keyring.sh.
+        guard custody == "file" || ProcessInfo.processInfo.environment["CREDVAULT_TEST_KEYRING"] == "unlocked" else { return }
         try await offThePool {
             let schema = TestCluster.freshSchema()
             let web1 = Host(name: "web-1"), web2 = Host(name: "web-2")
             #expect(try web1.run(["fleet", "init"], schema).status == 0)
-            let publicKey = try web2.run(["fleet", "public-key", "--fleet-device-key"], schema)
+            let device = ["--fleet-device-key", "--custody", custody]
+            let publicKey = try web2.run(["fleet", "public-key"] + device, schema)
             #expect(publicKey.status == 0 && publicKey.stdout.count == 65, "\(publicKey)")
             let added = try web1.run(["fleet", "add-host", "web-2", "--public-key", publicKey.stdout.trimmingCharacters(in: .whitespacesAndNewlines)], schema)
             #expect(added.status == 0, "\(added)")
             #expect(try web1.store("v1", schema).status == 0)
             #expect(try web1.run(["fleet", "rotate"], schema).stdout.contains("re-keyed by public key: web-2"))
-            let read = try web2.run(["lookup", "--backend", "postgres", "--fleet-device-key", "api.example", "deploy"], schema)
+            let read = try web2.run(["lookup", "--backend", "postgres"] + device + ["api.example", "deploy"], schema)
             #expect(read.status == 0 && read.stdout == "v1", "\(read)")
         }
     }
