@@ -76,15 +76,21 @@ struct FleetPublicKeyTests {
         }
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/machine-id"), "needs a machine id"), arguments: ["file", "keyring"])
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/etc/machine-id"), "needs a machine id"), arguments: ["file", "keyring", "tpm"])
     func aHostByItsDeviceKeyOnTheCommandLine(custody: String) async throws {
-        // The keyring custody needs the private Secret Service of scripts/with-keyring.sh.
-        guard custody == "file" || ProcessInfo.processInfo.environment["CREDVAULT_TEST_KEYRING"] == "unlocked" else { return }
+        // The keyring custody needs the private Secret Service of scripts/with-keyring.sh, the
+        // TPM's the swtpm of scripts/services/swtpm.sh.
+        let environment = ProcessInfo.processInfo.environment
+        switch custody {
+        case "keyring": guard environment["CREDVAULT_TEST_KEYRING"] == "unlocked" else { return }
+        case "tpm": guard environment["CREDVAULT_TEST_TPM_TCTI"] != nil else { return }
+        default: break
+        }
         try await offThePool {
             let schema = TestCluster.freshSchema()
             let web1 = Host(name: "web-1"), web2 = Host(name: "web-2")
             #expect(try web1.run(["fleet", "init"], schema).status == 0)
-            let device = ["--fleet-device-key", "--custody", custody]
+            let device = ["--fleet-device-key", "--custody", custody] + (environment["CREDVAULT_TEST_TPM_TCTI"].map { ["--tpm-tcti", $0] } ?? [])
             let publicKey = try web2.run(["fleet", "public-key"] + device, schema)
             #expect(publicKey.status == 0 && publicKey.stdout.count == 65, "\(publicKey)")
             let added = try web1.run(["fleet", "add-host", "web-2", "--public-key", publicKey.stdout.trimmingCharacters(in: .whitespacesAndNewlines)], schema)
