@@ -17,6 +17,10 @@ import Synchronization
 /// The file also counts the restores accepted on this host (`accept`): a process that saw a
 /// newer state before one was accepted follows the accepted state instead of refusing it, and
 /// never writes its older knowledge over it.
+///
+/// Each write reads the file first and keeps the newer of the two marks; two processes of one
+/// host writing at the same moment can still leave the older of their two marks (the file
+/// then lags behind what one of them saw; it is never ahead of what was seen).
 final class FleetMemory: Sendable {
     /// An epoch and generation; ordered by epoch, then generation.
     struct Mark: Sendable, Equatable, Comparable {
@@ -109,16 +113,21 @@ final class FleetMemory: Sendable {
             try adoptAcceptedRestore()
             if let floor = state.withLock({ $0.floor(askedAt) }), mark < floor { throw Self.rolledBack(mark, seen: floor) }
         }
-        let due: Bool = state.withLock { s in
-            if let seen = s.seen, !(seen < mark) { return force && s.persistedKey != s.key }
+        // What to write out now, if anything: the newest mark seen (with the known key).
+        let due: Mark? = state.withLock { s in
+            if let seen = s.seen, !(seen < mark) {
+                // Not newer; only a key learnt since the last write makes a forced write.
+                return force && s.persistedKey != s.key ? seen : nil
+            }
             s.history.append((.now, mark))
             if s.history.count > Self.historyLimit { (s.baseAt, s.base) = s.history.removeFirst() }
-            guard s.persisted != mark || s.persistedKey != s.key else { return false }
-            return force || s.persisted.map { $0.epoch != mark.epoch } ?? true
+            guard s.persisted != mark || s.persistedKey != s.key else { return nil }
+            let write = force || s.persisted.map { $0.epoch != mark.epoch } ?? true
                 || s.persistedAt.map { $0.duration(to: .now) >= Self.persistInterval } ?? true
+            return write ? mark : nil
         }
-        guard due else { return }
-        if force { try persist(mark) } else { try? persist(mark) }
+        guard let due else { return }
+        if force { try persist(due) } else { try? persist(due) }
     }
 
     /// Writes out what was seen and not yet written (the store is being released).

@@ -67,6 +67,9 @@ public final class PostgresStore: Sendable {
             ? ChangeListener(configuration: configuration, channel: schema.channel, cache: cache) : nil
     }
 
+    // Releasing the store writes out its memory of the store's state when it is behind (one
+    // small file, replaced and synced): on the releasing thread, so a store released on
+    // Swift's cooperative pool makes that write there once.
     deinit {
         listener?.stop()
         memory.flush()
