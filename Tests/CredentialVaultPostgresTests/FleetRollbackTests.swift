@@ -71,13 +71,10 @@ struct FleetRollbackTests {
             #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "3", "nothing was written over the copy")
 
             // What remains possible: a host that never saw the newer state believes the copy.
-            let stranger = KeyFileDirectory()
-            var configuration = fleet.configuration(freshness: .zero)
-            configuration.stateDirectory = stranger.url
-            #expect(try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile)).synchronous.load(bob) == Data("bob".utf8))
+            #expect(try fleet.reopen(rememberingIn: KeyFileDirectory()).synchronous.load(bob) == Data("bob".utf8))
 
             // A deliberate restore, accepted on this host: the copy's state is the current one.
-            let accepted = try PostgresStore.acceptRestore(fleet.configuration(freshness: .zero), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            let accepted = try fleet.acceptRestore()
             #expect(try accepted.synchronous.load(alice) == Data("alice-1".utf8))
             try accepted.synchronous.save(Data("alice-3".utf8), for: alice, options: .portable)
             #expect(try fleet.reopen(freshness: .zero).synchronous.load(alice) == Data("alice-3".utf8))
@@ -93,7 +90,7 @@ struct FleetRollbackTests {
             try running.synchronous.save(Data("alice-2".utf8), for: alice, options: .portable)
             try restore(fleet, from: "backup", quietly: true)
             CustodySuite.expectRolledBack("before the restore is accepted") { _ = try running.synchronous.load(alice) }
-            _ = try PostgresStore.acceptRestore(fleet.configuration(freshness: .zero), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            _ = try fleet.acceptRestore()
             // It follows the accepted state, and what it saw before does not undo the acceptance.
             #expect(try running.synchronous.load(alice) == Data("alice-1".utf8))
             try running.synchronous.save(Data("alice-3".utf8), for: alice, options: .portable)
@@ -112,12 +109,7 @@ struct FleetRollbackTests {
             try TestCluster.psql("INSERT INTO \(fleet.records) SELECT * FROM \(fleet.schema).taken")
             #expect(throws: CredentialVaultError.tampered) { try store.take(verifier) }
             // Also on a host that never saw the take.
-            let stranger = KeyFileDirectory()
-            var configuration = fleet.configuration(freshness: .zero)
-            configuration.stateDirectory = stranger.url
-            #expect(throws: CredentialVaultError.tampered) {
-                try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile)).synchronous.take(verifier)
-            }
+            #expect(throws: CredentialVaultError.tampered) { try fleet.reopen(rememberingIn: KeyFileDirectory()).synchronous.take(verifier) }
             #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "1", "not taken a second time")
         }
     }
@@ -156,9 +148,8 @@ struct FleetRollbackTests {
             try TestCluster.psql("ALTER TABLE \(fleet.schema).fleet_meta DROP COLUMN state_seal")
             // A host that never opened it sealed (its own memory) opens it; the column comes back.
             let fresh = KeyFileDirectory()
-            var configuration = fleet.configuration(freshness: .zero)
-            configuration.stateDirectory = fresh.url
-            let store = try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            defer { withExtendedLifetime(fresh) {} }
+            let store = try fleet.reopen(rememberingIn: fresh)
             #expect(try store.synchronous.load(alice) == Data("kept".utf8))
             #expect(try TestCluster.psql("SELECT state_seal IS NULL FROM \(fleet.schema).fleet_meta") == "t")
             try store.synchronous.save(Data("sealed".utf8), for: bob, options: .portable)
@@ -177,7 +168,7 @@ struct FleetRollbackTests {
             // A row deleted by hand (or written by a host from before the seal).
             try TestCluster.psql("DELETE FROM \(fleet.records) WHERE sealed = (SELECT sealed FROM \(fleet.records) LIMIT 1)")
             #expect(throws: CredentialVaultError.tampered) { try fleet.reopen(freshness: .zero) }
-            let accepted = try PostgresStore.acceptRestore(fleet.configuration(freshness: .zero), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            let accepted = try fleet.acceptRestore()
             #expect(try accepted.synchronous.listKeys().count == 1)
             try accepted.synchronous.save(Data("carol".utf8), for: CredentialKey(service: "api.example", account: "carol"), options: .portable)
             #expect(try fleet.reopen(freshness: .zero).synchronous.listKeys().count == 2)

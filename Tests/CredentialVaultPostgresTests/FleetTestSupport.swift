@@ -113,6 +113,19 @@ struct TestFleet: Sendable {
         try PostgresStore.open(configuration(clock: clock, freshness: freshness), host: "test-host", key: .keyFile(keys.keyFile))
     }
 
+    /// The same store opened as host `test-host` would be on another machine: its memory of
+    /// the store in `state` (a host that never saw what this one saw).
+    func reopen(rememberingIn state: KeyFileDirectory) throws -> PostgresStore {
+        var configuration = configuration(freshness: .zero)
+        configuration.stateDirectory = state.url
+        return try PostgresStore.open(configuration, host: "test-host", key: .keyFile(keys.keyFile))
+    }
+
+    /// `PostgresStore.acceptRestore` on this host (no cache).
+    func acceptRestore() throws -> PostgresStore {
+        try PostgresStore.acceptRestore(configuration(freshness: .zero), host: "test-host", key: .keyFile(keys.keyFile))
+    }
+
     /// `fleet_records` of this store, as the administrator names it.
     var records: String { "\(schema).fleet_records" }
 }
