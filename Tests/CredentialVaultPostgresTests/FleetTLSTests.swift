@@ -99,6 +99,7 @@ struct FleetTLSTests {
             guard case .invalidArgument(let why)? = error else { return #expect(Bool(false), "require: \(String(describing: error))") }
             #expect(why.contains("verify-full") && why.contains("insecureTransport") && !why.contains("passfile"), "\(why)")
             configuration.insecureTransport = true
+            configuration.stateDirectory = nil  // this test's memory of the store: in the process
             let store = try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
             try store.synchronous.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
             #expect(configuration.transportWarning?.contains("sslmode=require") == true)
