@@ -62,11 +62,61 @@ struct FleetTLSTests {
 
     @Test func withoutTLSTheServerRefuses() async throws {
         try await offThePool {
-            let plain = conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=disable")
-            let error = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.open(PostgresConfiguration(connectionString: plain), host: "h", key: .passphrase("x"))
-            }
+            var plain = PostgresConfiguration(connectionString: conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=disable"))
+            plain.insecureTransport = true
+            let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(plain, host: "h", key: .passphrase("x")) }
             guard case .permissionDenied? = error else { return #expect(Bool(false), "no TLS: \(String(describing: error))") }
+        }
+    }
+
+    /// The string without `sslmode`, and with a CA file that is not there: libpq's own default
+    /// (`prefer`) would connect without checking the server.
+    var withoutSSLMode: String {
+        conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "")
+            .replacingOccurrences(of: #"sslrootcert=\S+"#, with: "sslrootcert=/nonexistent/credvault-ca.crt", options: .regularExpression)
+    }
+
+    @Test func overTCPWithoutAnSSLModeTheServerIsVerified() async throws {
+        try await offThePool {
+            let configuration = PostgresConfiguration(connectionString: withoutSSLMode, schema: TestCluster.freshSchema())
+            #expect(configuration.transportWarning == nil)
+            let error = thrownError { () throws(CredentialVaultError) in
+                try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+            }
+            guard case .permissionDenied(let why)? = error else { return #expect(Bool(false), "unverified: \(String(describing: error))") }
+            #expect(why.contains("TLS verification failed"), "\(why)")
+            #expect(!why.contains("passfile") && !why.contains(withoutSSLMode), "the error repeats the connection string")
+        }
+    }
+
+    @Test func aWeakerSSLModeOverTCPNeedsTheExplicitOptionAndIsWarnedAbout() async throws {
+        try await offThePool {
+            var configuration = PostgresConfiguration(
+                connectionString: conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=require"), schema: TestCluster.freshSchema())
+            let error = thrownError { () throws(CredentialVaultError) in
+                try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+            }
+            guard case .invalidArgument(let why)? = error else { return #expect(Bool(false), "require: \(String(describing: error))") }
+            #expect(why.contains("verify-full") && why.contains("insecureTransport") && !why.contains("passfile"), "\(why)")
+            configuration.insecureTransport = true
+            configuration.stateDirectory = nil  // this test's memory of the store: in the process
+            let store = try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+            try store.synchronous.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+            #expect(configuration.transportWarning?.contains("sslmode=require") == true)
+        }
+    }
+
+    @Test func theCommandLineNeedsInsecureTransportForAWeakerModeAndWarns() async throws {
+        try await offThePool {
+            let keys = KeyFileDirectory()
+            let cli = FleetCommandLine(schema: TestCluster.freshSchema(), keyFile: keys.keyFile, home: keys.url)
+            let weak = conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=require")
+            let refused = try cli.run(["fleet", "init"], conninfo: weak)
+            #expect(refused.status != 0 && refused.stderr.contains("--insecure-transport") && !refused.stderr.contains("passfile"), "\(refused)")
+            let allowed = try cli.run(["fleet", "init", "--insecure-transport"], conninfo: weak)
+            #expect(allowed.status == 0 && allowed.stderr.contains("warning:") && allowed.stderr.contains("sslmode=require"), "\(allowed)")
+            let verified = try cli.run(["fleet", "status"], conninfo: conninfo)
+            #expect(verified.status == 0 && !verified.stderr.contains("warning"), "\(verified)")
         }
     }
 }

@@ -79,6 +79,24 @@ public struct DeviceIdentity: Sendable, Hashable {
         }
     }
 
+    /// A 32-byte key of this device for the purpose named by `context` (an 8-byte `crypto_kdf`
+    /// context): a subkey (id 1) of the device master key, under `custodian` (its device secret
+    /// needed too: the login keyring's, the TPM's) or, without one, the host-secret file
+    /// custody. The host secret (and the custodian's secret) are made on first use, unless a
+    /// fingerprint file says a host secret existed here before (`HostSecret`): a key derived from
+    /// a lost secret is never silently replaced by another.
+    package func deviceKey(custodian: (any DeviceCustodian)?, context: StaticString) throws(CredentialVaultError) -> SecureBytes {
+        let master: SecureBytes
+        if let custodian, custodian.custody != .file {
+            master = try masterKey(custody: custodian.custody, need: { .none }) { (binding) throws(CredentialVaultError) in
+                try custodian.deviceSecret(binding: binding, create: true)
+            }
+        } else {
+            master = try masterKey(need: { .none })
+        }
+        return Crypto.subkey(of: master, id: 1, context: context)
+    }
+
     /// What a custodian asks for before it releases its secret or touches a counter (the TPM
     /// object's authValue): a hash keyed with the host secret, so only who can read the host
     /// secret gets it.
