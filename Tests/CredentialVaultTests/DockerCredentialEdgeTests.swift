@@ -98,6 +98,15 @@ import Testing
         }
     }
 
+    /// docker shows a helper's stdout line on failure and checks for exit code 1: a usage
+    /// error (an unknown option) is reported that way too, not on stderr with exit code 2.
+    @Test func aUsageErrorIsOneLineOnStdoutWithExitCode1() throws {
+        let outcome = try CLIChild.run(["--bogus", "get"], executable: helper, environment: environment)
+        #expect(outcome.status == 1)
+        #expect(String(decoding: outcome.stdout, as: UTF8.self).contains("unknown option --bogus"))
+        #expect(outcome.stderr.isEmpty, "\(outcome.stderr)")
+    }
+
     @Test func erasingARegistryWithoutACredentialSucceeds() throws {
         #expect(try docker("store", "{\"ServerURL\": \"kept.example.com\", \"Username\": \"u\", \"Secret\": \"\(secret)\"}").status == 0)
         let erase = try docker("erase", "never-stored.example.com")

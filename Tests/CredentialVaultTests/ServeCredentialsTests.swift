@@ -217,6 +217,19 @@ import Glibc
         #expect(PeerUnit.cgroupPath(in: "4:memory:/x\n") == nil)
     }
 
+    /// Another process re-keys the vault (`credvault rotate`) while the server runs: the
+    /// server opens it again and goes on serving (it answered every unit "locked" and stayed up).
+    @Test func aVaultRotatedByAnotherProcessIsServedAfterwards() throws {
+        let server = try serve(["api=api.example.com/token"])
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "api")) == Data("api-token".utf8))
+        let rotated = try CLIChild.run(["rotate", "--vault", vault, "--key-file", key], environment: environment)
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "api")) == Data("api-token".utf8))
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(!log.contains("locked"), "\(log)")
+    }
+
     @Test func manyClientsAtOnceAreAllServed() throws {
         let server = try serve(["db=db.example.com/app"])
         let sockets = (0..<100).map { i in AbstractClient.connect(socket, from: .systemd(unit: "unit-\(i).service", credential: "db")) }

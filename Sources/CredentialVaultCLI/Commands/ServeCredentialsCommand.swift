@@ -56,7 +56,8 @@ public enum ServeCredentialsCommand: Command {
         defer { socket.close() }
         io.error("serve-credentials: listening on \(path) (\(map.entries.count) mapped)")
         if let failure = ServiceNotification.ready() { io.error("serve-credentials: \(failure)") }
-        let server = CredentialServer(socket: socket, map: map, store: store, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
+        let reopening = ReopeningStore(store) { try VaultOptions.openStore(args, create: false) }
+        let server = CredentialServer(socket: socket, map: map, store: reopening, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
         try server.run(until: stop)
         io.error("serve-credentials: stopped")
         return ExitCode.success

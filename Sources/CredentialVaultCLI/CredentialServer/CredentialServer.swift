@@ -23,7 +23,8 @@ struct CredentialServer {
 
     let socket: ListeningSocket
     let map: CredentialMap
-    let store: any TokenStorageAdapter
+    /// Opened again when another process replaced or re-keyed the vault.
+    let store: ReopeningStore
     let clientTimeout: Duration
     var maxClients = 64
     /// Where events go (stderr): names are escaped there, values never passed.
