@@ -28,10 +28,6 @@ public func fuzzerInitialize(
     _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
 ) -> CInt {
     writeSeedsIfAsked(seeds.enumerated().map { ("response-\($0)", $1) })
-    _ = OAuthErrorBody.parse(bytes)
-    _ = InsForgeBackendError(response: HTTPResponse(status: 400, body: bytes))
-    _ = try? OutsideJSON.decode(InsForgeUser.self, from: bytes)
-    _ = try? OutsideJSON.decode(AuthSession.self, from: bytes, using: .session)
     return 0
 }
 

@@ -141,18 +141,25 @@ import Testing
         }
     }
 
-    /// A vault moved to rollback protection: its copies from before the move (format 5.0, no
-    /// counter) still open without a word under the old, weaker protection.
-    @Test func aCopyFromBeforeTheCounterIsRefused() throws {
+    /// A vault made without a counter holding `token` ("revoked"), moved to file custody with a
+    /// counter, changed by `after`, then replaced in place by its copy from before the move.
+    private func vaultMovedToACounter(_ name: String, after: (SealedFileStore) throws -> Void = { _ in }) throws -> SealedFileStore {
         var plain = TestVault.configuration(dir)
         plain.rollbackCounter = false
-        let store = try make("pre-move", configuration: plain)
+        let store = try make(name, configuration: plain)
         try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
         let preMove = try Data(contentsOf: store.url)
         try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
-        #expect(store.hasRollbackCounter)
-        #expect(try store.delete(Self.token))
+        try after(store)
         try Self.writeInPlace(preMove, to: store.url)
+        return store
+    }
+
+    /// A vault moved to rollback protection: its copies from before the move (format 5.0, no
+    /// counter) still open without a word under the old, weaker protection.
+    @Test func aCopyFromBeforeTheCounterIsRefused() throws {
+        let store = try vaultMovedToACounter("pre-move") { store in _ = try #require(try store.delete(Self.token)) }
+        #expect(store.hasRollbackCounter)
         expectRolledBack("a copy from before the vault got its counter") {
             let reopened = try self.open(store.url, self.configuration())
             Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
@@ -168,13 +175,7 @@ import Testing
     /// (here to a directory without the mark), it refuses the copy instead of answering "no
     /// mark" and opening it.
     @Test func aCountersDirectoryThatCannotBeTrustedRefusesACopyWithoutACounter() throws {
-        var plain = TestVault.configuration(dir)
-        plain.rollbackCounter = false
-        let store = try make("untrusted", configuration: plain)
-        try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
-        let preMove = try Data(contentsOf: store.url)
-        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
-        try Self.writeInPlace(preMove, to: store.url)
+        let store = try vaultMovedToACounter("untrusted")
         let counters = countersDirectory.path
         let real = counters + "-real", empty = counters + "-empty"
         #expect(mkdir(empty, 0o700) == 0)

@@ -230,6 +230,25 @@ import Glibc
         #expect(!log.contains("locked"), "\(log)")
     }
 
+    /// An ancestor of the socket's directory that others may write (not sticky) or that belongs
+    /// to another user lets them swap the directory: refused at start, as sshd's StrictModes
+    /// does; the test's own private directory under the sticky /tmp is fine (every other test).
+    @Test func anAncestorOthersCanWriteOrOwnIsRefusedAtStart() throws {
+        let shared = dir.path("shared")
+        #expect(mkdir(shared.path, 0o777) == 0 && chmod(shared.path, 0o777) == 0)
+        #expect(mkdir(shared.path + "/run", 0o700) == 0)
+        let socket = shared.path + "/run/creds.sock"
+        let arguments = ["serve-credentials", "--socket", socket, "--vault", vault, "--key-file", key, "--map", "db=db.example.com/app"]
+        let writable = try CLIChild.run(arguments, environment: environment)
+        #expect(writable.status == 9 && writable.stderr.contains("ancestor directory \(shared.path)"), "\(writable.status) \(writable.stderr)")
+        if geteuid() == 0 {
+            #expect(chmod(shared.path, 0o755) == 0 && chown(shared.path, 65534, 65534) == 0)
+            let foreign = try CLIChild.run(arguments, environment: environment)
+            #expect(foreign.status == 9 && foreign.stderr.contains("belongs to another user"), "\(foreign.stderr)")
+        }
+        #expect(access(socket, F_OK) != 0, "no socket was made")
+    }
+
     @Test func manyClientsAtOnceAreAllServed() throws {
         let server = try serve(["db=db.example.com/app"])
         let sockets = (0..<100).map { i in AbstractClient.connect(socket, from: .systemd(unit: "unit-\(i).service", credential: "db")) }

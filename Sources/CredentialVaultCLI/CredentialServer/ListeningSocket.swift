@@ -8,7 +8,8 @@ import Glibc
 ///
 /// The socket file is created mode 0600 (`umask` around `bind`: no moment at which another
 /// user could connect), in a directory owned by this user or root that no one else can write
-/// (else the socket could be replaced by another's). A socket left at the path by a server that
+/// (else the socket could be replaced by another's), below directories that are the same or
+/// sticky (`checkAncestors`). A socket left at the path by a server that
 /// died is replaced; one with a live server behind it, or anything that is not a socket, is
 /// refused. On `close` the file is removed only if it is still the one bound here.
 final class ListeningSocket {
@@ -55,6 +56,29 @@ final class ListeningSocket {
         guard info.st_uid == geteuid() || info.st_uid == 0, info.st_mode & 0o022 == 0 else {
             throw .permissionDenied(
                 "the socket's directory \(directory) is writable by other users or belongs to another user: put the socket in a directory of its own (mkdir -m 700 /run/credvault)")
+        }
+        try checkAncestors(of: directory)
+    }
+
+    /// Every directory above the socket's (its real path's), as sshd's StrictModes checks them:
+    /// owned by root or this user, and writable by no one else, unless sticky (`/tmp`: there
+    /// only an entry's owner may rename or remove it, and the entry is checked in turn).
+    /// Whoever may rename an entry of an ancestor could put another directory, with their own
+    /// socket, in the place of the socket's, and serve their values to systemd.
+    private static func checkAncestors(of directory: String) throws(CredentialVaultError) {
+        guard let resolved = realpath(directory, nil) else { return }  // checked just above: it exists
+        var path = String(cString: resolved)
+        free(resolved)
+        while path != "/" {
+            path = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "/"
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw .invalidArgument("the socket's ancestor directory \(path) cannot be inspected") }
+            let ownedWell = info.st_uid == geteuid() || info.st_uid == 0
+            let writableByOthers = info.st_mode & 0o022 != 0 && info.st_mode & S_ISVTX == 0
+            guard ownedWell, !writableByOthers else {
+                throw .permissionDenied(
+                    "the socket's ancestor directory \(path) belongs to another user or is writable by others: whoever controls it could put another socket in the place of this one; put the socket under directories of root's or this user's (/run/credvault)")
+            }
         }
     }
 
