@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Keyring custody across gnome-keyring-daemon restarts, through the real `credvault` CLI (issue
-# 14). Run inside `scripts/with-keyring.sh --unlocked` (a private bus and daemon):
+# Keyring custody across gnome-keyring-daemon restarts, through the real `credvault` CLI: a vault
+# under login-keyring custody, with a rollback counter, opens after the daemon restarts, refuses
+# an older copy put back, reports a locked keyring, and takes the copy back on accept-restore.
+# Run inside `scripts/with-keyring.sh --unlocked` (a private bus and daemon):
 #   keyring-custody-restarts.sh CREDVAULT SCRATCH_DIR
 # Prints one line per step, `NAME STATUS`, for the test to check; never a secret.
 set -u
