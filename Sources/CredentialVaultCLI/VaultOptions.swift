@@ -135,10 +135,12 @@ public enum VaultOptions {
         }
     }
 
-    /// The sealed-file configuration: the custody and counter a new vault gets, and the
-    /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`).
+    /// The sealed-file configuration: the custody and counter a new vault gets, the
+    /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`),
+    /// and the lock wait (the default, unless a test sets `TestLockWait.variable`).
     public static func configuration(_ args: ParsedArguments) throws -> SealedFileConfiguration {
         var configuration = SealedFileConfiguration()
+        if let wait = try TestLockWait.current() { configuration.lockTimeout = wait }
         configuration.custody = try custody(args)
         configuration.rollbackCounter = try rollbackCounter(args)
         if let backends = installed.withLock({ $0 }) { configuration.custodians = try backends.custodians(args) }

@@ -47,12 +47,12 @@ final class SecretServiceCLITests {
 
     @Test func storeLookupListDeleteThroughTheSecretService() throws {
         let service = "cvtest-cli-\(UUID().uuidString.prefix(8))"
-        defer { _ = try? SecretServiceStore().deleteAll(service: service) }
+        defer { _ = try? TestEnvironment.unscopedStore().deleteAll(service: service) }
         let secret = Data([0x68, 0x69, 0x00, 0xFF, 0x0A])
         let stored = try credvault(["store", service, "alice", "--backend", "secret-service"], stdin: secret)
         #expect(stored.status == 0, "\(stored.stderr)")
         #expect(try credvault(["lookup", service, "alice", "--backend", "secret-service"]).stdout == secret)
-        #expect(try SecretServiceStore().load(CredentialKey(service: service, account: "alice")) == secret)
+        #expect(try TestEnvironment.unscopedStore().load(CredentialKey(service: service, account: "alice")) == secret)
         #expect(try credvault(["list", "--service", service, "--backend", "secret-service"]).stdoutText == "\(service)\talice\n")
         #expect(try credvault(["delete", service, "alice", "--backend", "secret-service"]).status == 0)
         #expect(try credvault(["lookup", service, "alice", "--backend", "secret-service"]).status == 1)
@@ -109,7 +109,7 @@ final class SecretServiceCLITests {
 
     @Test func migrateFromTheFileToTheSecretServiceAndBack() throws {
         let service = "cvtest-migrate-\(UUID().uuidString.prefix(8))"
-        defer { _ = try? SecretServiceStore().deleteAll(service: service) }
+        defer { _ = try? TestEnvironment.unscopedStore().deleteAll(service: service) }
         #expect(try credvault(["store", service, "a", "--portable"], stdin: Data([0, 0xFF])).status == 0)
         #expect(try credvault(["store", service, "b"], stdin: Data("b".utf8)).status == 0)
         #expect(try credvault(["store", service, "nonce", "--ttl", "600"], stdin: Data("n".utf8)).status == 0)
@@ -118,7 +118,7 @@ final class SecretServiceCLITests {
         #expect(there.status == 0, "\(there.stderr)")
         #expect(there.stdoutText == "migrated\t\(service)\ta\nmigrated\t\(service)\tb\n")
         #expect(there.stderr.contains("migrated 2, skipped 0 device-only, 0 conflicts, 0 vanished"))
-        let keyring = SecretServiceStore()
+        let keyring = TestEnvironment.unscopedStore()
         #expect(try keyring.load(CredentialKey(service: service, account: "a")) == Data([0, 0xFF]))
         #expect(try keyring.metadata(for: CredentialKey(service: service, account: "a"))?.accessibility == .portable)
         #expect(try credvault(["list"]).stdoutText == "", "the file keeps no persistent credential")
@@ -135,7 +135,7 @@ final class SecretServiceCLITests {
 
     @Test func migrationKilledHalfWayLosesNothingAndARerunCompletes() throws {
         let service = "cvtest-kill-\(UUID().uuidString.prefix(8))"
-        let keyring = SecretServiceStore()
+        let keyring = TestEnvironment.unscopedStore()
         defer { _ = try? keyring.deleteAll(service: service) }
         let count = 120
         func key(_ i: Int) -> CredentialKey { CredentialKey(service: service, account: String(format: "account-%03d", i)) }

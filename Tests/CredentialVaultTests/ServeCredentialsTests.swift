@@ -121,16 +121,20 @@ import Glibc
 
     @Test func hostileAddressesAreRefusedAndTheServerGoesOn() throws {
         let server = try serve(["db=db.example.com/app"])
+        // Abstract addresses are shared by every process on the machine (another run of this
+        // test among them): what a case does not test is random, so no two binds collide.
+        let random = AbstractClient.Bind.randomPart
+        let longest = (0..<107).map { _ in UInt8.random(in: UInt8(ascii: "g")...UInt8(ascii: "z")) }
         let hostile: [(AbstractClient.Bind, String)] = [
             (.none, "has no address"),
             (.path(dir.path("run/client.sock").path), "is a path"),
-            (.abstract(Array(repeating: UInt8(ascii: "A"), count: 107)), "not systemd's"),
-            (.abstract(Array("abc/unit/web.service/d".utf8) + [0] + Array("b".utf8)), "a NUL byte"),
-            (.abstract(Array("xyz!/unit/web.service/db".utf8)), "hexadecimal"),
-            (.abstract(Array("abc/unit/web.service/db/extra".utf8)), "four"),
-            (.abstract(Array("abc/unit//db".utf8)), "unprintable"),
-            (.abstract(Array("abc/unit/web.service/d\u{1B}[2J".utf8)), "unprintable"),
-            (.abstract([0x61, 0x2F, 0xFF, 0xFE]), "UTF-8"),
+            (.abstract(longest), "not systemd's"),
+            (.abstract(Array("\(random)/unit/web.service/d".utf8) + [0] + Array("b".utf8)), "a NUL byte"),
+            (.abstract(Array("\(random)!/unit/web.service/db".utf8)), "hexadecimal"),
+            (.abstract(Array("\(random)/unit/web.service/db/extra".utf8)), "four"),
+            (.abstract(Array("\(random)/unit//db".utf8)), "unprintable"),
+            (.abstract(Array("\(random)/unit/web.service/d\u{1B}[2J".utf8)), "unprintable"),
+            (.abstract(Array("\(random)/".utf8) + [0xFF, 0xFE]), "UTF-8"),
         ]
         for (bind, _) in hostile { #expect(AbstractClient.request(socket, from: bind) == Data()) }
         #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Data(Self.secret.utf8))

@@ -175,7 +175,10 @@ import Glibc
         let store = try store()
         let service = store.defaultService
         for name in ["group-writable", "world-readable"] {
-            #expect(throws: CredentialVaultError.self, "\(name)") { try store.synchronous.load(CredentialKey(service: service, account: name)) }
+            // The type's documented refusal of a loose mode: permissionDenied.
+            expectThrows(\CredentialVaultError.isPermissionDenied, "\(name)") {
+                try store.synchronous.load(CredentialKey(service: service, account: name))
+            }
         }
         // systemd grants a service user a root-owned credential by an ACL, whose mask shows as group bits.
         #expect(try store.synchronous.load(CredentialKey(service: service, account: "group-readable")) == Data("acl mask".utf8))

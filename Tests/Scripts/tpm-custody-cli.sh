@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TPM custody through the real `credvault` CLI against private software TPMs (issue 14):
+# TPM custody through the real `credvault` CLI against private software TPMs:
 #   tpm-custody-cli.sh CREDVAULT SCRATCH_DIR
 # A vault made under TPM custody with a device-only credential; the TPM restarted on its state
 # (the counter survives); an older copy refused (13) and accepted on purpose; passwd and rotate

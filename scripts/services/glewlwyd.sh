@@ -4,10 +4,11 @@
 #                      database and fresh ES256/RS256 keys, provisions it, and prints the
 #                      KEY=VALUE lines the tests read (GLEWLWYD_ISSUER, GLEWLWYD_URL, ...)
 #   glewlwyd.sh stop   stops it (by its recorded PID) and removes its state
-# The state lives in $GLEWLWYD_STATE_DIR (default: a directory per user and checkout in /tmp).
+# The state lives in $GLEWLWYD_STATE_DIR (default: this test run's, or one per user and
+# checkout when called by hand: scripts/service-state.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-state=${GLEWLWYD_STATE_DIR:-${TMPDIR:-/tmp}/credvault-glewlwyd.$(id -u).$(printf %s "$here" | cksum | cut -d' ' -f1)}
+state=${GLEWLWYD_STATE_DIR:-$("$here/service-state.sh" glewlwyd)}
 
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
