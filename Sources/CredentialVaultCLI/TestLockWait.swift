@@ -1,5 +1,9 @@
 import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How long `credvault` waits for another process's lock on a sealed-file vault: the
 /// library's default (`SealedFileConfiguration.lockTimeout`, 10 s), or
