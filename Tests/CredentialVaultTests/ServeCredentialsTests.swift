@@ -253,6 +253,34 @@ import Glibc
         #expect(access(socket, F_OK) != 0, "no socket was made")
     }
 
+    /// The path systemd connects to is the one given, not its real path: a symbolic link on it
+    /// that another user may point elsewhere (it lies in their directory, or it is theirs in a
+    /// sticky one) is refused at start, even though it leads to a private directory of this
+    /// user's; a link no one else can change is followed and checked as the kernel follows it.
+    @Test(.enabled(if: geteuid() == 0, "needs root to give a directory and a link to another user"))
+    func aLinkAnotherUserCanRepointOnTheSocketsPathIsRefusedAtStart() throws {
+        let theirs = dir.path("theirs").path, sticky = dir.path("sticky").path, run = dir.path("run").path
+        #expect(mkdir(theirs, 0o755) == 0 && chown(theirs, 65534, 65534) == 0 && symlink(run, theirs + "/link") == 0)
+        #expect(mkdir(sticky, 0o755) == 0 && chmod(sticky, 0o1777) == 0)
+        #expect(symlink(run, sticky + "/their-link") == 0 && lchown(sticky + "/their-link", 65534, 65534) == 0)
+        #expect(symlink(run, sticky + "/my-link") == 0)
+        func start(_ socket: String) throws -> CLIChild.Outcome {
+            try CLIChild.run(
+                ["serve-credentials", "--socket", socket, "--vault", vault, "--key-file", key, "--map", "db=db.example.com/app"],
+                environment: environment, timeout: 60)  // a ceiling: refused at start, or served until then
+        }
+        let inTheirDirectory = try start(theirs + "/link/creds.sock")
+        #expect(inTheirDirectory.status == 9 && inTheirDirectory.stderr.contains("ancestor directory \(theirs) belongs to another user"))
+        let theirLink = try start(sticky + "/their-link/creds.sock")
+        #expect(theirLink.status == 9 && theirLink.stderr.contains("symbolic link \(sticky)/their-link"), "\(theirLink.stderr)")
+        #expect(access(socket, F_OK) != 0, "no socket was made")
+        let server = try Server(
+            ["--socket", sticky + "/my-link/creds.sock", "--vault", vault, "--key-file", key, "--map", "db=db.example.com/app"],
+            environment: environment)
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "db")) == Data(Self.secret.utf8))
+        #expect(server.stop().status == 0)
+    }
+
     @Test func manyClientsAtOnceAreAllServed() throws {
         let server = try serve(["db=db.example.com/app"])
         let sockets = (0..<100).map { i in AbstractClient.connect(socket, from: .systemd(unit: "unit-\(i).service", credential: "db")) }
