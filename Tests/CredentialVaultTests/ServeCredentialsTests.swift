@@ -234,6 +234,20 @@ import Glibc
         #expect(!log.contains("locked"), "\(log)")
     }
 
+    /// Another vault is put at the vault's path while the server runs (a restore from another
+    /// backup, the vault made anew with the same key): the server opens the one now there and
+    /// serves its values (it answered every unit "replaced by another file" and stayed up).
+    @Test func aVaultReplacedByAnotherIsServedAfterwards() throws {
+        let server = try serve(["db=db.example.com/app"])
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "db")) == Data(Self.secret.utf8))
+        #expect(rename(vault, vault + ".before") == 0)
+        store("db.example.com", "app", Data("the-new-vault's".utf8))
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "db")) == Data("the-new-vault's".utf8))
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(!log.contains("replaced by another file"), "\(log)")
+    }
+
     /// An ancestor of the socket's directory that others may write (not sticky) or that belongs
     /// to another user lets them swap the directory: refused at start, as sshd's StrictModes
     /// does; the test's own private directory under the sticky /tmp is fine (every other test).
