@@ -73,6 +73,16 @@ import Testing
         }
     }
 
+    /// The same depth in UTF-16, which the decoder also reads: a character whose bytes hold a
+    /// quote (U+2200) hid the brackets after it from the nesting count, and 1 KiB on stdin
+    /// killed the helper (SIGILL).
+    @Test func inputNestedTooDeeplyInUTF16IsRefusedNotACrash() throws {
+        let input = ("[\"\u{2200}\"," + String(repeating: "[", count: 512)).data(using: .utf16LittleEndian)!
+        let outcome = try CLIChild.run(["store"], executable: helper, environment: environment, stdin: input)
+        let said = String(decoding: outcome.stdout, as: UTF8.self)
+        #expect(outcome.status == 1 && said.contains("not docker's credentials JSON"), "\(outcome.status) \(said)")
+    }
+
     /// Input past the 1 MiB limit (more than a pipe holds: from a file) is refused in words
     /// that name it; the help names the helpers' default backend (auto), never file.
     @Test func tooLongInputIsNamedAndTheHelpNamesTheDefaultBackend() throws {

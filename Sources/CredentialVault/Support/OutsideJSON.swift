@@ -23,9 +23,20 @@ package enum OutsideJSON {
         package init() {}
     }
 
-    /// Decodes `data` as `type` with `decoder`, after refusing input nested too deeply to
-    /// decode without risk.
+    /// Thrown for input that is not UTF-8 JSON (it holds a zero byte): the decoder would take
+    /// it for UTF-16 or UTF-32 (by a byte-order mark, or by its zero bytes) and decode it after
+    /// converting it, so counting the nesting in its bytes would say nothing of what the decoder
+    /// sees. JSON exchanged between programs is UTF-8 (RFC 8259), which never holds a zero byte
+    /// (a control character in a string is escaped), while UTF-16 or UTF-32 JSON always does
+    /// (its ASCII brackets, quotes and digits).
+    package struct NotUTF8: Error, Equatable {
+        package init() {}
+    }
+
+    /// Decodes `data` as `type` with `decoder`, after refusing input that is not UTF-8 or is
+    /// nested too deeply to decode without risk.
     package static func decode<T: Decodable>(_ type: T.Type, from data: Data, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        guard !data.contains(0) else { throw NotUTF8() }
         guard nestingIsWithinLimit(data) else { throw TooDeeplyNested() }
         return try decoder.decode(type, from: data)
     }
