@@ -41,6 +41,11 @@ import Glibc
         #expect(accepted.status == 0 && accepted.stderr.contains("accepted"), "\(accepted.status) \(accepted.stderr)")
         let restored = try credvault(["lookup", "s", "a"])
         #expect(restored.status == 0 && restored.stdout == Data("before".utf8), "\(restored.status) \(restored.stderr)")
+        // Accepted as it was then, without a counter: it says so, and promises no refusal of
+        // older copies, which would open (until custody --rollback-counter adds one again).
+        #expect(accepted.stderr.contains("it has no rollback counter") && !accepted.stderr.contains("older copies are refused"), "\(accepted.stderr)")
+        try CustodySuite.writeInPlaceForTests(preCounter, to: URL(fileURLWithPath: vault))
+        #expect(try credvault(["lookup", "s", "a"]).status == 0, "that copy put back once more opens: no counter refuses it")
     }
 
     @Test func aVaultThatNeverHadACounterHasNothingToAccept() throws {

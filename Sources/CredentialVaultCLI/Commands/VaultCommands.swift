@@ -240,6 +240,13 @@ public enum AcceptRestoreCommand: Command {
         }
         let key = try VaultOptions.explicitKey(args) ?? .device
         let store = try SealedFileStore.acceptRestore(at: url, key: key, configuration: configuration)
+        guard store.hasRollbackCounter else {
+            // A copy from before the counter is accepted as it was then, without one: saying
+            // that older copies are refused would promise a protection it no longer has.
+            io.status(
+                "accepted \(store.url.path) as restored (\(try store.listKeys().count) credentials); it has no rollback counter, as when that copy was made, so older copies are not refused: credvault custody --rollback-counter adds one again")
+            return ExitCode.success
+        }
         io.status("accepted \(store.url.path) as restored (\(try store.listKeys().count) credentials); older copies are refused from now on")
         return ExitCode.success
     }
