@@ -29,15 +29,13 @@ struct FleetTLSTests {
             // Another CA (a fresh one the server's certificate was not issued by).
             let dir = KeyFileDirectory()
             let ca = dir.url.appendingPathComponent("other-ca.crt")
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=other-ca",
-                "-keyout", dir.url.appendingPathComponent("other-ca.key").path, "-out", ca.path,
-            ]
-            openssl.standardError = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
+            let openssl = try CLIChild.run(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=other-ca",
+                    "-keyout", dir.url.appendingPathComponent("other-ca.key").path, "-out", ca.path,
+                ])
+            try #require(openssl.status == 0, "openssl: \(openssl.stderr)")
             let wrongCA = conninfo.replacingOccurrences(
                 of: #"sslrootcert=\S+"#, with: "sslrootcert=\(ca.path)", options: .regularExpression)
             let error = thrownError { () throws(CredentialVaultError) in

@@ -22,24 +22,17 @@ import Glibc
     init() throws {
         #expect(mkdir(dir.path("run").path, 0o700) == 0)
         #expect(try CLIChild.run(rawArguments: [Array("keygen".utf8), Array(key.utf8)], environment: environment).status == 0)
-        store("db.example.com", "app", Data(Self.secret.utf8))
-        store("api.example.com", "token", Data("api-token".utf8))
+        try store("db.example.com", "app", Data(Self.secret.utf8))
+        try store("api.example.com", "token", Data("api-token".utf8))
     }
 
     /// `credvault store`, the value on stdin from a file (it may be larger than a pipe holds).
-    func store(_ service: String, _ account: String, _ value: Data) {
+    func store(_ service: String, _ account: String, _ value: Data) throws {
         let input = dir.path("stdin")
         #expect(FileManager.default.createFile(atPath: input.path, contents: value))
         defer { unlink(input.path) }
-        let process = Process()
-        process.executableURL = BuiltProducts.credvault
-        process.arguments = ["store", service, account, "--vault", vault, "--key-file", key]
-        process.environment = environment
-        process.standardInput = FileHandle(forReadingAtPath: input.path)
-        process.standardOutput = FileHandle.nullDevice
-        #expect(throws: Never.self) { try process.run() }
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let run = try CLIChild.run(["store", service, account, "--vault", vault, "--key-file", key], environment: environment, stdinFile: input)
+        #expect(run.status == 0, "credvault store: \(run.stderr)")
     }
 
     /// The server, started and waited for (its "listening" line on stderr).
@@ -146,7 +139,7 @@ import Glibc
 
     @Test func aClientThatNeverReadsIsDroppedAndHoldsNoOneUp() throws {
         // Larger than a socket's buffers: the server waits for the client to read.
-        store("big.example", "blob", Data(repeating: 0x42, count: 1 << 20))
+        try store("big.example", "blob", Data(repeating: 0x42, count: 1 << 20))
         let server = try serve(["big=big.example/blob", "db=db.example.com/app"], ["--client-timeout", "1"])
         let stalled = AbstractClient.connect(socket, from: .systemd(unit: "slow.service", credential: "big"))
         #expect(stalled >= 0)
