@@ -138,6 +138,40 @@ struct FleetPublicKeyTests {
         }
     }
 
+    @Test func acceptingARestoreDoesNotBelieveADataKeyTheAdministratorSealedToTheHost() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            let web2 = KeyFileDirectory()
+            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
+            var configuration = fleet.configuration(freshness: .zero)
+            configuration.stateDirectory = web2.url
+            let key = FleetHostKey.keyPair(web2.keyFile)
+            let secret = CredentialKey(service: "s", account: "a")
+            try PostgresStore.open(configuration, host: "web-2", key: key).synchronous.save(Data("real".utf8), for: secret, options: .portable)
+
+            // The administrator's own data key for the same epoch, sealed to web-2 (as anyone
+            // can), with a matching state seal: a "restored" store of its making.
+            let storeID = Data((0..<16).map { i in UInt8(fleet.store.storeID.dropFirst(2 * i).prefix(2), radix: 16)! })
+            let forged = try FleetKeys(dataKey: SecureBytes.random(count: 32), storeID: storeID, keyEpoch: 1)
+            let publicKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
+            let wrapping = HostWrapping.sealed(host: "web-2", publicKey: publicKey, dataKey: forged.dataKey, storeID: storeID, epoch: 1)
+            let generation = try TestCluster.psql("SELECT generation + 1 FROM \(fleet.schema).fleet_meta")
+            let hex = { (data: Data) in "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea" }
+            try TestCluster.psql(
+                """
+                BEGIN;
+                DELETE FROM \(fleet.records);
+                UPDATE \(fleet.schema).fleet_hosts SET wrapped_key = \(hex(wrapping.wrapped)) WHERE host = 'web-2';
+                UPDATE \(fleet.schema).fleet_meta SET state_seal = \(hex(forged.stateSeal(generation: Int64(generation)!)));
+                COMMIT
+                """)
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(configuration, host: "web-2", key: key) }
+            // Told that the database was restored, the operator accepts it: the key is still not
+            // the one this host knew, so nothing it stores next is sealed with the administrator's.
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.acceptRestore(configuration, host: "web-2", key: key) }
+        }
+    }
+
     @Test func aRotationDoesNotSealTheNewKeyToAPublicKeyTheAdministratorPutIn() async throws {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)
