@@ -55,8 +55,7 @@ struct FleetSchema: Sendable {
             FOR EACH ROW EXECUTE FUNCTION \(name).fleet_changed();
         CREATE FUNCTION \(name).fleet_meta_forward() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            IF NEW.generation < OLD.generation OR NEW.key_epoch < OLD.key_epoch OR NEW.store_id <> OLD.store_id
-                OR NEW.schema_version <> OLD.schema_version THEN
+            IF NEW.generation < OLD.generation OR NEW.key_epoch < OLD.key_epoch THEN
                 RAISE EXCEPTION 'the fleet store''s fleet_meta only moves forward' USING ERRCODE = 'check_violation';
             END IF;
             RETURN NEW;
