@@ -117,4 +117,23 @@ struct FleetTLSTests {
             #expect(verified.status == 0 && !verified.stderr.contains("warning"), "\(verified)")
         }
     }
+
+    /// A connection named by a service (`service=fleet`, its host and port in the user's
+    /// `~/.pg_service.conf`, with no sslmode there): libpq's own default for the file's TCP
+    /// host would be `prefer`, which connects without checking the server.
+    @Test func aServiceWithoutAnSSLModeIsVerifiedToo() async throws {
+        try await offThePool {
+            let keys = KeyFileDirectory()
+            let service = conninfo.split(separator: " ").filter { !$0.hasPrefix("sslmode=") && !$0.hasPrefix("sslrootcert=") }
+            try ("[fleet]\n" + service.joined(separator: "\n") + "\n").write(
+                to: keys.url.appendingPathComponent(".pg_service.conf"), atomically: true, encoding: .utf8)
+            let cli = FleetCommandLine(schema: TestCluster.freshSchema(), keyFile: keys.keyFile, home: keys.url)
+            // No CA in ~/.postgresql/root.crt (HOME is the test's directory): verify-full fails.
+            let unverified = try cli.run(["fleet", "init"], conninfo: "service=fleet")
+            #expect(unverified.status != 0 && unverified.stderr.contains("TLS verification failed"), "\(unverified)")
+            // Asking for less is refused without --insecure-transport, as for a host given in the string.
+            let weak = try cli.run(["fleet", "init"], conninfo: "service=fleet sslmode=require")
+            #expect(weak.status != 0 && weak.stderr.contains("--insecure-transport"), "\(weak)")
+        }
+    }
 }
