@@ -9,8 +9,8 @@ import Testing
 /// `git:https://host`, the account `alice`) is served by the real server.
 extension ServeCredentialsTests {
     @Test func aGitHelpersCredentialAndAnEscapedAccountAreServed() throws {
-        store("git:https://git.example.com", "alice", Data("git-token".utf8))
-        store("host.example", "team/bot", Data("bot-token".utf8))
+        try store("git:https://git.example.com", "alice", Data("git-token".utf8))
+        try store("host.example", "team/bot", Data("bot-token".utf8))
         let server = try serve(["git=git:https://git.example.com/alice", "bot=host.example/team%2Fbot"])
         #expect(AbstractClient.request(socket, from: .systemd(unit: "any.service", credential: "git")) == Data("git-token".utf8))
         #expect(AbstractClient.request(socket, from: .systemd(unit: "any.service", credential: "bot")) == Data("bot-token".utf8))
