@@ -4,6 +4,8 @@
 # server), runs `swift test`, and stops everything. Extra arguments go to `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A step that fails says which one (a service that did not start, the build, the tests).
+trap 'echo "test.sh: \"$BASH_COMMAND\" failed (status $?)" >&2' ERR
 scripts/install-deps.sh
 if [ -z "${CREDVAULT_TEST_INNER:-}" ]; then
     export CREDVAULT_TEST_INNER=1

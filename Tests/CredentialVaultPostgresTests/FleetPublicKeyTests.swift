@@ -138,6 +138,78 @@ struct FleetPublicKeyTests {
         }
     }
 
+    @Test func acceptingARestoreDoesNotBelieveADataKeyTheAdministratorSealedToTheHost() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            let web2 = KeyFileDirectory()
+            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
+            var configuration = fleet.configuration(freshness: .zero)
+            configuration.stateDirectory = web2.url
+            let key = FleetHostKey.keyPair(web2.keyFile)
+            let secret = CredentialKey(service: "s", account: "a")
+            try PostgresStore.open(configuration, host: "web-2", key: key).synchronous.save(Data("real".utf8), for: secret, options: .portable)
+
+            // The administrator's own data key for the same epoch, sealed to web-2 (as anyone
+            // can), with a matching state seal: a "restored" store of its making.
+            let storeID = Data((0..<16).map { i in UInt8(fleet.store.storeID.dropFirst(2 * i).prefix(2), radix: 16)! })
+            let forged = try FleetKeys(dataKey: SecureBytes.random(count: 32), storeID: storeID, keyEpoch: 1)
+            let publicKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
+            let wrapping = HostWrapping.sealed(host: "web-2", publicKey: publicKey, dataKey: forged.dataKey, storeID: storeID, epoch: 1)
+            let generation = try TestCluster.psql("SELECT generation + 1 FROM \(fleet.schema).fleet_meta")
+            let hex = { (data: Data) in "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea" }
+            try TestCluster.psql(
+                """
+                BEGIN;
+                DELETE FROM \(fleet.records);
+                UPDATE \(fleet.schema).fleet_hosts SET wrapped_key = \(hex(wrapping.wrapped)) WHERE host = 'web-2';
+                UPDATE \(fleet.schema).fleet_meta SET state_seal = \(hex(forged.stateSeal(generation: Int64(generation)!)));
+                COMMIT
+                """)
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(configuration, host: "web-2", key: key) }
+            // Told that the database was restored, the operator accepts it: the key is still not
+            // the one this host knew, so nothing it stores next is sealed with the administrator's.
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.acceptRestore(configuration, host: "web-2", key: key) }
+        }
+    }
+
+    @Test func aRotationDoesNotSealTheNewKeyToAPublicKeyTheAdministratorPutIn() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            let web2 = KeyFileDirectory()
+            let web3 = KeyFileDirectory()
+            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
+            try fleet.store.addHost("web-3", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web3.keyFile))
+            // The administrator (no key of the fleet's) adds a host of its own by public key, and
+            // puts its public key in web-2's row: rows anyone with the store's role can write.
+            let attacker = KeyFileDirectory()
+            let attackerKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: attacker.keyFile))
+            let storeID = Data((0..<16).map { i in UInt8(fleet.store.storeID.dropFirst(2 * i).prefix(2), radix: 16)! })
+            let own = HostWrapping.sealed(host: "evil", publicKey: attackerKey, dataKey: SecureBytes.random(count: 32), storeID: storeID, epoch: 1)
+            let hex = { (data: Data) in "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea" }
+            try TestCluster.psql(
+                """
+                INSERT INTO \(fleet.schema).fleet_hosts VALUES ('evil', 3, \(hex(own.salt)), 0, 0, 1, \(hex(own.wrapped)));
+                UPDATE \(fleet.schema).fleet_hosts SET salt = \(hex(Data(attackerKey))) WHERE host = 'web-2'
+                """)
+
+            // The rotation after removing a host, as the documentation advises.
+            let rotated = try fleet.store.rotateDataKey(hosts: ["test-host": .keyFile(fleet.keys.keyFile)])
+            let secret = CredentialKey(service: "s", account: "after-rotation")
+            try rotated.synchronous.save(Data("new secret".utf8), for: secret, options: .portable)
+            #expect(try rotated.hosts().map(\.name) == ["test-host", "web-3"], "only the hosts enrolled by the fleet are re-keyed")
+            var configuration = fleet.configuration(freshness: .zero)
+            configuration.stateDirectory = attacker.url
+            for host in ["evil", "web-2"] {
+                let error = thrownError { () throws(CredentialVaultError) in
+                    try PostgresStore.open(configuration, host: host, key: .keyPair(attacker.keyFile)).synchronous.load(secret)
+                }
+                guard case .permissionDenied? = error else { return #expect(Bool(false), "\(host): \(String(describing: error))") }
+            }
+            configuration.stateDirectory = web3.url
+            #expect(try PostgresStore.open(configuration, host: "web-3", key: .keyPair(web3.keyFile)).synchronous.load(secret) == Data("new secret".utf8))
+        }
+    }
+
     @Test func aRotationFromAKeyFileHostKeepsThePublicKeyHostsAndNeedsItsOwnKey() async throws {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)

@@ -27,8 +27,9 @@ struct FleetRollbackTests {
 
     /// Puts the copy back over the live tables. `quietly`: as a superuser, with the triggers
     /// off (`session_replication_role = replica`), so the generation is exactly the copy's.
-    /// Otherwise as the store's role would: records first (the trigger counts them), then the
-    /// meta row, so that it ends exactly as copied too.
+    /// Otherwise as the tables' owner would: records first (the trigger counts them), then the
+    /// meta row with its guard (`fleet_meta_forward`) switched off, so that it ends exactly as
+    /// copied too.
     func restore(_ fleet: TestFleet, from name: String, quietly: Bool) throws {
         let s = fleet.schema
         try TestCluster.psql(
@@ -37,8 +38,10 @@ struct FleetRollbackTests {
             \(quietly ? "SET LOCAL session_replication_role = replica;" : "")
             DELETE FROM \(s).fleet_records; INSERT INTO \(s).fleet_records SELECT * FROM \(s).\(name)_records;
             DELETE FROM \(s).fleet_hosts; INSERT INTO \(s).fleet_hosts SELECT * FROM \(s).\(name)_hosts;
+            \(quietly ? "" : "ALTER TABLE \(s).fleet_meta DISABLE TRIGGER fleet_meta_forward;")
             UPDATE \(s).fleet_meta m SET key_epoch = c.key_epoch, generation = c.generation, state_seal = c.state_seal
                 FROM \(s).\(name)_meta c;
+            \(quietly ? "" : "ALTER TABLE \(s).fleet_meta ENABLE TRIGGER fleet_meta_forward;")
             COMMIT
             """)
     }
@@ -111,6 +114,40 @@ struct FleetRollbackTests {
             // Also on a host that never saw the take.
             #expect(throws: CredentialVaultError.tampered) { try fleet.reopen(rememberingIn: KeyFileDirectory()).synchronous.take(verifier) }
             #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records)") == "1", "not taken a second time")
+        }
+    }
+
+    @Test func theStoresRoleCannotSetTheGenerationBackOverARowItPutBack() async throws {
+        try await offThePool {
+            let fleet = try TestFleet(freshness: .zero)
+            let store = fleet.store.synchronous
+            try store.save(Data("once".utf8), for: verifier, options: .portable)
+            try store.save(Data("bob".utf8), for: bob, options: .portable)
+            try TestCluster.psql("CREATE TABLE \(fleet.schema).copied AS SELECT * FROM \(fleet.records)")
+            #expect(try store.take(verifier) == Data("once".utf8))
+            #expect(try store.delete(bob))
+            // A role with the privileges FLEET.md lists for the hosts (not the tables' owner).
+            let role = "r_" + fleet.schema
+            let s = fleet.schema
+            try TestCluster.psql(
+                """
+                CREATE ROLE \(role) LOGIN; GRANT USAGE ON SCHEMA \(s) TO \(role); GRANT SELECT ON ALL TABLES IN SCHEMA \(s) TO \(role);
+                GRANT INSERT, UPDATE, DELETE ON \(s).fleet_records TO \(role); GRANT UPDATE ON \(s).fleet_meta TO \(role);
+                GRANT INSERT, DELETE ON \(s).fleet_hosts TO \(role)
+                """)
+            defer { _ = try? TestCluster.psql("DROP OWNED BY \(role); DROP ROLE \(role)") }
+            // The consumed and the revoked rows put back, and the generation set back to the
+            // sealed one the trigger moved it from.
+            #expect(throws: TestFailure.self) {
+                try TestCluster.psql(
+                    """
+                    BEGIN; INSERT INTO \(fleet.records) SELECT * FROM \(s).copied;
+                    UPDATE \(s).fleet_meta SET generation = generation - 2; COMMIT
+                    """, conninfo: fleet.conninfo + " user=\(role)")
+            }
+            #expect(try store.take(verifier) == nil, "taken once")
+            #expect(try store.load(bob) == nil, "revoked")
+            #expect(try fleet.reopen(rememberingIn: KeyFileDirectory()).synchronous.take(verifier) == nil, "taken once, on any host")
         }
     }
 

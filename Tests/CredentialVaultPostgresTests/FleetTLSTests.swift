@@ -29,15 +29,13 @@ struct FleetTLSTests {
             // Another CA (a fresh one the server's certificate was not issued by).
             let dir = KeyFileDirectory()
             let ca = dir.url.appendingPathComponent("other-ca.crt")
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=other-ca",
-                "-keyout", dir.url.appendingPathComponent("other-ca.key").path, "-out", ca.path,
-            ]
-            openssl.standardError = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
+            let openssl = try CLIChild.run(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=other-ca",
+                    "-keyout", dir.url.appendingPathComponent("other-ca.key").path, "-out", ca.path,
+                ])
+            try #require(openssl.status == 0, "openssl: \(openssl.stderr)")
             let wrongCA = conninfo.replacingOccurrences(
                 of: #"sslrootcert=\S+"#, with: "sslrootcert=\(ca.path)", options: .regularExpression)
             let error = thrownError { () throws(CredentialVaultError) in
@@ -117,6 +115,25 @@ struct FleetTLSTests {
             #expect(allowed.status == 0 && allowed.stderr.contains("warning:") && allowed.stderr.contains("sslmode=require"), "\(allowed)")
             let verified = try cli.run(["fleet", "status"], conninfo: conninfo)
             #expect(verified.status == 0 && !verified.stderr.contains("warning"), "\(verified)")
+        }
+    }
+
+    /// A connection named by a service (`service=fleet`, its host and port in the user's
+    /// `~/.pg_service.conf`, with no sslmode there): libpq's own default for the file's TCP
+    /// host would be `prefer`, which connects without checking the server.
+    @Test func aServiceWithoutAnSSLModeIsVerifiedToo() async throws {
+        try await offThePool {
+            let keys = KeyFileDirectory()
+            let service = conninfo.split(separator: " ").filter { !$0.hasPrefix("sslmode=") && !$0.hasPrefix("sslrootcert=") }
+            try ("[fleet]\n" + service.joined(separator: "\n") + "\n").write(
+                to: keys.url.appendingPathComponent(".pg_service.conf"), atomically: true, encoding: .utf8)
+            let cli = FleetCommandLine(schema: TestCluster.freshSchema(), keyFile: keys.keyFile, home: keys.url)
+            // No CA in ~/.postgresql/root.crt (HOME is the test's directory): verify-full fails.
+            let unverified = try cli.run(["fleet", "init"], conninfo: "service=fleet")
+            #expect(unverified.status != 0 && unverified.stderr.contains("TLS verification failed"), "\(unverified)")
+            // Asking for less is refused without --insecure-transport, as for a host given in the string.
+            let weak = try cli.run(["fleet", "init"], conninfo: "service=fleet sslmode=require")
+            #expect(weak.status != 0 && weak.stderr.contains("--insecure-transport"), "\(weak)")
         }
     }
 }

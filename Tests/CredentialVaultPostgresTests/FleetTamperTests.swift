@@ -57,6 +57,19 @@ struct FleetTamperTests {
         }
     }
 
+    @Test func aRowSetToANewerEpochThanTheStoresIsTamperedNotARotation() async throws {
+        try await offThePool {
+            let fleet = try fleet()
+            // As a superuser, without the triggers: the state still matches its seal, and only
+            // the rows say a newer epoch than the meta row of the same snapshot.
+            try TestCluster.psql(
+                "BEGIN; SET LOCAL session_replication_role = replica; UPDATE \(fleet.records) SET key_epoch = key_epoch + 1; COMMIT")
+            #expect(throws: CredentialVaultError.tampered) { try fleet.store.synchronous.load(alice) }
+            #expect(throws: CredentialVaultError.tampered) { try fleet.reopen(freshness: .zero).synchronous.listKeys() }
+            #expect(throws: CredentialVaultError.tampered) { try fleet.store.rotateDataKey(hosts: ["test-host": .keyFile(fleet.keys.keyFile)]) }
+        }
+    }
+
     @Test func aChangedKeyHashIsTampered() async throws {
         try await offThePool {
             let fleet = try fleet()

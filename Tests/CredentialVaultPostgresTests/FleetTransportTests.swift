@@ -43,4 +43,19 @@ struct FleetTransportTests {
         #expect(try security("host=db.example", environment: ["PGSSLMODE": "require"]).isWeak)
         #expect(try !security("host=db.example sslmode=verify-full", environment: ["PGSSLMODE": "disable"]).isWeak)
     }
+
+    /// A service names its host and may name its sslmode in a file libpq reads at connect time
+    /// (`pg_service.conf`): the store cannot see that host, so it decides as for TCP.
+    @Test func aServiceIsDecidedAsTCP() throws {
+        for conninfo in ["service=fleet", "service=fleet dbname=x", "postgresql:///fleet?service=fleet"] {
+            let transport = try security(conninfo)
+            #expect(transport.usesTCP && transport.defaultedMode == "verify-full" && !transport.isWeak, "\(conninfo)")
+        }
+        #expect(try security("dbname=fleet", environment: ["PGSERVICE": "fleet"]).defaultedMode == "verify-full")
+        for (conninfo, environment) in [("service=fleet sslmode=disable", [:]), ("dbname=fleet", ["PGSERVICE": "fleet", "PGSSLMODE": "prefer"])] {
+            let transport = try security(conninfo, environment: environment)
+            #expect(transport.isWeak, "\(conninfo) \(environment)")
+            #expect(throws: CredentialVaultError.self) { try transport.check(allowed: false) }
+        }
+    }
 }

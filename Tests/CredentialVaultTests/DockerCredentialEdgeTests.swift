@@ -88,18 +88,9 @@ import Testing
     @Test func tooLongInputIsNamedAndTheHelpNamesTheDefaultBackend() throws {
         let input = dir.path("large-input")
         #expect(FileManager.default.createFile(atPath: input.path, contents: Data(repeating: 0x20, count: (1 << 20) + 1)))
-        let process = Process()
-        process.executableURL = helper
-        process.arguments = ["store"]
-        process.environment = environment
-        process.standardInput = FileHandle(forReadingAtPath: input.path)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus != 0)
+        let run = try CLIChild.run(["store"], executable: helper, environment: environment, stdinFile: input)
+        let said = run.stdoutText + run.stderr
+        #expect(run.status != 0)
         #expect(said.contains("the credentials JSON is longer than"), "\(said)")
         for command in [["--help"], ["git-credential", "--help"]] {
             let executable = command.count == 1 ? helper : BuiltProducts.credvault

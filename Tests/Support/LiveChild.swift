@@ -102,6 +102,16 @@ package final class LiveChild {
         return raw
     }
 
+    /// Whether the child still runs (without waiting: an ended child is reaped, its status kept
+    /// for `wait`).
+    package var isRunning: Bool {
+        if status != nil { return false }
+        var raw: Int32 = 0
+        let reaped = waitpid(pid, &raw, WNOHANG)
+        if reaped == pid { status = raw }
+        return reaped == 0
+    }
+
     /// The exit code, or `nil` when a signal ended it.
     package static func exitCode(_ status: Int32) -> Int32? { status & 0x7F == 0 ? (status >> 8) & 0xFF : nil }
     /// The signal that ended it, if one did.

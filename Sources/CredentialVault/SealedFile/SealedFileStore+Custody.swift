@@ -98,7 +98,7 @@ extension SealedFileStore {
 
     /// Runs `body` holding the vault lock (this task's, when it holds it already), so that the
     /// store's own writes inside do not lock again.
-    private func holdingVaultLock(_ body: () throws(CredentialVaultError) -> Void) throws(CredentialVaultError) {
+    func holdingVaultLock(_ body: () throws(CredentialVaultError) -> Void) throws(CredentialVaultError) {
         if let held = VaultLock.enterHeld(lockID) {
             defer { held.leave() }
             return try body()

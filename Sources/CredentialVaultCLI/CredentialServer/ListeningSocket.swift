@@ -17,7 +17,8 @@ final class ListeningSocket {
     let path: String
     private let identity: (dev_t, ino_t)
 
-    /// Binds and listens at `path`; throws `invalidArgument`, `permissionDenied` or `busy`.
+    /// Binds and listens at `path`; throws `invalidArgument`, `permissionDenied`, or `busy`
+    /// when a server answers on `path` (the caller says so: `busy`'s own text is the vault's lock).
     init(path: String, backlog: Int32 = 128) throws(CredentialVaultError) {
         guard let address = UnixAddress(Array(path.utf8)), !path.utf8.contains(0) else {
             throw .invalidArgument("the socket path must be 1 to 107 bytes")

@@ -11,8 +11,8 @@ struct ConnectionString {
     let secrets: [String]
     /// The password the string holds, if any.
     let password: String?
-    /// The keywords that decide the transport (`host`, `hostaddr`, `sslmode`), as the string
-    /// gives them (absent: libpq's environment variables and defaults apply).
+    /// The keywords that decide the transport (`host`, `hostaddr`, `sslmode`, `service`), as the
+    /// string gives them (absent: libpq's environment variables and defaults apply).
     let transport: [String: String]
 
     /// Parses `conninfo` as libpq will (`PQconninfoParse`): a malformed string is
@@ -44,7 +44,7 @@ struct ConnectionString {
             let name = String(cString: keyword)
             if let value = option.pointee.val, value.pointee != 0 {
                 if name == "password" { found = String(cString: value) }
-                if ["host", "hostaddr", "sslmode"].contains(name) { transport[name] = String(cString: value) }
+                if ["host", "hostaddr", "sslmode", "service"].contains(name) { transport[name] = String(cString: value) }
             }
             option += 1
         }

@@ -9,9 +9,12 @@ import Foundation
 /// putting back older copies) and, with password authentication, learns the password. A string
 /// that names no `sslmode` (nor `PGSSLMODE`) gets `verify-full`; a weaker one needs
 /// `PostgresConfiguration.insecureTransport`. A Unix-domain socket (a host that is a directory,
-/// or no host at all) is local: it needs nothing.
+/// or no host at all) is local: it needs nothing. A service (`service=`, `PGSERVICE`) names its
+/// host in a file libpq reads at connect time, so it counts as TCP: the service file's own
+/// `sslmode` (or its absence, libpq's `prefer`) never decides.
 struct TransportSecurity: Sendable, Equatable {
-    /// Whether some host is reached over TCP (`hostaddr`, or a host that is not a socket directory).
+    /// Whether some host may be reached over TCP (`hostaddr`, a host that is not a socket
+    /// directory, or a service, whose file may name any host).
     let usesTCP: Bool
     /// The `sslmode` asked for (by the string or `PGSSLMODE`); `nil` when none was.
     let requestedMode: String?
@@ -26,7 +29,10 @@ struct TransportSecurity: Sendable, Equatable {
         let viaName = host.split(separator: ",", omittingEmptySubsequences: false).contains { name in
             !name.isEmpty && !name.hasPrefix("/") && !name.hasPrefix("@")
         }
-        usesTCP = viaAddress || viaName
+        // libpq fills what the string leaves out from the service file: its host may be TCP and
+        // its sslmode anything, so the store decides the mode (its keyword wins over the file's).
+        let viaService = !(string.transport["service"] ?? environment["PGSERVICE"] ?? "").isEmpty
+        usesTCP = viaAddress || viaName || viaService
         let mode = string.transport["sslmode"] ?? environment["PGSSLMODE"]
         requestedMode = mode.map { $0.lowercased() }
     }

@@ -11,8 +11,14 @@ struct FleetSchema: Sendable {
     /// The channel NOTIFY wakes readers on (a hint: the generation is what is trusted).
     var channel: String { "credvault_\(name)" }
 
-    /// Creates the schema, tables and trigger (in the caller's transaction). Fails when the
+    /// Creates the schema, tables and triggers (in the caller's transaction). Fails when the
     /// schema exists already (SQLSTATE 42P06): `init` never touches an existing store.
+    ///
+    /// `fleet_meta_forward` keeps the meta row from going back: the store's role needs `UPDATE`
+    /// on it (the row lock, the seal, the generation trigger), and without the guard it could
+    /// put a row back (the trigger counts it) and then set the generation back to the sealed
+    /// one: a consumed or revoked credential back, unnoticed. Only the tables' owner (who can
+    /// switch the guard off) or a superuser can do that now.
     var creation: String {
         """
         CREATE SCHEMA \(name);
@@ -47,6 +53,15 @@ struct FleetSchema: Sendable {
         END $$;
         CREATE TRIGGER fleet_records_changed AFTER INSERT OR UPDATE OR DELETE ON \(name).fleet_records
             FOR EACH ROW EXECUTE FUNCTION \(name).fleet_changed();
+        CREATE FUNCTION \(name).fleet_meta_forward() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.generation < OLD.generation OR NEW.key_epoch < OLD.key_epoch THEN
+                RAISE EXCEPTION 'the fleet store''s fleet_meta only moves forward' USING ERRCODE = 'check_violation';
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER fleet_meta_forward BEFORE UPDATE ON \(name).fleet_meta
+            FOR EACH ROW EXECUTE FUNCTION \(name).fleet_meta_forward();
         """
     }
 
@@ -102,8 +117,11 @@ struct FleetSchema: Sendable {
     var setEpoch: String {
         "UPDATE \(name).fleet_meta SET key_epoch = $1, state_seal = $3, key_chain = coalesce(key_chain, ''::bytea) || $4 WHERE key_epoch = $2"
     }
-    /// The hosts enrolled by public key (a rotation seals the new data key to each).
-    var publicKeyHosts: String { "SELECT host, salt FROM \(name).fleet_hosts WHERE key_source = 3 ORDER BY host" }
+    /// The hosts enrolled by public key, with their wrappings (a rotation seals the new data key
+    /// to each whose enrolment tag it verifies).
+    var publicKeyHosts: String {
+        "SELECT host, salt, key_epoch, wrapped_key FROM \(name).fleet_hosts WHERE key_source = 3 ORDER BY host"
+    }
     /// An accepted restore's seal of the state as it is ($1), over the epoch ($2) and generation ($3) read.
     var resealState: String { "UPDATE \(name).fleet_meta SET state_seal = $1 WHERE key_epoch = $2 AND generation = $3" }
     /// The state a rotation re-seals on top of (in its transaction, which holds the meta row).

@@ -64,12 +64,11 @@ struct FleetKeys: Sendable {
 
     /// Opens a row; `tampered` when its ciphertext, name hash, version or epoch was changed.
     func open(_ sealed: Data, nameHash: Data, version: Int64, epoch: Int64) throws(CredentialVaultError) -> Data {
-        guard epoch == keyEpoch else {
-            // A newer epoch is a rotation made after this store was opened; an older one, or
-            // an edited epoch, cannot be opened with this key either.
-            if epoch > keyEpoch { throw .locked }
-            throw .tampered
-        }
+        // Every row is read in one snapshot with the meta row, whose epoch was checked to be
+        // this key's first (a rotation since is `locked` there): a row of another epoch, older
+        // or newer, was edited or put back by hand. (Reporting a newer one as a rotation would
+        // send every host to reopen, forever.)
+        guard epoch == keyEpoch else { throw .tampered }
         guard sealed.count >= SealingKey.overhead else { throw .tampered }
         return try sealer.open(sealed, associatedData: associatedData(nameHash: nameHash, version: version, epoch: epoch))
     }

@@ -151,12 +151,16 @@ extension PostgresStore {
                     try? c.simple("ROLLBACK", deadline: deadline)
                     return .failure(error)
                 }
-                // Every host enrolled by public key is re-keyed (removed ones have no row).
+                // Every host enrolled by public key is re-keyed (removed ones have no row), when
+                // a holder of the current key enrolled it: a row the database's administrator
+                // put in or edited (its own public key) gets nothing, and is dropped.
                 let boxHosts = try c.queryUnprepared(schema.publicKeyHosts, [], deadline: deadline)
                 var kept = wrappings
                 for i in 0..<boxHosts.rowCount {
                     guard let name = boxHosts.text(i, 0), hosts[name] == nil, let publicKey = boxHosts.bytes(i, 1),
-                        publicKey.count == Crypto.boxPublicKeyBytes
+                        let epoch = boxHosts.int8(i, 2), let wrapped = boxHosts.bytes(i, 3),
+                        HostWrapping(host: name, source: 3, salt: publicKey, opsLimit: 0, memLimit: 0, epoch: epoch, wrapped: wrapped)
+                            .isEnrolled(by: keys.dataKey, storeID: keys.storeID) && epoch == keys.keyEpoch
                     else { continue }
                     kept.append(
                         HostWrapping.sealed(host: name, publicKey: Array(publicKey), dataKey: newKeys.dataKey, storeID: keys.storeID, epoch: newKeys.keyEpoch))

@@ -103,7 +103,9 @@ public final class PostgresStore: Sendable {
 
     /// Opens the store as `open` does, but accepts its state even when this host has seen a
     /// newer one, and remembers it instead: after a deliberate restore of the database from a
-    /// backup (`credvault fleet accept-restore`). Everything else is checked as by `open`.
+    /// backup (`credvault fleet accept-restore`). Everything else is checked as by `open`: a data
+    /// key of the epoch this host knew, or of a later one, must be that key or signed from it
+    /// (`tampered` otherwise); one of an older epoch cannot be checked and is believed.
     public static func acceptRestore(
         _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
     ) throws(CredentialVaultError) -> PostgresStore {
@@ -121,10 +123,11 @@ public final class PostgresStore: Sendable {
         while true {
             let (keys, state, chain) = try unwrapKeys(pool: pool, schema: schema, host: host, key: key)
             let memory = try FleetMemory(directory: configuration.stateDirectory, storeID: keys.storeID)
-            if !acceptingRestore {
-                try checkKey(keys, chain: chain, memory: memory)
-                try verify(state, keys: keys, memory: memory, force: true)
-            }
+            // The key is checked even for an accepted restore: a restore brings back an older
+            // state, not another key for an epoch this host knew (a box sealed to it by the
+            // administrator). A key of an older epoch than the one known cannot be checked.
+            try checkKey(keys, chain: chain, memory: memory)
+            if !acceptingRestore { try verify(state, keys: keys, memory: memory, force: true) }
             let store = PostgresStore(configuration: configuration, host: host, pool: pool, keys: keys, memory: memory)
             do throws(CredentialVaultError) {
                 if acceptingRestore { try store.accept(state) }
