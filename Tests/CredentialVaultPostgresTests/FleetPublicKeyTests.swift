@@ -102,73 +102,66 @@ struct FleetPublicKeyTests {
         }
     }
 
-    @Test func aDataKeySealedToAHostByTheAdministratorIsNotBelievedByAHostThatKnewTheFleetsKey() async throws {
-        try await offThePool {
-            let fleet = try TestFleet(freshness: .zero)
-            let web2 = KeyFileDirectory()
-            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
-            var configuration = fleet.configuration(freshness: .zero)
-            configuration.stateDirectory = web2.url
-            let key = FleetHostKey.keyPair(web2.keyFile)
+    /// A fleet with host web-2 enrolled by public key (its state in its own directory), which
+    /// has stored one credential: it knows the fleet's key of epoch 1.
+    struct EnrolledHost {
+        let fleet: TestFleet
+        let home = KeyFileDirectory()
+        var configuration: PostgresConfiguration
+        var key: FleetHostKey { FleetHostKey.keyPair(home.keyFile) }
+
+        init() throws {
+            fleet = try TestFleet(freshness: .zero)
+            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: home.keyFile))
+            configuration = fleet.configuration(freshness: .zero)
+            configuration.stateDirectory = home.url
             try PostgresStore.open(configuration, host: "web-2", key: key).synchronous.save(
                 Data("real".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+        }
 
-            // The administrator's own data key, sealed to web-2's public key (in its row) as the
-            // next epoch, with a matching state seal and no rows: a store of their making.
+        /// What the database's administrator can do without any key of the fleet's: a data key
+        /// of its own, sealed to web-2's public key (in its row) for `epoch`, with a matching
+        /// state seal and no rows: a store of its making.
+        func forgeAdministratorsStore(epoch: Int64) throws {
             let storeID = Data((0..<16).map { i in UInt8(fleet.store.storeID.dropFirst(2 * i).prefix(2), radix: 16)! })
-            let forged = try FleetKeys(dataKey: SecureBytes.random(count: 32), storeID: storeID, keyEpoch: 2)
-            let publicKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
-            let wrapping = HostWrapping.sealed(host: "web-2", publicKey: publicKey, dataKey: forged.dataKey, storeID: storeID, epoch: 2)
+            let forged = try FleetKeys(dataKey: SecureBytes.random(count: 32), storeID: storeID, keyEpoch: epoch)
+            let publicKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: home.keyFile))
+            let wrapping = HostWrapping.sealed(host: "web-2", publicKey: publicKey, dataKey: forged.dataKey, storeID: storeID, epoch: epoch)
             let generation = try TestCluster.psql("SELECT generation + 1 FROM \(fleet.schema).fleet_meta")
             let hex = { (data: Data) in "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea" }
             try TestCluster.psql(
                 """
                 BEGIN;
                 DELETE FROM \(fleet.records);
-                UPDATE \(fleet.schema).fleet_hosts SET key_epoch = 2, wrapped_key = \(hex(wrapping.wrapped)) WHERE host = 'web-2';
-                UPDATE \(fleet.schema).fleet_meta SET key_epoch = 2, state_seal = \(hex(forged.stateSeal(generation: Int64(generation)!)));
+                UPDATE \(fleet.schema).fleet_hosts SET key_epoch = \(epoch), wrapped_key = \(hex(wrapping.wrapped)) WHERE host = 'web-2';
+                UPDATE \(fleet.schema).fleet_meta SET key_epoch = \(epoch), state_seal = \(hex(forged.stateSeal(generation: Int64(generation)!)));
                 COMMIT
                 """)
-            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(configuration, host: "web-2", key: key) }
+        }
+    }
+
+    @Test func aDataKeySealedToAHostByTheAdministratorIsNotBelievedByAHostThatKnewTheFleetsKey() async throws {
+        try await offThePool {
+            var web2 = try EnrolledHost()
+            try web2.forgeAdministratorsStore(epoch: 2)
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(web2.configuration, host: "web-2", key: web2.key) }
 
             // What remains possible: a host that never knew a key of this store believes it.
             let fresh = KeyFileDirectory()
-            configuration.stateDirectory = fresh.url
-            #expect(try PostgresStore.open(configuration, host: "web-2", key: key).keyEpoch == 2)
+            web2.configuration.stateDirectory = fresh.url
+            #expect(try PostgresStore.open(web2.configuration, host: "web-2", key: web2.key).keyEpoch == 2)
         }
     }
 
     @Test func acceptingARestoreDoesNotBelieveADataKeyTheAdministratorSealedToTheHost() async throws {
         try await offThePool {
-            let fleet = try TestFleet(freshness: .zero)
-            let web2 = KeyFileDirectory()
-            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
-            var configuration = fleet.configuration(freshness: .zero)
-            configuration.stateDirectory = web2.url
-            let key = FleetHostKey.keyPair(web2.keyFile)
-            let secret = CredentialKey(service: "s", account: "a")
-            try PostgresStore.open(configuration, host: "web-2", key: key).synchronous.save(Data("real".utf8), for: secret, options: .portable)
-
-            // The administrator's own data key for the same epoch, sealed to web-2 (as anyone
-            // can), with a matching state seal: a "restored" store of its making.
-            let storeID = Data((0..<16).map { i in UInt8(fleet.store.storeID.dropFirst(2 * i).prefix(2), radix: 16)! })
-            let forged = try FleetKeys(dataKey: SecureBytes.random(count: 32), storeID: storeID, keyEpoch: 1)
-            let publicKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
-            let wrapping = HostWrapping.sealed(host: "web-2", publicKey: publicKey, dataKey: forged.dataKey, storeID: storeID, epoch: 1)
-            let generation = try TestCluster.psql("SELECT generation + 1 FROM \(fleet.schema).fleet_meta")
-            let hex = { (data: Data) in "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea" }
-            try TestCluster.psql(
-                """
-                BEGIN;
-                DELETE FROM \(fleet.records);
-                UPDATE \(fleet.schema).fleet_hosts SET wrapped_key = \(hex(wrapping.wrapped)) WHERE host = 'web-2';
-                UPDATE \(fleet.schema).fleet_meta SET state_seal = \(hex(forged.stateSeal(generation: Int64(generation)!)));
-                COMMIT
-                """)
-            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(configuration, host: "web-2", key: key) }
+            // The same epoch as the host knew (as anyone can seal to web-2): a "restored" store.
+            let web2 = try EnrolledHost()
+            try web2.forgeAdministratorsStore(epoch: 1)
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(web2.configuration, host: "web-2", key: web2.key) }
             // Told that the database was restored, the operator accepts it: the key is still not
             // the one this host knew, so nothing it stores next is sealed with the administrator's.
-            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.acceptRestore(configuration, host: "web-2", key: key) }
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.acceptRestore(web2.configuration, host: "web-2", key: web2.key) }
         }
     }
 
