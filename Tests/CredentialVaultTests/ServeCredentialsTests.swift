@@ -41,21 +41,66 @@ import Glibc
         private let errors = Pipe()
         private var buffer = Data()
 
-        init(_ arguments: [String], environment: [String: String]) throws {
-            process.executableURL = BuiltProducts.credvault
-            process.arguments = ["serve-credentials"] + arguments
-            process.environment = environment
+        /// Started with `arguments`; with `typing`, on a terminal of its own (a pseudo-terminal
+        /// held by `onATerminal`), where that passphrase is typed at the first prompt, and
+        /// everything the server writes there is its log.
+        init(_ arguments: [String], environment: [String: String], typing passphrase: String? = nil) throws {
             process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
             process.standardError = errors
+            if let passphrase {
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+                process.arguments = ["-c", Self.onATerminal, BuiltProducts.credvault.path, "serve-credentials"] + arguments
+                process.environment = environment.merging(["TYPED_AT_THE_PROMPT": passphrase]) { $1 }
+                process.standardOutput = errors
+            } else {
+                process.executableURL = BuiltProducts.credvault
+                process.arguments = ["serve-credentials"] + arguments
+                process.environment = environment
+                process.standardOutput = FileHandle.nullDevice
+            }
             try process.run()
             try waitForLog("listening on")
         }
 
+        /// Runs ARGV on a pseudo-terminal, copies what it writes there to stdout, types
+        /// $TYPED_AT_THE_PROMPT once "Passphrase: " shows (a prompt after that is only
+        /// copied), passes SIGTERM on, and exits with its status.
+        static let onATerminal = """
+            import os, pty, signal, sys
+            # Started by Foundation's Process with the test thread's signals blocked: a shell's
+            # empty mask, for this process (SIGTERM passed on) and the server alike.
+            signal.pthread_sigmask(signal.SIG_SETMASK, [])
+            typed = os.environ.pop("TYPED_AT_THE_PROMPT").encode() + b"\\n"
+            pid, fd = pty.fork()
+            if pid == 0:
+                os.execv(sys.argv[1], sys.argv[1:])
+            signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGTERM))
+            seen = b""
+            while True:
+                try:
+                    data = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not data:
+                    break
+                sys.stdout.buffer.write(data)
+                sys.stdout.flush()
+                if typed and b"Passphrase: " in seen + data:
+                    os.write(fd, typed)
+                    typed = None
+                seen = (seen + data)[-64:]
+            sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+            """
+
         /// Reads the server's stderr until it holds `text` (the server's own word that a thing
-        /// happened: no sleeping); throws when the server ends first.
-        func waitForLog(_ text: String) throws {
+        /// happened: no sleeping); throws when the server ends first, or when `ceiling` seconds
+        /// pass without a word (a ceiling for a hang, not a speed).
+        func waitForLog(_ text: String, ceiling: Int32 = 120) throws {
             while !String(decoding: buffer, as: UTF8.self).contains(text) {
+                var ready = pollfd(fd: errors.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, ceiling * 1000) > 0 else {
+                    throw CocoaError(.fileReadUnknown, userInfo: ["waited for": text, "log": String(decoding: buffer, as: UTF8.self)])
+                }
                 let chunk = errors.fileHandleForReading.availableData
                 if chunk.isEmpty { throw CocoaError(.fileReadUnknown, userInfo: ["log": String(decoding: buffer, as: UTF8.self)]) }
                 buffer.append(chunk)
@@ -227,6 +272,32 @@ import Glibc
         #expect(!log.contains("locked"), "\(log)")
     }
 
+    /// A server whose passphrase was typed at its start (`--ask-passphrase`) cannot open the
+    /// vault again by itself once another process rotated it: it says to start it again and
+    /// answers every client at once, never prompting again on a terminal nobody watches (the
+    /// prompt held every client up while it waited).
+    @Test func aServerWhosePassphraseWasTypedSaysToRestartItAfterARotation() throws {
+        let passphraseFile = dir.path("passphrase").path
+        #expect(FileManager.default.createFile(atPath: passphraseFile, contents: Data("typed-at-start\n".utf8), attributes: [.posixPermissions: 0o600]))
+        let typedVault = dir.path("typed.cvault").path
+        let stored = try CLIChild.run(
+            ["store", "api.example.com", "token", "--vault", typedVault, "--passphrase-file", passphraseFile], environment: environment,
+            stdin: Data("api-token".utf8))
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let server = try Server(
+            ["--socket", socket, "--vault", typedVault, "--ask-passphrase", "--map", "api=api.example.com/token"], environment: environment,
+            typing: "typed-at-start")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "api")) == Data("api-token".utf8))
+        let rotated = try CLIChild.run(["rotate", "--vault", typedVault, "--passphrase-file", passphraseFile], environment: environment)
+        #expect(rotated.status == 0, "\(rotated.stderr)")
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "api")) == Data())
+        try server.waitForLog("start serve-credentials again")
+        let (status, log) = server.stop()
+        #expect(status == 0)
+        #expect(log.components(separatedBy: "Passphrase: ").count == 2, "asked once, at the start: \(log)")
+        #expect(!log.contains("typed-at-start") && !log.contains("api-token"), "the terminal shows no secret")
+    }
+
     /// Another vault is put at the vault's path while the server runs (a restore from another
     /// backup, the vault made anew with the same key): the server opens the one now there and
     /// serves its values (it answered every unit "replaced by another file" and stayed up).
@@ -234,7 +305,7 @@ import Glibc
         let server = try serve(["db=db.example.com/app"])
         #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "db")) == Data(Self.secret.utf8))
         #expect(rename(vault, vault + ".before") == 0)
-        store("db.example.com", "app", Data("the-new-vault's".utf8))
+        try store("db.example.com", "app", Data("the-new-vault's".utf8))
         #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "db")) == Data("the-new-vault's".utf8))
         let (status, log) = server.stop()
         #expect(status == 0)

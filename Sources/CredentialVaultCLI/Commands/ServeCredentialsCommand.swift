@@ -57,7 +57,17 @@ public enum ServeCredentialsCommand: Command {
         defer { socket.close() }
         io.error("serve-credentials: listening on \(path) (\(map.entries.count) mapped)")
         if let failure = ServiceNotification.ready() { io.error("serve-credentials: \(failure)") }
-        let reopening = ReopeningStore(store) { try VaultOptions.openStore(args, create: false) }
+        // Opened again while serving, never with a prompt: a passphrase asked for at the
+        // terminal (--ask-passphrase) would hold every client up until someone typed it.
+        let typedAtStart = args.flags.contains("ask-passphrase")
+        let reopening = ReopeningStore(store) {
+            guard !typedAtStart else {
+                throw CredentialVaultError.notAvailable(
+                    "the vault changed (rotated, re-keyed or replaced) since its passphrase was typed at this server's start, "
+                        + "and the server never asks for it while serving: start serve-credentials again")
+            }
+            return try VaultOptions.openStore(args, create: false)
+        }
         let server = CredentialServer(socket: socket, map: map, store: reopening, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
         try server.run(until: stop)
         io.error("serve-credentials: stopped")
