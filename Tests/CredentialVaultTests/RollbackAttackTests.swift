@@ -199,6 +199,28 @@ import Testing
         expectRolledBack("the copy, with the counters directory as it was") { _ = try self.open(store.url, self.configuration()) }
     }
 
+    /// A take whose delete is durable but whose counter cannot be advanced returns the value
+    /// (it exists nowhere else: throwing lost it), through both APIs; the next write still
+    /// needs the increment first.
+    @Test(arguments: [false, true]) func aTakeWhoseCounterCannotAdvanceStillReturnsTheValue(async: Bool) async throws {
+        let failing = FailingIncrements(real: HostFileCustodian(directory: TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent()))
+        var configuration = configuration()
+        configuration.custodians = [failing]
+        let store = try make("taken", configuration: configuration)
+        // (Local functions that are not async call the synchronous API.)
+        func save(_ value: String) throws { try store.save(Data(value.utf8), for: Self.token, options: .portable) }
+        func takeSynchronously() throws -> Data? { try store.take(Self.token) }
+        func load() throws -> Data? { try store.load(Self.token) }
+        try save("single-use")
+        failing.refuses.withLock { $0 = true }
+        let taken = async ? try await store.take(Self.token) : try takeSynchronously()
+        #expect(taken == Data("single-use".utf8), "the taken value is returned")
+        #expect(try load() == nil, "and deleted")
+        expectThrows(\CredentialVaultError.isPermissionDenied, "the next write first needs the increment, which still fails") {
+            try save("next")
+        }
+    }
+
     /// A save whose counter cannot be advanced (a counters directory made immutable, a keyring
     /// or TPM refusing) left the copy from before it openable, and reported success: an attacker
     /// who can also swap the file undid every write. The save now reports it, later saves are

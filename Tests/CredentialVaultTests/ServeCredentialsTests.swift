@@ -246,6 +246,16 @@ import Glibc
         #expect(log.contains("served api to any.service") && log.contains("which runs in \(other)"), "the real peer is logged")
     }
 
+    /// A client's pidfd is opened from its pid only on a kernel without `SO_PEERPIDFD`: when
+    /// the option exists but failed (the client exited and was reaped), that pid may already be
+    /// another process's, whose cgroup must not answer for the client.
+    @Test func aPidIsTrustedOnlyWhereTheKernelHasNoPeerPidfd() {
+        #expect(PeerUnit.mayOpenByPid(afterPeerPidfdFailed: ENOPROTOOPT))
+        for failure in [ESRCH, EINVAL, EBADF, ENOTSOCK] {
+            #expect(!PeerUnit.mayOpenByPid(afterPeerPidfdFailed: failure), "errno \(failure)")
+        }
+    }
+
     @Test func theUnitOfACgroupIsReadAsSystemdReadsIt() {
         #expect(PeerUnit.unit(ofCgroup: "/system.slice/web.service") == "web.service")
         #expect(PeerUnit.unit(ofCgroup: "/system.slice/web.service/worker.service") == "web.service", "a delegated subgroup")

@@ -35,7 +35,13 @@ enum PeerUnit: Equatable, CustomStringConvertible {
     static func of(_ fd: Int32, pid: Int32) -> PeerUnit {
         var pidfd: Int32 = -1
         var length = socklen_t(MemoryLayout<Int32>.size)
-        if getsockopt(fd, SOL_SOCKET, CL_SO_PEERPIDFD, &pidfd, &length) != 0 { pidfd = cl_pidfd_open(pid) }
+        if getsockopt(fd, SOL_SOCKET, CL_SO_PEERPIDFD, &pidfd, &length) != 0 {
+            let failure = errno
+            guard mayOpenByPid(afterPeerPidfdFailed: failure) else {
+                return .unknown("no pidfd for the client (\(String(cString: strerror(failure)))): it has exited")
+            }
+            pidfd = cl_pidfd_open(pid)
+        }
         defer { if pidfd >= 0 { close(pidfd) } }
         guard pidfd >= 0 else { return .unknown("no pidfd for pid \(pid) (\(String(cString: strerror(errno))))") }
         guard let text = read("/proc/\(pid)/cgroup") else { return .unknown("/proc/\(pid)/cgroup cannot be read") }
@@ -46,6 +52,12 @@ enum PeerUnit: Equatable, CustomStringConvertible {
         guard let path = cgroupPath(in: text) else { return .unknown("/proc/\(pid)/cgroup names no systemd cgroup") }
         return unit(ofCgroup: path).map(PeerUnit.unit) ?? .outsideAnyUnit(path)
     }
+
+    /// Whether a pidfd may be opened from `SO_PEERCRED`'s pid after `SO_PEERPIDFD` failed with
+    /// `errno`: only when the kernel does not have that option (before Linux 6.5). Any other
+    /// failure (`ESRCH`: the client exited and was reaped, on kernels 6.5 to 6.15) means that
+    /// pid may already be another process's.
+    static func mayOpenByPid(afterPeerPidfdFailed errno: Int32) -> Bool { errno == ENOPROTOOPT }
 
     /// The cgroup path `/proc/PID/cgroup` gives for systemd's hierarchy: the unified one
     /// (`0::PATH`), else the named v1 one (`N:name=systemd:PATH`).
