@@ -46,6 +46,33 @@ struct FleetRotationProgressTests {
         #expect(try store.synchronous.load(CredentialKey(service: "svc", account: "a2")) == Data("value 2".utf8))
     }
 
+    /// Each statement of a rotation has its own deadline, from when it is sent: the rotation as
+    /// a whole may take many deadlines (10,000 rows did). Two of its statements are held, at two
+    /// gates in a row, for most of a deadline each: together longer than one. (The waits are
+    /// the time the property is about; each is well within a statement's deadline.)
+    @Test func aRotationLongerThanOneStatementDeadlineCompletes() throws {
+        let fleet = try fleet(rows: 3)
+        let first = try StatementGate()
+        defer { first.stop() }
+        let second = try StatementGate(upstream: first.conninfo)
+        defer { second.stop() }
+        var configuration = fleet.configuration(through: second)
+        configuration.statementTimeout = .seconds(2)  // a deadline of 3 s for each statement
+        let store = try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        first.hold("DELETE FROM \(fleet.schema).fleet_records")
+        second.hold("DELETE FROM \(fleet.schema).fleet_hosts")
+        let keyFile = fleet.keys.keyFile
+        let rotation = Background { thrownError { () throws(CredentialVaultError) in try store.rotateDataKey(hosts: ["test-host": .keyFile(keyFile)]) } }
+        for gate in [first, second] {
+            #expect(gate.held.waitBlocking(for: 1), "the rotation's statement reached the gate")
+            Thread.sleep(forTimeInterval: 2)
+            gate.release()
+        }
+        let outcome = try #require(rotation.value(), "the rotation ended")
+        #expect(outcome == nil, "the rotation completed: \(String(describing: outcome))")
+        #expect(try fleet.reopen(freshness: .zero).keyEpoch == 2)
+    }
+
     @Test func theCommandLineShowsProgressOnATerminalOnly() throws {
         let fleet = try fleet(rows: 2)
         let cli = fleet.commandLine

@@ -28,7 +28,7 @@ enum PostgresLoadGroup {
         for writers in options.quick ? [4] : [4, 16] {
             reporter.progress("   postgres load: \(writers) writers")
             let stores = try (0..<writers).map { _ in try PostgresStore.open(configuration(schema), host: "bench", key: .keyFile(keyFile)) }
-            let raws = try (0..<writers).map { index in try RawWriter(conninfo, table: "\(schema).raw_\(index)") }
+            let raws = try (0..<writers).map { index in try RawWriter(conninfo, table: "\(schema).raw_\(writers)_\(index)") }
             let storeSample = try sample(runs: runs, writers: writers, writes: writes) { writer, round in
                 try stores[writer].synchronous.save(value, for: CredentialKey(service: "bench.load", account: "w\(writer)"), options: .portable)
                 _ = round

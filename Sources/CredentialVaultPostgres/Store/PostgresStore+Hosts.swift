@@ -137,24 +137,25 @@ extension PostgresStore {
             wrappings.append(
                 try HostWrapping.make(host: name, key: key, kdf: kdf, dataKey: newKeys.dataKey, storeID: keys.storeID, epoch: newKeys.keyEpoch))
         }
-        // Statement deadlines: a rotation of many rows may take longer than one statement.
+        // A deadline for each statement, from when it is sent: a rotation of many rows (10,000
+        // inserts) takes far longer than one statement, and one deadline for the whole of it
+        // failed every rotation past a few thousand rows with "did not answer in time".
         let outcome = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Result<Int64, CredentialVaultError> in
-            let deadline = pool.statementDeadline
             do throws(PGFailure) {
-                try c.simple("BEGIN; " + schema.lockForRotation, deadline: deadline)
+                try c.simple("BEGIN; " + schema.lockForRotation, deadline: pool.statementDeadline)
                 // Re-sealed only on top of a state this host verifies (its seal, its memory).
                 let askedAt = ContinuousClock.now
-                let current = try c.queryUnprepared(schema.rotationState, [], deadline: deadline)
+                let current = try c.queryUnprepared(schema.rotationState, [], deadline: pool.statementDeadline)
                 do throws(CredentialVaultError) {
                     try verify(FleetState(current, epoch: 0, generation: 1, seal: 2, askedAt: askedAt))
                 } catch {
-                    try? c.simple("ROLLBACK", deadline: deadline)
+                    try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
                     return .failure(error)
                 }
                 // Every host enrolled by public key is re-keyed (removed ones have no row), when
                 // a holder of the current key enrolled it: a row the database's administrator
                 // put in or edited (its own public key) gets nothing, and is dropped.
-                let boxHosts = try c.queryUnprepared(schema.publicKeyHosts, [], deadline: deadline)
+                let boxHosts = try c.queryUnprepared(schema.publicKeyHosts, [], deadline: pool.statementDeadline)
                 var kept = wrappings
                 for i in 0..<boxHosts.rowCount {
                     guard let name = boxHosts.text(i, 0), hosts[name] == nil, let publicKey = boxHosts.bytes(i, 1),
@@ -166,10 +167,10 @@ extension PostgresStore {
                         HostWrapping.sealed(host: name, publicKey: Array(publicKey), dataKey: newKeys.dataKey, storeID: keys.storeID, epoch: newKeys.keyEpoch))
                 }
                 guard kept.contains(where: { $0.host == host }) else {
-                    try? c.simple("ROLLBACK", deadline: deadline)
+                    try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
                     return .failure(.invalidArgument("this host would not be enrolled after the rotation: give its own key among the hosts to keep"))
                 }
-                let rows = try c.queryUnprepared(schema.allRecords, [], deadline: deadline)
+                let rows = try c.queryUnprepared(schema.allRecords, [], deadline: pool.statementDeadline)
                 var resealed: [[PGParam]] = []
                 for i in 0..<rows.rowCount {
                     guard let nameHash = rows.bytes(i, 0), let version = rows.int8(i, 1), let epoch = rows.int8(i, 2),
@@ -179,7 +180,7 @@ extension PostgresStore {
                     do throws(CredentialVaultError) {
                         record = try open(Row(version: version, epoch: epoch, sealed: sealed), nameHash: nameHash, expected: nil)
                     } catch {
-                        try? c.simple("ROLLBACK", deadline: deadline)
+                        try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
                         return .failure(error)
                     }
                     var plain = record.encoded()
@@ -189,16 +190,16 @@ extension PostgresStore {
                     let expires: PGParam = rows.int8(i, 4).map { .int8($0) } ?? .nullInt8
                     resealed.append([.bytes(newHash), .int8(version + 1), .int8(newKeys.keyEpoch), expires, .bytes(newSealed)])
                 }
-                _ = try c.queryUnprepared(schema.rotationDeleteRecords, [], deadline: deadline)
+                _ = try c.queryUnprepared(schema.rotationDeleteRecords, [], deadline: pool.statementDeadline)
                 for (index, row) in resealed.enumerated() {
-                    _ = try c.queryUnprepared(schema.rotationInsertRecord, row, deadline: deadline)
+                    _ = try c.queryUnprepared(schema.rotationInsertRecord, row, deadline: pool.statementDeadline)
                     progress?(index + 1, resealed.count)
                 }
-                _ = try c.queryUnprepared(schema.deleteAllHosts, [], deadline: deadline)
-                for wrapping in kept { _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline) }
+                _ = try c.queryUnprepared(schema.deleteAllHosts, [], deadline: pool.statementDeadline)
+                for wrapping in kept { _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: pool.statementDeadline) }
                 // The generation the re-sealed rows left (the trigger counted them), sealed with
                 // the new key in the statement that moves the epoch.
-                guard let generation = try c.queryUnprepared(schema.rotationState, [], deadline: deadline).int8(0, 1) else {
+                guard let generation = try c.queryUnprepared(schema.rotationState, [], deadline: pool.statementDeadline).int8(0, 1) else {
                     throw PGFailure(sqlState: nil, connectionLost: false, reason: "tampered")
                 }
                 let moved = try c.queryUnprepared(
@@ -207,15 +208,15 @@ extension PostgresStore {
                         .int8(newKeys.keyEpoch), .int8(keys.keyEpoch), .bytes(newKeys.stateSeal(generation: generation)),
                         .bytes(FleetKeyChain.link(from: keys, to: newKeys)),
                     ],
-                    deadline: deadline)
+                    deadline: pool.statementDeadline)
                 guard moved.affectedRows == 1 else {
-                    try? c.simple("ROLLBACK", deadline: deadline)
+                    try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
                     return .failure(.locked)
                 }
-                try c.simple("COMMIT", deadline: deadline)
+                try c.simple("COMMIT", deadline: pool.statementDeadline)
                 return .success(generation)
             } catch {
-                try? c.simple("ROLLBACK", deadline: deadline)
+                try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
                 if error.reason == "tampered" { return .failure(.tampered) }
                 throw error
             }

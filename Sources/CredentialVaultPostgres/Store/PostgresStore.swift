@@ -213,17 +213,17 @@ public final class PostgresStore: Sendable {
         let wrapping = try HostWrapping.make(host: host, key: key, kdf: kdf, dataKey: dataKey, storeID: storeID, epoch: 1)
         let keys = try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: 1)
         let created = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Bool in
-            let deadline = pool.statementDeadline
+            // (A deadline for each statement, from when it is sent, as everywhere.)
             do throws(PGFailure) {
-                try c.simple("BEGIN; " + schema.creation, deadline: deadline)
+                try c.simple("BEGIN; " + schema.creation, deadline: pool.statementDeadline)
                 _ = try c.queryUnprepared(
                     schema.insertMeta, [.int8(FleetSchema.version), .bytes(storeID), .int8(1), .bytes(keys.stateSeal(generation: 0))],
-                    deadline: deadline)
-                _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline)
-                try c.simple("COMMIT", deadline: deadline)
+                    deadline: pool.statementDeadline)
+                _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: pool.statementDeadline)
+                try c.simple("COMMIT", deadline: pool.statementDeadline)
                 return true
             } catch {
-                try? c.simple("ROLLBACK", deadline: deadline)
+                try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
                 if error.sqlState == "42P06" { return false }
                 throw error
             }
