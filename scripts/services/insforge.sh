@@ -46,7 +46,7 @@ start() {
         # stdout's first line is PORT=<n>; the request log goes to stderr, both to $log.
         python3 "$root/Tests/Servers/insforge/server.py" --port 0 >"$log" 2>&1 </dev/null &
         echo $! >"$pidfile"
-        for _ in $(seq 100); do  # up to 10 s
+        for _ in $(seq 600); do  # a ceiling of 60 s (a loaded machine starts Python slowly)
             port=$(sed -n '1s/^PORT=\([0-9]*\)$/\1/p' "$log" 2>/dev/null)
             [[ -n $port ]] && health "$port" && break
             kill -0 "$(cat "$pidfile")" 2>/dev/null || fail "server exited during start"
