@@ -148,12 +148,24 @@ public enum VaultOptions {
     }
 
     /// What in this command line needs `credvault-full`'s custodians: a `--custody` other than
-    /// `file`, or an existing vault whose header names one; `nil` when nothing does. Reads only
+    /// `file`, an existing vault whose header names one, or an existing vault on a machine whose
+    /// TPM this user reaches (which may hold the vault's counter since a move to TPM custody that
+    /// this copy predates: only `credvault-full` can ask it); `nil` when nothing does. Reads only
     /// the vault's header.
     public static func custodyNeedingFullExecutable(_ args: ParsedArguments) -> String? {
         if let name = args.options["custody"], name != DeviceCustody.file.name { return "--custody \(name)" }
-        if let custody = LockedVault.custody(at: vaultURL(args)), custody != .file { return "a vault under \(custody.name) custody" }
+        guard let custody = LockedVault.custody(at: vaultURL(args)) else { return nil }
+        if custody != .file { return "a vault under \(custody.name) custody" }
+        if tpmIsReachable(args) { return "a vault on a machine with a TPM (which may hold its rollback counter)" }
         return nil
+    }
+
+    /// Whether `credvault-full` would reach a TPM: one named (`--tpm-tcti`,
+    /// `$CREDVAULT_TPM_TCTI`), or the default device open to this user for reading and writing.
+    static func tpmIsReachable(_ args: ParsedArguments) -> Bool {
+        if args.options["tpm-tcti"] != nil { return true }
+        if let named = ProcessInfo.processInfo.environment["CREDVAULT_TPM_TCTI"], !named.isEmpty { return true }
+        return access("/dev/tpmrm0", R_OK | W_OK) == 0
     }
 
     /// The Argon2id preset for a new passphrase vault.

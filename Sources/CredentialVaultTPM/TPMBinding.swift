@@ -25,6 +25,17 @@ enum TPMBinding {
         return label.withUnsafeBytes { l in vaultID.withUnsafeBytes { v in Crypto.keyedHashKey(key: binding, [l, v]) } }
     }
 
+    /// The tag a counter of the vault `vaultID` carries in its public area (as its authPolicy,
+    /// 32 bytes; not secret: the vault id is in the file's clear header), so that whoever opens
+    /// a copy of the vault from before its move to TPM custody finds the counter from the id
+    /// alone (`TPMCustodian.anchoredCounter`), without the host secret the authValue needs.
+    /// Inert as a policy: the counter's attributes allow no policy authorization for reading or
+    /// writing, and no policy session can be made to reach a digest chosen this way.
+    static func anchorTag(vaultID: [UInt8]) -> [UInt8] {
+        let label = Array("CredentialVault TPM counter anchor v1\u{0}".utf8)
+        return label.withUnsafeBytes { l in vaultID.withUnsafeBytes { v in Crypto.keyedHash(key: nil, [l, v]) } }
+    }
+
     /// The owner range of NV indices (TCG handle registry: 0x01000000...0x013FFFFF).
     static let ownerRange: ClosedRange<UInt32> = 0x0100_0000...0x013F_FFFF
 

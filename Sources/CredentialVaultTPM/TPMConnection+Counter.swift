@@ -10,10 +10,11 @@ extension TPMConnection {
     static let counterAttributes: TPMA_NV = TPMA_NV_AUTHREAD | TPMA_NV_AUTHWRITE | TPMA_NV_OWNERREAD | TPMA_NV_NO_DA
         | (TPMA_NV(TPM2_NT_COUNTER) << TPMA_NV_TPM2_NT_SHIFT)
 
-    /// Defines a counter at `index` with the authValue `auth` (owner authorization: the empty
-    /// owner password of swtpm and of most machines). Throws TPM2_RC_NV_DEFINED when the index
-    /// is taken. The counter reads NV_UNINITIALIZED until its first increment.
-    func defineCounter(index: UInt32, auth: SecureBytes) throws(TPMResponseCode) -> ESYS_TR {
+    /// Defines a counter at `index` with the authValue `auth` and the vault's `tag` as its
+    /// authPolicy (`TPMBinding.anchorTag`), owner authorization: the empty owner password of
+    /// swtpm and of most machines. Throws TPM2_RC_NV_DEFINED when the index is taken. The
+    /// counter reads NV_UNINITIALIZED until its first increment.
+    func defineCounter(index: UInt32, auth: SecureBytes, tag: [UInt8]) throws(TPMResponseCode) -> ESYS_TR {
         var value = TPM2B_AUTH()
         defer { wipeValue(&value) }
         auth.withUnsafeBytes { bytes in
@@ -26,6 +27,9 @@ extension TPMConnection {
         pub.nvPublic.nameAlg = TPM2_ALG_SHA256
         pub.nvPublic.attributes = Self.counterAttributes
         pub.nvPublic.dataSize = 8
+        let used = tag.prefix(MemoryLayout.size(ofValue: pub.nvPublic.authPolicy.buffer))
+        pub.nvPublic.authPolicy.size = UInt16(used.count)
+        withUnsafeMutableBytes(of: &pub.nvPublic.authPolicy.buffer) { $0.copyBytes(from: used) }
         var handle: ESYS_TR = ESYS_TR_NONE
         // The authValue is a command parameter: sent in a salted, encrypting session. Owner
         // authorization by password (empty) in the first slot, the session encrypts in the second.
@@ -51,14 +55,25 @@ extension TPMConnection {
     }
 
     /// Whether the NV index is a counter with exactly the attributes this custodian gives
-    /// (TPMA_NV_WRITTEN aside, which the first increment sets) and 8 bytes.
+    /// (TPMA_NV_WRITTEN aside, which the first increment sets), 8 bytes, and an authPolicy that
+    /// is empty (counters made before the anchor tag) or a tag.
     func isCounter(_ nv: ESYS_TR) throws(TPMResponseCode) -> Bool {
+        try counterTag(nv) != nil
+    }
+
+    /// The authPolicy of the NV index when it is one of this custodian's counters (see
+    /// `isCounter`): the vault's anchor tag, or empty for a counter made before tags; `nil`
+    /// for any other index.
+    func counterTag(_ nv: ESYS_TR) throws(TPMResponseCode) -> [UInt8]? {
         var pub: UnsafeMutablePointer<TPM2B_NV_PUBLIC>?
         try check("Esys_NV_ReadPublic", Esys_NV_ReadPublic(context, nv, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &pub, nil))
         defer { Esys_Free(pub) }
-        guard let pub else { return false }
+        guard let pub else { return nil }
         let attributes = pub.pointee.nvPublic.attributes & ~TPMA_NV_WRITTEN
-        return attributes == Self.counterAttributes && pub.pointee.nvPublic.dataSize == 8
+        guard attributes == Self.counterAttributes, pub.pointee.nvPublic.dataSize == 8 else { return nil }
+        let policy = withUnsafeMutablePointer(to: &pub.pointee.nvPublic.authPolicy) { TPM2B.bytes($0) }
+        guard policy.isEmpty || policy.count == 32 else { return nil }
+        return policy
     }
 
     /// Adds one to the counter, authorized by `auth` in an HMAC session (the authValue never

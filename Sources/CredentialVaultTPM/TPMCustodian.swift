@@ -88,6 +88,7 @@ public struct TPMCustodian: DeviceCustodian {
         try Self.checkVaultID(vaultID)
         let configuration = configuration
         let auth = TPMBinding.counterAuth(binding, vaultID: vaultID)
+        let tag = TPMBinding.anchorTag(vaultID: vaultID)
         return try operate { (tpm, abandonment) throws(CredentialVaultError) in
             for index in TPMBinding.counterIndices(vaultID: vaultID) {
                 try abandonment.check()
@@ -99,7 +100,7 @@ public struct TPMCustodian: DeviceCustodian {
                     }
                     let nv: ESYSHandle
                     do throws(TPMResponseCode) {
-                        nv = try tpm.defineCounter(index: index, auth: auth)
+                        nv = try tpm.defineCounter(index: index, auth: auth, tag: tag)
                     } catch {
                         if error.tpmCode == TPMResponseCode.nvDefined { return nil }
                         throw error
@@ -147,6 +148,43 @@ public struct TPMCustodian: DeviceCustodian {
             guard ours != nil else { throw Self.foreignCounter(reference) }
             try abandonment.check()
             try tpm.run(configuration) { () throws(TPMResponseCode) in try tpm.undefine(nv) }
+        }
+    }
+
+    /// The index of the counter this TPM holds for the vault `vaultID`, found by its tag
+    /// (`TPMBinding.anchorTag`) among the indices the id proposes: no host secret needed, and
+    /// nothing in the user's files can hide it. `nil` when there is none, and when this TPM
+    /// cannot be reached at all (no device, no access, no socket: no counter of this user's can
+    /// be there); a TPM that is reached and fails, or does not answer in time, throws.
+    /// Counters made before tags have none and are not found.
+    public func anchoredCounter(vaultID: [UInt8]) throws(CredentialVaultError) -> UInt32? {
+        _ = try configuration.validated()
+        try Self.checkVaultID(vaultID)
+        let configuration = configuration
+        let tcti = configuration.tcti
+        let tag = TPMBinding.anchorTag(vaultID: vaultID)
+        let candidates = TPMBinding.counterIndices(vaultID: vaultID)
+        return try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) -> UInt32? in
+            let tpm: TPMConnection
+            do throws(TPMResponseCode) {
+                tpm = try TPMConnection(tcti: tcti)
+            } catch {
+                // Not reached (the TCTI could not open the device or socket): nothing to ask.
+                // Reached and failing (it did not start): that TPM may hold the counter.
+                if error.operation == "Tss2_TctiLdr_Initialize" { return nil }
+                throw error.connectionError(tcti: tcti)
+            }
+            defer { tpm.close() }
+            let defined = try tpm.run(configuration) { () throws(TPMResponseCode) in try tpm.definedIndices(among: candidates) }
+            for index in candidates where defined.contains(index) {
+                try abandonment.check()
+                let found = try tpm.run(configuration) { () throws(TPMResponseCode) -> Bool in
+                    guard let nv = try tpm.openIndex(index) else { return false }
+                    return try tpm.counterTag(nv) == tag  // not secret: the vault id is public
+                }
+                if found { return index }
+            }
+            return nil
         }
     }
 

@@ -9,7 +9,9 @@ import Testing
 /// state, an older copy refused (13) and accepted, the newer copy then refused, passwd and
 /// rotate keeping custody, and a copy of everything on another TPM (counter missing: 13; even
 /// after accepting there, the device-only credential: 8, the TPM no longer holding its key) or
-/// with no TPM (8); a device-key vault on a TPM that is then cleared (8, saying so).
+/// with no TPM (8); a device-key vault on a TPM that is then cleared (8, saying so); a copy
+/// from before a move to TPM custody put back with the state directory of then (13, saying
+/// the TPM holds the vault's counter; accepted on purpose).
 @Suite(.enabled(if: SoftwareTPM.isAvailable, "needs swtpm (scripts/test.sh starts scripts/services/swtpm.sh)"))
 struct TPMCustodyCLITests {
     @Test func theCLIUnderTPMCustody() async throws {
@@ -29,7 +31,8 @@ struct TPMCustodyCLITests {
                 ("lookup-older-copy", 13), ("accept-restore", 0), ("lookup-restored", 0), ("lookup-replaced-newest", 13), ("passwd", 0),
                 ("rotate", 0), ("lookup-after-rotate", 0), ("another-tpm-counter", 13), ("another-tpm-accept", 0), ("another-tpm-device", 8),
                 ("another-tpm-portable", 0), ("cleared-init", 0), ("cleared-store", 0), ("cleared-lookup", 8), ("cleared-message", 0),
-                ("no-tpm-device", 8),
+                ("moved-init", 0), ("moved-store", 0), ("moved-custody", 0), ("moved-store-after", 0), ("moved-pre-move-copy", 13),
+                ("moved-message", 0), ("moved-accept", 0), ("moved-accepted", 0), ("no-tpm-device", 8),
             ]
             for (step, status) in expected {
                 #expect(steps[step] == status, "\(step): \(steps[step].map(String.init) ?? "missing")\n\(output)")

@@ -5,7 +5,8 @@
 # (the counter survives); an older copy refused (13) and accepted on purpose; passwd and rotate
 # keep custody; a copy of the state directory and vault on another TPM (a second swtpm) or none
 # opens nothing device-only; the file alone is never used; a device-key vault after a TPM clear
-# is reported as a key the TPM no longer holds. Prints `NAME STATUS` per step.
+# is reported as a key the TPM no longer holds; a copy from before a move to TPM custody, with
+# the state directory of then, is refused by the TPM's counter. Prints `NAME STATUS` per step.
 set -u
 cli=$1
 scratch=$2
@@ -68,6 +69,25 @@ TPM2TOOLS_TCTI="$CREDVAULT_TPM_TCTI" tpm2_clear >/dev/null 2>&1
 step cleared-lookup "${cleared[@]}" lookup "${device[@]}" app key
 cp "$scratch/err" "$scratch/cleared-err"
 step cleared-message grep -q "the TPM no longer holds the key" "$scratch/cleared-err"
+# A file-custody vault moved to TPM custody, then its pre-move copy and the whole state
+# directory from before the move put back (as whoever writes the user's files can): the lean
+# CLI hands over to the full one, whose TPM still holds the vault's counter: refused (13),
+# saying so, until accepted on purpose.
+moved=(env XDG_STATE_HOME="$scratch/state-moved" "$cli")
+mkdir -p -m 700 "$scratch/state-moved"
+movedv=(--vault "$scratch/vaults/moved.cvault" --passphrase-file "$scratch/pass")
+step moved-init "${moved[@]}" init "${movedv[@]}" --kdf insecure-testing-only
+step moved-store sh -c "printf pre-move | $(q "${moved[@]}" store "${movedv[@]}" app token)"
+cp -p "$scratch/vaults/moved.cvault" "$scratch/pre-move"; cp -a "$scratch/state-moved" "$scratch/state-pre-move"
+step moved-custody "${moved[@]}" custody tpm "${movedv[@]}"
+step moved-store-after sh -c "printf post-move | $(q "${moved[@]}" store "${movedv[@]}" app token)"
+rm -rf "$scratch/state-moved"; cp -a "$scratch/state-pre-move" "$scratch/state-moved"
+cp -p "$scratch/pre-move" "$scratch/vaults/moved.cvault"
+step moved-pre-move-copy "${moved[@]}" lookup "${movedv[@]}" app token
+cp "$scratch/err" "$scratch/moved-err"
+step moved-message grep -q "the tpm custodian holds this vault's rollback counter" "$scratch/moved-err"
+step moved-accept "${moved[@]}" accept-restore "${movedv[@]}"
+step moved-accepted sh -c "$(q "${moved[@]}" lookup "${movedv[@]}" app token) | grep -qx pre-move"
 export CREDVAULT_TPM_TCTI="swtpm:path=$scratch/no-such-socket"
 step no-tpm-device "$cli" lookup "${common2[@]}" app device
 exit 0

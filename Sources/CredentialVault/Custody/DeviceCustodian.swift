@@ -42,6 +42,21 @@ public protocol DeviceCustodian: Sendable {
 
     /// Removes the counter (a vault moved to another custodian, or deleted); no error when absent.
     func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError)
+
+    /// The reference of a rollback counter this custodian holds for the vault `vaultID`, found
+    /// from the id alone, without the vault file or the user's state files (`nil`: none).
+    ///
+    /// Why: a copy of the vault from before it moved to this custodian names another custodian
+    /// (or none), and everything that other custodian keeps can be put back by whoever writes
+    /// the user's files. Only a custodian whose state they cannot roll back (the TPM) answers;
+    /// the default is `nil`. A custodian that cannot be reached at all (no TPM here) answers
+    /// `nil`: no counter of this user's can be there; one that is reached and fails throws.
+    func anchoredCounter(vaultID: [UInt8]) throws(CredentialVaultError) -> UInt32?
+}
+
+extension DeviceCustodian {
+    /// None: this custodian's state is the user's to put back (see the requirement).
+    public func anchoredCounter(vaultID: [UInt8]) throws(CredentialVaultError) -> UInt32? { nil }
 }
 
 /// Where a vault's rollback counter is and its value when it was made or read.

@@ -95,10 +95,12 @@ public struct LockedVault: Sendable {
 extension LockedVault {
     /// Whether a restore can be waiting for `acceptRestore`: the vault has a rollback counter,
     /// or it has none but this machine recorded that it got one (this file is a copy from
-    /// before the counter). Throws when that record cannot be read (see
-    /// `SealedFileConfiguration.isMarkedRollbackProtected`).
+    /// before the counter), or another custodian holds a counter of it (a copy from before a
+    /// move). Throws when that cannot be known (see
+    /// `SealedFileConfiguration.isMarkedRollbackProtected`, `anchoredCounter`).
     package func mayBeARestore(configuration: SealedFileConfiguration) throws(CredentialVaultError) -> Bool {
         if hasRollbackCounter { return true }
-        return try configuration.isMarkedRollbackProtected(header.vaultID)
+        if try configuration.isMarkedRollbackProtected(header.vaultID) { return true }
+        return try configuration.anchoredCounter(of: header.vaultID, besides: custody) != nil
     }
 }

@@ -40,6 +40,34 @@ extension SealedFileConfiguration {
         return RollbackGuard(custodian: custodian, vaultID: vaultID, binding: try resolvedDevice().custodianBinding(need: need))
     }
 
+    /// A counter of the vault `vaultID` that a configured custodian other than `custody` (the
+    /// vault's own, as this copy says) holds and finds from the id alone
+    /// (`DeviceCustodian.anchoredCounter`): then this copy is from before the vault moved to that
+    /// custodian (or the move did not finish), whatever the user's state files say.
+    func anchoredCounter(of vaultID: [UInt8], besides custody: DeviceCustody) throws(CredentialVaultError) -> (DeviceCustody, UInt32)? {
+        for custodian in custodians where custodian.custody != custody {
+            if let reference = try custodian.anchoredCounter(vaultID: vaultID) { return (custodian.custody, reference) }
+        }
+        return nil
+    }
+
+    /// Removes every counter `anchoredCounter` finds (each custodian checks it is this vault's
+    /// before it removes it); whether there was one.
+    func releaseAnchoredCounters(of vaultID: [UInt8], besides custody: DeviceCustody, need: () -> HostSecret.Need) throws(CredentialVaultError) -> Bool {
+        var released = false
+        // One per custodian in practice; bounded all the same.
+        for _ in 0..<16 {
+            guard let (holder, reference) = try anchoredCounter(of: vaultID, besides: custody) else { return released }
+            let made = try rollbackGuard(custody: holder, vaultID: vaultID, need: need)
+            try made.custodian.removeCounter(vaultID: vaultID, reference: reference, binding: made.binding)
+            guard try made.custodian.anchoredCounter(vaultID: vaultID) != reference else {
+                throw .io("the \(holder.name) custodian's counter of this vault could not be removed; nothing else was changed")
+            }
+            released = true
+        }
+        throw .io("a custodian keeps answering with another counter of this vault; nothing else was changed")
+    }
+
     /// The directory of this machine's custody state (the host secret's). Found without the
     /// machine id: a machine that has none (or lost it) still finds the marks made there.
     private var custodyStateDirectory: URL {

@@ -91,9 +91,26 @@ extension SealedFileStore {
                 throw error
             }
             if let oldGuard, !(withCounter && isLive(newStamp.reference)) {
-                try? oldGuard.custodian.removeCounter(vaultID: old.vaultID, reference: oldStamp.reference, binding: oldGuard.binding)
+                do throws(CredentialVaultError) {
+                    try oldGuard.custodian.removeCounter(vaultID: old.vaultID, reference: oldStamp.reference, binding: oldGuard.binding)
+                } catch {
+                    // A left-over counter is harmless, except one found from the vault id alone:
+                    // that one makes every open refuse the moved vault as an older copy.
+                    if (try? oldGuard.custodian.anchoredCounter(vaultID: old.vaultID)) != nil {
+                        throw CredentialVaultError.io(
+                            "the vault moved to \(custody.name) custody, but its counter at the \(old.custody.name) custodian could not be removed (\(error)): until it is, the vault is refused as an older copy; remove it with credvault accept-restore")
+                    }
+                }
             }
         }
+    }
+
+    /// Whether the vault's own custodian accepts this copy: it has no counter (and no mark, see
+    /// `acceptRestore`), or the counter agrees with it.
+    private func agreesWithItsOwnCounter() -> Bool {
+        let (rollback, stamp) = state.withLock { ($0.rollback, $0.contents.journal?.counter) }
+        guard let rollback, let stamp else { return true }
+        return (try? rollback.verify(stamp)) != nil
     }
 
     /// Runs `body` holding the vault lock (this task's, when it holds it already), so that the
@@ -128,11 +145,19 @@ extension SealedFileStore {
         at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
-        let vaultID = store.state.withLock { $0.contents.header.vaultID }
+        let (vaultID, need) = store.state.withLock { ($0.contents.header.vaultID, hostSecretNeed($0.contents)) }
+        // A counter another custodian holds (a move to it that this copy predates or that did
+        // not finish) goes: this copy is the vault now, under the custody it names.
+        let released = try configuration.releaseAnchoredCounters(of: vaultID, besides: store.custody, need: { need })
         if !store.hasRollbackCounter, try configuration.isMarkedRollbackProtected(vaultID) {
             // A copy from before the vault got its counter, restored on purpose: it becomes the
             // vault (without a counter, as it was then); `changeCustody` can add one again.
             try configuration.markRollbackProtected(vaultID, false)
+            store.state.withLock { $0.acceptingRollback = false }
+            return store
+        }
+        if released, store.agreesWithItsOwnCounter() {
+            // Refused only for that counter: nothing else to accept.
             store.state.withLock { $0.acceptingRollback = false }
             return store
         }
