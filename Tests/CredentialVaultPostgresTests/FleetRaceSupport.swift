@@ -43,6 +43,15 @@ struct FleetCommandLine: Sendable {
     let keyFile: URL
     let home: URL
 
+    /// The lean `credvault` built beside the tests (it hands fleet commands to `credvault-full`).
+    static var executable: String { BuiltProducts.credvault.path }
+
+    /// Runs the program at `path` with exactly `environment`, feeding `stdin`.
+    static func spawn(_ path: String, _ arguments: [String], environment: [String: String], stdin: Data) throws -> Outcome {
+        let ran = try CLIChild.run(arguments, executable: URL(fileURLWithPath: path), environment: environment, stdin: stdin)
+        return Outcome(status: ran.status, stdout: ran.stdoutText, stderr: ran.stderr)
+    }
+
     /// Runs `credvault ARGUMENTS --key-file KEY` as host `test-host` of the store, connecting
     /// with `conninfo` (the cluster, or a gate in front of it), feeding `stdin`.
     func run(_ arguments: [String], conninfo: String, stdin: Data = Data()) throws -> Outcome {
@@ -51,8 +60,7 @@ struct FleetCommandLine: Sendable {
             "PATH": "/usr/bin:/bin", "HOME": home.path, "XDG_DATA_HOME": home.appendingPathComponent("data").path,
         ]
         // The lean `credvault` (it hands fleet commands to `credvault-full`).
-        let ran = try CLIChild.run(arguments + ["--key-file", keyFile.path], environment: environment, stdin: stdin)
-        return Outcome(status: ran.status, stdout: ran.stdoutText, stderr: ran.stderr)
+        return try Self.spawn(Self.executable, arguments + ["--key-file", keyFile.path], environment: environment, stdin: stdin)
     }
 }
 
