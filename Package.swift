@@ -53,8 +53,10 @@ let package = Package(
         .systemLibrary(name: "CTSS2TctiLdr", pkgConfig: "tss2-tctildr", providers: [.apt(["libtss2-dev"])]),
         // The kernel keyring's syscalls: a header-only module (no library to link).
         .systemLibrary(name: "CKeyctl"),
+        // Linux system calls glibc's Swift module does not declare (renameat2, pidfd_open): header-only.
+        .systemLibrary(name: "CLinuxCalls"),
 
-        .target(name: "CredentialVault", dependencies: ["CSodium", "CKeyctl"], swiftSettings: strict),
+        .target(name: "CredentialVault", dependencies: ["CSodium", "CKeyctl", "CLinuxCalls"], swiftSettings: strict),
         .target(
             name: "CredentialVaultTPM",
             dependencies: ["CredentialVault", "CTSS2Esys", "CTSS2TctiLdr"],
@@ -72,7 +74,7 @@ let package = Package(
         // lean `credvault` (file and memory backends; the Swift libraries linked statically in
         // release, so that it starts in a few milliseconds), and `credvault-full` with every
         // command and backend, to which `credvault` hands over the rest (execv, git-style).
-        .target(name: "CredentialVaultCLI", dependencies: ["CredentialVault"], swiftSettings: strict),
+        .target(name: "CredentialVaultCLI", dependencies: ["CredentialVault", "CLinuxCalls"], swiftSettings: strict),
         .executableTarget(
             name: "credvault",
             dependencies: ["CredentialVault", "CredentialVaultCLI"],

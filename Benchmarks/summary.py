@@ -1,4 +1,4 @@
-"""The README's summary of a credvault-bench run: one row per target of issue 5, with the
+"""The README's summary of a credvault-bench run: one row per performance target, with the
 measured medians and whether the target is met.
 
 Usage: python3 Benchmarks/summary.py RUN.jsonl   (from credvault-bench --json or --json-out)"""
@@ -87,7 +87,7 @@ def main():
                      f"{human(cli['median_ns'])}, of which {human(startup['median_ns'])} is starting the process"
                      if startup else human(cli["median_ns"]),
                      status([cli], "median")))
-    print("| target (issue 5) | measured (median) | |\n|---|---|---|")
+    print("| performance target | measured (median) | |\n|---|---|---|")
     for target, measured, verdict in rows:
         print(f"| {target} | {measured} | {verdict} |")
 

@@ -8,7 +8,9 @@
 # with the fields the figures promise (name, median_ns, min_ns, max_ns; size_bytes or items and
 # ratio where they apply) and that every figure group is there. No timing is asserted: the
 # machines are shared and noisy. Runs inside a private keyring (scripts/with-keyring.sh) when
-# gnome-keyring is installed, so that the Secret Service figures are checked too.
+# gnome-keyring is installed, so that the Secret Service figures are checked too, and with a
+# throwaway PostgreSQL (scripts/services/postgres.sh, state of its own) when it starts, so that
+# the fleet store's figures are checked too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${CREDVAULT_TEST_KEYRING:-}" ] && [ -x scripts/with-keyring.sh ] \
@@ -21,22 +23,34 @@ quiet() { grep -vE 'prohibited flag|^\[|^Building|^Build of|Compiling|Planning|W
 swift build --product credvault-bench 2>&1 | quiet
 swift build -c release --product credvault 2>&1 | quiet
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+pgstate=$(mktemp -d)
+export CREDVAULT_PG_STATE=$pgstate/state
+trap 'scripts/services/postgres.sh stop >/dev/null 2>&1 || true; rm -rf "$out" "$pgstate"' EXIT
+expect_postgres=no
+if [ -x scripts/services/postgres.sh ] && scripts/services/postgres.sh start >"$pgstate/env" 2>"$pgstate/log"; then
+    while IFS= read -r line; do [ -n "$line" ] && export "$line"; done <"$pgstate/env"
+    [ -n "${CREDVAULT_TEST_POSTGRES:-}" ] && expect_postgres=yes
+else
+    echo "bench-smoke: PostgreSQL did not start: the fleet store's figures are not checked" >&2
+fi
 .build/debug/credvault-bench --quick --json --credvault .build/release/credvault >"$out"
 expect_secret_service=no
 [ "${CREDVAULT_TEST_KEYRING:-}" = unlocked ] && expect_secret_service=yes
-python3 - "$out" "$expect_secret_service" <<'PY'
+python3 - "$out" "$expect_secret_service" "$expect_postgres" <<'PY'
 import json
 import sys
 
-path, expect_secret_service = sys.argv[1], sys.argv[2] == "yes"
+path, expect_secret_service, expect_postgres = sys.argv[1], sys.argv[2] == "yes", sys.argv[3] == "yes"
+fleet = {"raw_libpq_read", "raw_libpq_read_polled", "pg_cached_read", "pg_uncached_read", "raw_libpq_cas", "pg_cas_write",
+         "raw_libpq_update_4_writers", "pg_cas_write_4_writers", "pg_rotate_100"}
 by_size = {"seal", "open", "raw_seal", "raw_open"}
 by_items = {"file_save", "file_save_amortized", "file_journal_floor", "file_load", "file_floor", "file_delete", "memory_save", "memory_load",
             "secret_service_store", "secret_service_lookup", "raw_secret_service_store",
             "raw_secret_service_lookup", "cli_lookup", "file_load_sync", "file_load_async", "file_save_sync",
-            "file_save_async", "memory_load_sync", "memory_load_async"}
+            "file_save_async", "memory_load_sync", "memory_load_async"} | fleet
 with_ratio = {"custody_unlock_device_keyring", "custody_save_counter_file", "custody_save_counter_keyring", "seal", "open", "file_save", "file_save_amortized", "file_delete", "secret_service_store", "secret_service_lookup",
-              "unlock_interactive", "unlock_moderate", "cli_lookup", "file_load_async", "file_save_async", "memory_load_async"}
+              "unlock_interactive", "unlock_moderate", "cli_lookup", "file_load_async", "file_save_async", "memory_load_async",
+              "raw_libpq_read_polled", "pg_cached_read", "pg_uncached_read", "pg_cas_write", "pg_cas_write_4_writers"}
 required = {"seal", "open", "raw_seal", "raw_open", "unlock_interactive", "unlock_moderate", "unlock_key_file",
             "unlock_device", "file_save", "file_save_amortized", "file_load", "file_floor", "file_delete", "memory_save",
             "memory_load", "cli_lookup", "file_load_sync", "file_load_async", "file_save_sync", "file_save_async",
@@ -44,6 +58,8 @@ required = {"seal", "open", "raw_seal", "raw_open", "unlock_interactive", "unloc
             "custody_save_no_counter_file", "custody_save_counter_file", "custody_counter_read_increment_file"}
 if expect_secret_service:
     required |= {"secret_service_store", "secret_service_lookup", "custody_unlock_device_keyring", "custody_save_counter_keyring"}
+if expect_postgres:
+    required |= fleet
 problems, names, count = [], set(), 0
 with open(path, encoding="utf-8") as stream:
     for number, line in enumerate(stream, 1):

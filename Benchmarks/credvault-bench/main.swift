@@ -28,7 +28,10 @@ func runAll(_ options: Options, _ reporter: Reporter, _ workspace: Workspace) as
     if options.groups.contains(.secretService) { try SecretServiceGroup.run(options, reporter) }
     if options.groups.contains(.cli) { try CLIGroup.run(options, reporter, workspace) }
     if options.groups.contains(.tpm) { try TPMGroup.run(options, reporter, workspace) }
-    if options.groups.contains(.postgres) { try PostgresGroup.run(options, reporter, workspace) }
+    if options.groups.contains(.postgres) {
+        try PostgresGroup.run(options, reporter, workspace)
+        try PostgresLoadGroup.run(options, reporter, workspace)
+    }
     reporter.finish()
     reporter.text("\nload average at the end: \(MachineInfo.loadAverage)")
 }

@@ -4,7 +4,9 @@
 //   1. a token response (`expires_in` as number or string, range-checked), whose lifetime
 //      then drives the background refresh schedule (the `Duration` arithmetic that used to trap);
 //   2. a device authorization response (`interval`, `expires_in`);
-//   3. provider metadata (discovery), checked against an https and a loopback http issuer.
+//   3. provider metadata (discovery), checked against an https and a loopback http issuer;
+//   4. an OAuth error body, an InsForge user and error answer, and a stored session value.
+// Each is decoded as the library decodes it (`OutsideJSON`, which bounds the nesting first).
 // Errors and rejections are fine; a crash, a trap, a leak or a hang is a finding.
 @testable import CredentialVault
 @testable import CredentialVaultAuth
@@ -33,7 +35,7 @@ public func fuzzerInitialize(
 public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Data(UnsafeBufferPointer(start: data, count: size))
     let now = Date(timeIntervalSince1970: 1_700_000_000)
-    if let token = try? JSONDecoder().decode(TokenResponse.self, from: bytes) {
+    if let token = try? OutsideJSON.decode(TokenResponse.self, from: bytes) {
         let session = AuthSession(
             accessToken: token.accessToken, refreshToken: token.refreshToken,
             expiresAt: token.expiresIn.map { now.addingTimeInterval($0) }, obtainedAt: now)
@@ -41,15 +43,19 @@ public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
             _ = RefreshSchedule(margin: .seconds(60), floor: .seconds(5)).delay(for: session, now: now, failures: failures)
         }
     }
-    if let device = try? JSONDecoder().decode(DeviceAuthorizationResponse.self, from: bytes) {
+    if let device = try? OutsideJSON.decode(DeviceAuthorizationResponse.self, from: bytes) {
         _ = now.addingTimeInterval(device.expiresIn)
         _ = min(device.interval + .seconds(5), .seconds(300))
     }
-    if let metadata = try? JSONDecoder().decode(ProviderMetadata.self, from: bytes) {
+    if let metadata = try? OutsideJSON.decode(ProviderMetadata.self, from: bytes) {
         for issuer in issuers {
             _ = EndpointPolicy(issuer: issuer, allowsInsecureHTTP: false).firstRefused(metadata)
             _ = Discovery.namesIssuer(metadata, issuer)
         }
     }
+    _ = OAuthErrorBody.parse(bytes)
+    _ = InsForgeBackendError(response: HTTPResponse(status: 400, body: bytes))
+    _ = try? OutsideJSON.decode(InsForgeUser.self, from: bytes)
+    _ = try? OutsideJSON.decode(AuthSession.self, from: bytes, using: .session)
     return 0
 }

@@ -74,6 +74,12 @@ public enum CommandLineTool {
         } catch is OutputError {
             return ExitCode.failure  // remembered by StandardOutput, reported by `run`
         } catch let error as UsageError {
+            // docker reads a helper's every failure, usage included, as one line on stdout
+            // and exit code 1.
+            if command.name == DockerCredentialCommand.name {
+                io.print(TerminalText.escaped("\(error.message); see credvault \(name) --help"))
+                return ExitCode.notFound
+            }
             io.error("\(error.message); see credvault \(name) --help")
             return ExitCode.usage
         } catch let error as LockedKeyringError {

@@ -24,16 +24,19 @@ public enum Prompt {
     }
 
     private static func read(_ fd: Int32, prompt: String) throws -> SecureBytes {
-        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
+        // Echo off first, then the prompt: what was typed before the prompt showed is discarded
+        // (TCSAFLUSH), and what is typed once it shows is kept (a person or a program answering
+        // at the prompt lost the passphrase when the flush came after the prompt).
         var saved = termios()
         tcgetattr(fd, &saved)
         var silent = saved
         silent.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(fd, TCSAFLUSH, &silent)
         defer {
-            tcsetattr(fd, TCSAFLUSH, &saved)
+            tcsetattr(fd, TCSADRAIN, &saved)
             _ = Glibc.write(fd, "\n", 1)
         }
+        _ = prompt.withCString { Glibc.write(fd, $0, strlen($0)) }
         let buffer = SecureBytes(count: 1024)
         var length = 0
         try buffer.withUnsafeMutableBytes { raw in

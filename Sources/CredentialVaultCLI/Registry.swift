@@ -16,7 +16,7 @@ public enum Registry {
     public static let vaultCommands: [any Command.Type] = [
         StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
         InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, CustodyCommand.self,
-        AcceptRestoreCommand.self, ExecCommand.self, GitCredentialCommand.self, DockerCredentialCommand.self,
+        AcceptRestoreCommand.self, RetireCommand.self, ExecCommand.self, GitCredentialCommand.self, DockerCredentialCommand.self,
         ServeCredentialsCommand.self,
     ]
 

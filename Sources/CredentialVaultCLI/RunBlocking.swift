@@ -8,12 +8,21 @@ import Synchronization
 
 /// Runs async work from the synchronous command and waits for it.
 public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    try runBlocking(body, started: { _ in })
+}
+
+/// Runs async work from the synchronous command and waits for it, handing `started` the task
+/// that runs it (to cancel it from another thread).
+package func runBlocking<T: Sendable>(
+    _ body: @escaping @Sendable () async throws -> T, started: (Task<Void, Never>) -> Void
+) throws -> T {
     let outcome = BlockingOutcome<T>()
     let done = DispatchSemaphore(value: 0)
-    Task {
+    let task = Task {
         do { outcome.set(.success(try await body())) } catch { outcome.set(.failure(error)) }
         done.signal()
     }
+    started(task)
     done.wait()
     return try outcome.get()
 }

@@ -12,13 +12,25 @@ import Synchronization
 /// The options every command shares: which backend and vault, and how to unlock it.
 /// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
 public enum VaultOptions {
-    public static let flags: Set<String> = ["device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive"]
+    public static let flags: Set<String> = [
+        "device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive", "insecure-transport",
+        "fleet-device-key",
+    ]
     public static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
-        "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file",
+        "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file", "fleet-private-key",
     ]
 
-    public static let help = """
+    /// The common options' help, for commands whose default backend is `file`.
+    public static let help = help(defaultBackend: VaultBackend.file.rawValue)
+
+    /// The common options' help, naming `defaultBackend` as the default (the credential
+    /// helpers' is `auto`).
+    public static func help(defaultBackend: String) -> String {
+        commonOptionsHelp.replacing("(default: file, or", with: "(default: \(defaultBackend), or")
+    }
+
+    private static let commonOptionsHelp = """
         common options:
           --backend file|secret-service|memory|auto|postgres
                                      storage backend (default: file, or $CREDVAULT_BACKEND); auto is
@@ -35,9 +47,17 @@ public enum VaultOptions {
                                      line): use a passfile, $CREDVAULT_POSTGRES or:
           --postgres-password-file PATH
                                      the PostgreSQL role's password (one trailing newline is ignored)
+          --insecure-transport       accept a TCP connection weaker than sslmode=verify-full (the
+                                     default over TCP; a Unix socket needs none), with a warning
           --fleet-host NAME          this host's name in the fleet store (default $CREDVAULT_FLEET_HOST,
                                      else the machine's host name)
           --fleet-schema NAME        the fleet store's schema (default $CREDVAULT_FLEET_SCHEMA, else credvault)
+          --fleet-private-key PATH   this host's private key file (credvault keygen): the host is
+                                     enrolled by its public key, and rotations re-key it
+                                     ($CREDVAULT_FLEET_PRIVATE_KEY does the same)
+          --fleet-device-key         this host's key pair is this machine's (its host secret and
+                                     machine id; with --custody keyring|tpm, that custodian's secret
+                                     too): enrolled by its public key, never in a file of its own
           --fleet-key-file PATH, --fleet-passphrase-file PATH
                                      this host's fleet key when another backend of the same command
                                      (migrate) takes --key-file or --passphrase-file
@@ -115,10 +135,12 @@ public enum VaultOptions {
         }
     }
 
-    /// The sealed-file configuration: the custody and counter a new vault gets, and the
-    /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`).
+    /// The sealed-file configuration: the custody and counter a new vault gets, the
+    /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`),
+    /// and the lock wait (the default, unless a test sets `TestLockWait.variable`).
     public static func configuration(_ args: ParsedArguments) throws -> SealedFileConfiguration {
         var configuration = SealedFileConfiguration()
+        if let wait = try TestLockWait.current() { configuration.lockTimeout = wait }
         configuration.custody = try custody(args)
         configuration.rollbackCounter = try rollbackCounter(args)
         if let backends = installed.withLock({ $0 }) { configuration.custodians = try backends.custodians(args) }

@@ -5,8 +5,8 @@ import CredentialVault
 /// TPM 2.0 (tpm2-tss ESYS, in-process), and rollback counters in the TPM's NV memory.
 ///
 /// - A backup of `$HOME` (the sealed blob, the host secret, the machine id) opens nothing
-///   without this TPM: the blob loads only under this TPM's storage key (another TPM:
-///   `deviceMismatch`).
+///   without this TPM: the blob loads only under this TPM's storage key (another TPM, or this
+///   one after a clear, which replaces that key: `notAvailable` saying the key is gone).
 /// - The sealed object's authValue is derived from `binding` (from the host secret): another
 ///   local user who reaches the TPM (root, the group `tss`) cannot unseal it without this
 ///   user's host secret (`permissionDenied`). noDA: wrong guesses do not lock the TPM.
@@ -40,7 +40,8 @@ public struct TPMCustodian: DeviceCustodian {
     /// Unseals this user's device secret; with `create` and no sealed secret yet, makes a random
     /// one, seals it (checking that it unseals) and writes the blob (0600, 0700 directory,
     /// created atomically: two processes racing agree on one). Errors: `notAvailable` (no TPM,
-    /// or no sealed secret and `create` false), `deviceMismatch` (another TPM's blob),
+    /// or no sealed secret and `create` false; the TPM was cleared or the blob is another
+    /// TPM's: the key that sealed it is gone),
     /// `permissionDenied` (another binding; PCRs changed), `timedOut`, `invalidArgument` (the
     /// configuration; the blob sealed with other PCRs than configured), `corrupted`, `io`.
     public func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes {

@@ -10,8 +10,12 @@ extension TPMResponseCode {
 
     /// A failed command.
     ///
-    /// - TPM2_RC_INTEGRITY on loading the sealed object: it was made by another TPM (or under
-    ///   another storage key, or altered): `deviceMismatch`.
+    /// - TPM2_RC_INTEGRITY on loading the sealed object: the TPM's storage key is not the one it
+    ///   was sealed under. Either this TPM was cleared since (a clear replaces the storage key:
+    ///   the sealed secret is gone for good) or the blob comes from another machine's TPM; the
+    ///   TPM cannot tell which, so `notAvailable` says both, the clear first (on the machine
+    ///   that made the blob, the likely one). Not `deviceMismatch`, whose fixed "sealed on
+    ///   another machine" misleads the owner of a cleared TPM into looking for another machine.
     /// - TPM2_RC_POLICY_FAIL: the PCRs changed since sealing. `permissionDenied` with a message
     ///   saying so, not `deviceMismatch`, which carries no message and says "sealed on another
     ///   machine": it is this machine, in another (boot) state, and the user needs to know that
@@ -31,7 +35,9 @@ extension TPMResponseCode {
             return .io("the TPM at \(tcti) stopped answering (\(summary)); retry once it runs again")
         }
         switch tpmCode {
-        case TPMResponseCode.integrity?: return .deviceMismatch
+        case TPMResponseCode.integrity?:
+            return .notAvailable(
+                "the TPM no longer holds the key that sealed the device secret \(path): it was cleared since (tpm2_clear, 'Clear TPM' in the firmware setup, some firmware updates), which destroys that key for good, or the file comes from another machine's TPM; a device-key vault and device-only credentials that need it cannot be opened here, and a vault that also opens with a key file or passphrase keeps its other credentials")
         case TPMResponseCode.policyFail?:
             return .permissionDenied(
                 "the TPM refuses to unseal the device secret \(path): the PCR values it is bound to changed since it was sealed (firmware, boot loader, Secure Boot or kernel change?); boot into the state it was sealed in, or move the vault to another custody from there")

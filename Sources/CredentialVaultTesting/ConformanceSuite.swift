@@ -120,18 +120,18 @@ public enum ConformanceSuite {
         case .deviceOnlyByDefault:
             guard store.capabilities.supportsDeviceOnly else {
                 // A backend that cannot keep a credential device-only refuses it: never a silent downgrade.
-                await #expect(throws: CredentialVaultError.self) { try await store.save(Data("v".utf8), for: key) }
+                await ExpectedRefusal.unsupported.expect("a device-only save") { try await store.save(Data("v".utf8), for: key) }
                 #expect(try await store.load(key) == nil, "a refused save stored nothing")
                 return
             }
             try await store.save(Data("v".utf8), for: key)
             #expect(try await store.metadata(for: key)?.accessibility == .deviceOnly)
-            await #expect(throws: CredentialVaultError.self) {
+            await ExpectedRefusal.invalidArgument.expect("a portable ephemeral credential") {
                 try await store.save(Data(), for: key, options: StorageOptions(accessibility: .portable, lifetime: .ephemeral(ttl: .seconds(5))))
             }
         case .portableMetadata:
             guard store.capabilities.supportsPortable else {
-                await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: key, options: .portable) }
+                await ExpectedRefusal.unsupported.expect("a portable save") { try await store.save(Data(), for: key, options: .portable) }
                 return
             }
             try await store.save(Data("v".utf8), for: key, options: .portable)
@@ -149,7 +149,7 @@ public enum ConformanceSuite {
             guard store.capabilities.supportsDeviceOnly else {
                 // The string conveniences save device-only credentials: refused here; the loads
                 // and deletes work on what was saved with options.
-                await #expect(throws: CredentialVaultError.self) { try await store.save(key: "conformance-token", value: "héllo") }
+                await ExpectedRefusal.unsupported.expect("a device-only string save") { try await store.save(key: "conformance-token", value: "héllo") }
                 let text = CredentialKey(service: store.defaultService, account: "conformance-token")
                 try await store.save(Data("héllo".utf8), for: text, options: persistent)
                 #expect(try await store.load(key: "conformance-token") == "héllo")
@@ -163,13 +163,19 @@ public enum ConformanceSuite {
             #expect(try await store.load(key: "conformance-token") == nil)
             let binary = CredentialKey(service: store.defaultService, account: "conformance-binary")
             try await store.save(Data([0xFF, 0xFE]), for: binary, options: persistent)
-            await #expect(throws: CredentialVaultError.self) { try await store.load(key: "conformance-binary") }
+            await ExpectedRefusal.invalidArgument.expect("a string load of bytes that are not UTF-8") {
+                _ = try await store.load(key: "conformance-binary")
+            }
             #expect(try await store.load(binary) == Data([0xFF, 0xFE]), "a failed string load loses nothing")
             try await store.delete(binary)
         case .invalidArguments:
-            await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: CredentialKey(service: "", account: "a"), options: persistent) }
-            await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: CredentialKey(service: "s", account: "a\u{0}b"), options: persistent) }
-            await #expect(throws: CredentialVaultError.self) { try await store.save(Data(), for: key, options: .ephemeral(ttl: .zero)) }
+            await ExpectedRefusal.invalidArgument.expect("an empty service") {
+                try await store.save(Data(), for: CredentialKey(service: "", account: "a"), options: persistent)
+            }
+            await ExpectedRefusal.invalidArgument.expect("a NUL in the account") {
+                try await store.save(Data(), for: CredentialKey(service: "s", account: "a\u{0}b"), options: persistent)
+            }
+            await ExpectedRefusal.invalidArgument.expect("a zero TTL") { try await store.save(Data(), for: key, options: .ephemeral(ttl: .zero)) }
         case .exactByteNames:
             try await NameRules.exactBytes(
                 store, reopen: backend.reopen.map { reopen in { try SuiteStore(reopen(store.store, clock), api: api) } })

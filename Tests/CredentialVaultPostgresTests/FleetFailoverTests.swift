@@ -45,8 +45,11 @@ struct FleetFailoverTests {
         try await TestCluster.untilServer(
             answers: "1", to: "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'", conninfo: primary)
 
-        let fleet = try await offThePool { try TestFleet(freshness: .zero, conninfo: failover, statementTimeout: .seconds(2)) }
-        var configuration = fleet.configuration(freshness: .zero, statementTimeout: .seconds(2))
+        // The statement deadline is a ceiling against a hang, not a speed the test expects: a
+        // killed primary resets its connections at once, and the opens and writes of a loaded
+        // machine (the whole suite in parallel) must not time out before the failover.
+        let fleet = try await offThePool { try TestFleet(freshness: .zero, conninfo: failover, statementTimeout: .seconds(60)) }
+        var configuration = fleet.configuration(freshness: .zero, statementTimeout: .seconds(60))
         configuration.reconnectAttempts = 10
         configuration.listensForChanges = false
         let store = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))

@@ -114,6 +114,7 @@ extension TestFleet {
     func configuration(through gate: StatementGate) -> PostgresConfiguration {
         var configuration = PostgresConfiguration(connectionString: gate.conninfo, schema: schema, freshnessInterval: .zero)
         configuration.listensForChanges = false
+        configuration.stateDirectory = keys.url
         return configuration
     }
 

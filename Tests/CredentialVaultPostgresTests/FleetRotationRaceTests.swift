@@ -102,7 +102,8 @@ struct FleetRotationRaceTests {
         try fleet.store.synchronous.save(Data("revoke me".utf8), for: key, options: .portable)
         let gate = try StatementGate()
         defer { gate.stop() }
-        gate.holdPrepared("delete")
+        // The delete by version that follows the command's read of the row.
+        gate.holdPrepared("delete-version")
         let cli = fleet.commandLine
         let delete = Background { Result { try cli.run(["delete", "--backend", "postgres", "api.example", "deploy"], conninfo: gate.conninfo) } }
         #expect(gate.held.waitBlocking(for: 1), "the command's DELETE reached the gate")

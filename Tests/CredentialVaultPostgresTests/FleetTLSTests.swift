@@ -29,15 +29,13 @@ struct FleetTLSTests {
             // Another CA (a fresh one the server's certificate was not issued by).
             let dir = KeyFileDirectory()
             let ca = dir.url.appendingPathComponent("other-ca.crt")
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.arguments = [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=other-ca",
-                "-keyout", dir.url.appendingPathComponent("other-ca.key").path, "-out", ca.path,
-            ]
-            openssl.standardError = FileHandle.nullDevice
-            try openssl.run()
-            openssl.waitUntilExit()
+            let openssl = try CLIChild.run(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=other-ca",
+                    "-keyout", dir.url.appendingPathComponent("other-ca.key").path, "-out", ca.path,
+                ])
+            try #require(openssl.status == 0, "openssl: \(openssl.stderr)")
             let wrongCA = conninfo.replacingOccurrences(
                 of: #"sslrootcert=\S+"#, with: "sslrootcert=\(ca.path)", options: .regularExpression)
             let error = thrownError { () throws(CredentialVaultError) in
@@ -62,11 +60,80 @@ struct FleetTLSTests {
 
     @Test func withoutTLSTheServerRefuses() async throws {
         try await offThePool {
-            let plain = conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=disable")
-            let error = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.open(PostgresConfiguration(connectionString: plain), host: "h", key: .passphrase("x"))
-            }
+            var plain = PostgresConfiguration(connectionString: conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=disable"))
+            plain.insecureTransport = true
+            let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(plain, host: "h", key: .passphrase("x")) }
             guard case .permissionDenied? = error else { return #expect(Bool(false), "no TLS: \(String(describing: error))") }
+        }
+    }
+
+    /// The string without `sslmode`, and with a CA file that is not there: libpq's own default
+    /// (`prefer`) would connect without checking the server.
+    var withoutSSLMode: String {
+        conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "")
+            .replacingOccurrences(of: #"sslrootcert=\S+"#, with: "sslrootcert=/nonexistent/credvault-ca.crt", options: .regularExpression)
+    }
+
+    @Test func overTCPWithoutAnSSLModeTheServerIsVerified() async throws {
+        try await offThePool {
+            let configuration = PostgresConfiguration(connectionString: withoutSSLMode, schema: TestCluster.freshSchema())
+            #expect(configuration.transportWarning == nil)
+            let error = thrownError { () throws(CredentialVaultError) in
+                try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+            }
+            guard case .permissionDenied(let why)? = error else { return #expect(Bool(false), "unverified: \(String(describing: error))") }
+            #expect(why.contains("TLS verification failed"), "\(why)")
+            #expect(!why.contains("passfile") && !why.contains(withoutSSLMode), "the error repeats the connection string")
+        }
+    }
+
+    @Test func aWeakerSSLModeOverTCPNeedsTheExplicitOptionAndIsWarnedAbout() async throws {
+        try await offThePool {
+            var configuration = PostgresConfiguration(
+                connectionString: conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=require"), schema: TestCluster.freshSchema())
+            let error = thrownError { () throws(CredentialVaultError) in
+                try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+            }
+            guard case .invalidArgument(let why)? = error else { return #expect(Bool(false), "require: \(String(describing: error))") }
+            #expect(why.contains("verify-full") && why.contains("insecureTransport") && !why.contains("passfile"), "\(why)")
+            configuration.insecureTransport = true
+            configuration.stateDirectory = nil  // this test's memory of the store: in the process
+            let store = try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+            try store.synchronous.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+            #expect(configuration.transportWarning?.contains("sslmode=require") == true)
+        }
+    }
+
+    @Test func theCommandLineNeedsInsecureTransportForAWeakerModeAndWarns() async throws {
+        try await offThePool {
+            let keys = KeyFileDirectory()
+            let cli = FleetCommandLine(schema: TestCluster.freshSchema(), keyFile: keys.keyFile, home: keys.url)
+            let weak = conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=require")
+            let refused = try cli.run(["fleet", "init"], conninfo: weak)
+            #expect(refused.status != 0 && refused.stderr.contains("--insecure-transport") && !refused.stderr.contains("passfile"), "\(refused)")
+            let allowed = try cli.run(["fleet", "init", "--insecure-transport"], conninfo: weak)
+            #expect(allowed.status == 0 && allowed.stderr.contains("warning:") && allowed.stderr.contains("sslmode=require"), "\(allowed)")
+            let verified = try cli.run(["fleet", "status"], conninfo: conninfo)
+            #expect(verified.status == 0 && !verified.stderr.contains("warning"), "\(verified)")
+        }
+    }
+
+    /// A connection named by a service (`service=fleet`, its host and port in the user's
+    /// `~/.pg_service.conf`, with no sslmode there): libpq's own default for the file's TCP
+    /// host would be `prefer`, which connects without checking the server.
+    @Test func aServiceWithoutAnSSLModeIsVerifiedToo() async throws {
+        try await offThePool {
+            let keys = KeyFileDirectory()
+            let service = conninfo.split(separator: " ").filter { !$0.hasPrefix("sslmode=") && !$0.hasPrefix("sslrootcert=") }
+            try ("[fleet]\n" + service.joined(separator: "\n") + "\n").write(
+                to: keys.url.appendingPathComponent(".pg_service.conf"), atomically: true, encoding: .utf8)
+            let cli = FleetCommandLine(schema: TestCluster.freshSchema(), keyFile: keys.keyFile, home: keys.url)
+            // No CA in ~/.postgresql/root.crt (HOME is the test's directory): verify-full fails.
+            let unverified = try cli.run(["fleet", "init"], conninfo: "service=fleet")
+            #expect(unverified.status != 0 && unverified.stderr.contains("TLS verification failed"), "\(unverified)")
+            // Asking for less is refused without --insecure-transport, as for a host given in the string.
+            let weak = try cli.run(["fleet", "init"], conninfo: "service=fleet sslmode=require")
+            #expect(weak.status != 0 && weak.stderr.contains("--insecure-transport"), "\(weak)")
         }
     }
 }

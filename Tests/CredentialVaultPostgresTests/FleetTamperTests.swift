@@ -5,7 +5,8 @@ import Foundation
 import Testing
 
 /// A database administrator edits the rows: every edit of a sealed row is `tampered`, never
-/// wrong data. (Deleting a row, which an administrator can always do, reads as missing.)
+/// wrong data. (Through the store's role an edit also moves the generation past its seal:
+/// `FleetRollbackTests`.)
 @Suite(.enabled(if: TestCluster.available, "needs scripts/services/postgres.sh (CREDVAULT_TEST_POSTGRES)"))
 struct FleetTamperTests {
     let alice = CredentialKey(service: "api.example", account: "alice")
@@ -56,13 +57,25 @@ struct FleetTamperTests {
         }
     }
 
+    @Test func aRowSetToANewerEpochThanTheStoresIsTamperedNotARotation() async throws {
+        try await offThePool {
+            let fleet = try fleet()
+            // As a superuser, without the triggers: the state still matches its seal, and only
+            // the rows say a newer epoch than the meta row of the same snapshot.
+            try TestCluster.psql(
+                "BEGIN; SET LOCAL session_replication_role = replica; UPDATE \(fleet.records) SET key_epoch = key_epoch + 1; COMMIT")
+            #expect(throws: CredentialVaultError.tampered) { try fleet.store.synchronous.load(alice) }
+            #expect(throws: CredentialVaultError.tampered) { try fleet.reopen(freshness: .zero).synchronous.listKeys() }
+            #expect(throws: CredentialVaultError.tampered) { try fleet.store.rotateDataKey(hosts: ["test-host": .keyFile(fleet.keys.keyFile)]) }
+        }
+    }
+
     @Test func aChangedKeyHashIsTampered() async throws {
         try await offThePool {
             let fleet = try fleet()
             let bobHash = try fleet.store.synchronous.load(bob).map { _ in try hex(fleet, where: "true") }
             #expect(bobHash != nil)
-            // alice's row moved to another (unused) record id: listed rows no longer open, and alice
-            // reads as missing (as if deleted, which the administrator can always do).
+            // alice's row moved to another (unused) record id: listed rows no longer open.
             try TestCluster.psql("UPDATE \(fleet.records) SET name_hash = sha256(name_hash) WHERE sealed = (SELECT sealed FROM \(fleet.records) ORDER BY name_hash LIMIT 1)")
             #expect(throws: CredentialVaultError.tampered) { try fleet.store.synchronous.listKeys() }
         }

@@ -92,22 +92,38 @@ struct TestFleet: Sendable {
         self.schema = schema
         keys = KeyFileDirectory()
         self.conninfo = conninfo + " application_name=\(schema)"
-        store = try PostgresStore.initialize(
-            PostgresConfiguration(
-                connectionString: self.conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock),
-            host: "test-host", key: .keyFile(keys.keyFile))
+        var configuration = PostgresConfiguration(
+            connectionString: self.conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock)
+        configuration.stateDirectory = keys.url
+        store = try PostgresStore.initialize(configuration, host: "test-host", key: .keyFile(keys.keyFile))
     }
 
     func configuration(
         clock: any CredentialClock = SystemClock(), freshness: Duration = .seconds(1), statementTimeout: Duration = .seconds(5)
     ) -> PostgresConfiguration {
-        PostgresConfiguration(
+        var configuration = PostgresConfiguration(
             connectionString: conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock)
+        // This machine's memory of the store (every reopen is another process of the same host).
+        configuration.stateDirectory = keys.url
+        return configuration
     }
 
     /// The same store opened again, as another process (host) would.
     func reopen(clock: any CredentialClock = SystemClock(), freshness: Duration = .seconds(1)) throws -> PostgresStore {
         try PostgresStore.open(configuration(clock: clock, freshness: freshness), host: "test-host", key: .keyFile(keys.keyFile))
+    }
+
+    /// The same store opened as host `test-host` would be on another machine: its memory of
+    /// the store in `state` (a host that never saw what this one saw).
+    func reopen(rememberingIn state: KeyFileDirectory) throws -> PostgresStore {
+        var configuration = configuration(freshness: .zero)
+        configuration.stateDirectory = state.url
+        return try PostgresStore.open(configuration, host: "test-host", key: .keyFile(keys.keyFile))
+    }
+
+    /// `PostgresStore.acceptRestore` on this host (no cache).
+    func acceptRestore() throws -> PostgresStore {
+        try PostgresStore.acceptRestore(configuration(freshness: .zero), host: "test-host", key: .keyFile(keys.keyFile))
     }
 
     /// `fleet_records` of this store, as the administrator names it.

@@ -21,14 +21,18 @@ struct DifficultNameInteropTests {
             inheriting: ["PYTHON_KEYRING_BACKEND": "keyring.backends.SecretService.Keyring"])
     }
 
+    /// Runs `credvault` on the shared keyring with a generous wait per Secret Service call
+    /// (the keyring answers slowly on a loaded machine; no test here is about that deadline).
     func credvault(_ arguments: [String], stdin: Data = Data()) throws -> CLIChild.Outcome {
-        try CLIChild.run(SecretServiceCLITests.credvaultPath, arguments, stdin: stdin, inheriting: ["CREDVAULT_BACKEND": "secret-service"])
+        try CLIChild.run(
+            SecretServiceCLITests.credvaultPath, arguments, stdin: stdin,
+            inheriting: TestEnvironment.cliEnvironment.merging(["CREDVAULT_BACKEND": "secret-service"]) { $1 })
     }
 
     @Test(.pythonKeyring) func difficultNamesRoundTripWithPythonKeyringThroughTheLibraryAndTheCLI() throws {
         let service = "cvtest-difficult-\(UUID().uuidString.prefix(8))" + Self.difficult
         let account = Self.difficult + "alice"
-        let store = SecretServiceStore()
+        let store = TestEnvironment.unscopedStore()
         defer { _ = try? store.deleteAll(service: service) }
         let stored = try python("keyring.set_password(sys.argv[1], sys.argv[2], sys.argv[3])", [service, account, "from python"])
         #expect(stored.status == 0, "\(stored.stderr)")

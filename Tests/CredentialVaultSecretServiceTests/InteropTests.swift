@@ -15,7 +15,7 @@ struct InteropTests {
 
     @Test(.secretTool) func secretToolWritesWeReadListAndDelete() throws {
         let service = Self.uniqueService()
-        let store = SecretServiceStore()
+        let store = TestEnvironment.unscopedStore()
         defer { _ = try? store.deleteAll(service: service) }
         try SecretTool.store(service: service, account: "bob", label: "Bob's token", value: Self.binary)
         let key = CredentialKey(service: service, account: "bob")
@@ -28,7 +28,7 @@ struct InteropTests {
 
     @Test(.secretTool) func weWriteSecretToolReads() throws {
         let service = Self.uniqueService()
-        let store = SecretServiceStore()
+        let store = TestEnvironment.unscopedStore()
         defer { _ = try? store.deleteAll(service: service) }
         try store.save(Self.binary, for: CredentialKey(service: service, account: "carol"))
         #expect(try SecretTool.lookup(service: service, account: "carol") == Self.binary)
@@ -37,7 +37,7 @@ struct InteropTests {
 
     @Test(.secretTool) func ourSaveReplacesTheItemSecretToolWrote() throws {
         let service = Self.uniqueService()
-        let store = SecretServiceStore()
+        let store = TestEnvironment.unscopedStore()
         defer { _ = try? store.deleteAll(service: service) }
         try SecretTool.store(service: service, account: "dave", label: "old", value: Data("old".utf8))
         try store.save(Data("new".utf8), for: CredentialKey(service: service, account: "dave"))
@@ -48,7 +48,7 @@ struct InteropTests {
     @Test(.pythonKeyring) func pythonKeyringBothWays() throws {
         let python = try #require(TestEnvironment.pythonWithKeyring)
         let service = Self.uniqueService()
-        let store = SecretServiceStore()
+        let store = TestEnvironment.unscopedStore()
         defer { _ = try? store.deleteAll(service: service) }
         func py(_ code: String) throws -> String {
             let result = try CLIChild.run(

@@ -31,6 +31,15 @@ import Testing
         #expect(try await target.metadata(for: CredentialKey(service: "web", account: "carol"))?.accessibility == .deviceOnly)
     }
 
+    @Test func countsTheCredentialsHandledOfTheListedTotal() async throws {
+        let source = try Self.filled()
+        var counts: [String] = []
+        let report = try await CredentialMigrator(from: source, to: InMemoryStore(), targetLeavesThisMachine: true)
+            .migrate(service: "api", counted: { done, total in counts.append("\(done)/\(total)") })
+        #expect(report.migrated.count + report.skippedDeviceOnly.count == 2)
+        #expect(counts == ["0/2", "1/2", "2/2"], "skipped ones are counted too: the total is what was listed")
+    }
+
     @Test func deviceOnlyStaysWhenTheTargetLeavesThisMachine() async throws {
         let source = try Self.filled()
         let target = InMemoryStore()

@@ -127,7 +127,7 @@ enum ProviderCheck: String, CaseIterable, Sendable, CustomStringConvertible {
             let own = try cli.ownInstance()
             #expect(try cli.credvault(["store", service, "a"], stdin: value).status == 0)
             // A process that talked to the provider before it died names it.
-            let connected = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: .seconds(10), busAddress: own.bus))
+            let connected = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: TestEnvironment.timeout, busAddress: own.bus))
             #expect(try connected.load(CredentialKey(service: service, account: "a")) == value)
             own.send(SIGKILL)
             let killed = try cli.credvault(["lookup", service, "a"])
@@ -178,7 +178,7 @@ final class ProviderCLI {
         let instance = try ProviderInstance(provider, options: options)
         own = instance
         environment = instance.childEnvironment
-        store = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: .seconds(10), busAddress: instance.bus))
+        store = SecretServiceStore(configuration: SecretServiceConfiguration(timeout: TestEnvironment.timeout, busAddress: instance.bus))
         return instance
     }
 

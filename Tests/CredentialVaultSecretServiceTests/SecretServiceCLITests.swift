@@ -47,12 +47,12 @@ final class SecretServiceCLITests {
 
     @Test func storeLookupListDeleteThroughTheSecretService() throws {
         let service = "cvtest-cli-\(UUID().uuidString.prefix(8))"
-        defer { _ = try? SecretServiceStore().deleteAll(service: service) }
+        defer { _ = try? TestEnvironment.unscopedStore().deleteAll(service: service) }
         let secret = Data([0x68, 0x69, 0x00, 0xFF, 0x0A])
         let stored = try credvault(["store", service, "alice", "--backend", "secret-service"], stdin: secret)
         #expect(stored.status == 0, "\(stored.stderr)")
         #expect(try credvault(["lookup", service, "alice", "--backend", "secret-service"]).stdout == secret)
-        #expect(try SecretServiceStore().load(CredentialKey(service: service, account: "alice")) == secret)
+        #expect(try TestEnvironment.unscopedStore().load(CredentialKey(service: service, account: "alice")) == secret)
         #expect(try credvault(["list", "--service", service, "--backend", "secret-service"]).stdoutText == "\(service)\talice\n")
         #expect(try credvault(["delete", service, "alice", "--backend", "secret-service"]).status == 0)
         #expect(try credvault(["lookup", service, "alice", "--backend", "secret-service"]).status == 1)
@@ -109,7 +109,7 @@ final class SecretServiceCLITests {
 
     @Test func migrateFromTheFileToTheSecretServiceAndBack() throws {
         let service = "cvtest-migrate-\(UUID().uuidString.prefix(8))"
-        defer { _ = try? SecretServiceStore().deleteAll(service: service) }
+        defer { _ = try? TestEnvironment.unscopedStore().deleteAll(service: service) }
         #expect(try credvault(["store", service, "a", "--portable"], stdin: Data([0, 0xFF])).status == 0)
         #expect(try credvault(["store", service, "b"], stdin: Data("b".utf8)).status == 0)
         #expect(try credvault(["store", service, "nonce", "--ttl", "600"], stdin: Data("n".utf8)).status == 0)
@@ -118,7 +118,7 @@ final class SecretServiceCLITests {
         #expect(there.status == 0, "\(there.stderr)")
         #expect(there.stdoutText == "migrated\t\(service)\ta\nmigrated\t\(service)\tb\n")
         #expect(there.stderr.contains("migrated 2, skipped 0 device-only, 0 conflicts, 0 vanished"))
-        let keyring = SecretServiceStore()
+        let keyring = TestEnvironment.unscopedStore()
         #expect(try keyring.load(CredentialKey(service: service, account: "a")) == Data([0, 0xFF]))
         #expect(try keyring.metadata(for: CredentialKey(service: service, account: "a"))?.accessibility == .portable)
         #expect(try credvault(["list"]).stdoutText == "", "the file keeps no persistent credential")
@@ -131,60 +131,5 @@ final class SecretServiceCLITests {
         #expect(try credvault(["lookup", service, "a"]).stdout == Data([0, 0xFF]))
         #expect(try keyring.listKeys(service: service) == [])
         #expect(try credvault(["migrate", "--from", "file", "--to", "memory"]).status == 2)
-    }
-
-    @Test func migrationKilledHalfWayLosesNothingAndARerunCompletes() throws {
-        let service = "cvtest-kill-\(UUID().uuidString.prefix(8))"
-        let keyring = SecretServiceStore()
-        defer { _ = try? keyring.deleteAll(service: service) }
-        let count = 120
-        func key(_ i: Int) -> CredentialKey { CredentialKey(service: service, account: String(format: "account-%03d", i)) }
-        func value(_ i: Int) -> Data { Data("value \(i)".utf8) + Data([0, 0xFF, UInt8(i % 256)]) }
-        for i in 0..<count { try keyring.save(value(i), for: key(i)) }
-
-        // Start the migration and kill it (SIGKILL: no cleanup at all) after some credentials moved.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.credvaultPath)
-        process.arguments = ["migrate", "--from", "secret-service", "--to", "file", "--service", service]
-        var env = ProcessInfo.processInfo.environment
-        for (name, value) in environment { env[name] = value }
-        process.environment = env
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
-        var seen = 0
-        while seen < 20 {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += chunk.filter { $0 == 0x0A }.count
-        }
-        kill(pid, SIGKILL)
-        process.waitUntilExit()
-        watchdog.cancel()
-        #expect(process.terminationReason == .uncaughtSignal, "the migration was still running when killed")
-
-        // Nothing lost: every credential is in the keyring or in the file (or both, the same).
-        let vault = try openVault()
-        var inFile = 0
-        for i in 0..<count {
-            let left = try keyring.load(key(i))
-            let moved = try vault.load(key(i))
-            #expect(left != nil || moved != nil, "credential \(i) was lost")
-            if let left { #expect(left == value(i)) }
-            if let moved { #expect(moved == value(i)); inFile += 1 }
-        }
-        #expect(inFile >= 20 && inFile < count, "killed half-way: \(inFile) of \(count) moved")
-
-        // A rerun completes the migration.
-        let rerun = try credvault(["migrate", "--from", "secret-service", "--to", "file", "--service", service])
-        #expect(rerun.status == 0, "\(rerun.stderr)")
-        #expect(try keyring.listKeys(service: service) == [])
-        let final = try openVault()
-        #expect(try final.listKeys(service: service).count == count)
-        for i in 0..<count { #expect(try final.load(key(i)) == value(i)) }
     }
 }

@@ -11,7 +11,7 @@ import Testing
 struct StoredNameTests {
     @Test(.secretTool) func aNameWithAControlCharacterFromSecretToolIsListedAndReachable() throws {
         let service = "cvtest-names-\(UUID().uuidString.prefix(8))"
-        let store = SecretServiceStore()
+        let store = TestEnvironment.unscopedStore()
         defer { _ = try? store.deleteAll(service: service) }
         let account = "bob\tforged\u{1B}[2J"
         try SecretTool.store(service: service, account: account, label: "legacy", value: Data("v".utf8))

@@ -26,7 +26,8 @@ struct TakeOutputFailureTests {
             try store.save(Data("single use".utf8), for: key, options: .portable)
             let redirect = output == "closed" ? ">&-" : output == "closed and no stdin" ? "<&- >&-" : "> \(output)"
             let run = try CLIChild.run(
-                "/bin/sh", ["-c", "exec \"$0\" lookup \"$1\" alice --take --backend secret-service \(redirect)", TestEnvironment.credvault.path, service])
+                "/bin/sh", ["-c", "exec \"$0\" lookup \"$1\" alice --take --backend secret-service \(redirect)", TestEnvironment.credvault.path, service],
+                inheriting: TestEnvironment.cliEnvironment)
             #expect(run.status == 3, "\(run.stderr)")
             #expect(run.stderr.contains("cannot write to stdout"), "\(run.stderr)")
             #expect(try store.load(key) == Data("single use".utf8), "stored back")
@@ -51,6 +52,7 @@ struct TakeOutputFailureTests {
             let take = Process()
             take.executableURL = TestEnvironment.credvault
             take.arguments = ["lookup", service, "alice", "--take", "--backend", "secret-service"]
+            take.environment = ProcessInfo.processInfo.environment.merging(TestEnvironment.cliEnvironment.compactMapValues { $0 }) { $1 }
             let output = Pipe()
             let errors = Pipe()
             take.standardOutput = output
@@ -68,7 +70,7 @@ struct TakeOutputFailureTests {
 
             let newer = try CLIChild.run(
                 TestEnvironment.credvault.path, ["store", service, "alice", "--backend", "secret-service", "--portable"],
-                stdin: Data("NEWER-VALUE".utf8))
+                stdin: Data("NEWER-VALUE".utf8), inheriting: TestEnvironment.cliEnvironment)
             #expect(newer.status == 0, "\(newer.stderr)")
             #expect(take.isRunning, "the take was still writing when the newer value was stored")
             try output.fileHandleForReading.close()

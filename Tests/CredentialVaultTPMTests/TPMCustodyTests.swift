@@ -62,6 +62,26 @@ final class TPMCustodyTests {
         }
     }
 
+    /// A device-key vault under TPM custody after a TPM clear (which replaces the storage key the
+    /// device secret was sealed under): the message says the TPM no longer holds the key and
+    /// names the clear, not "sealed on another machine".
+    @Test func aClearedTPMSaysItNoLongerHoldsTheDeviceKey() async throws {
+        try await offThePool {
+            try run { setup in
+                var setup = setup
+                setup.key = .device
+                let store = try CustodySuite.createsAndReopens(setup)
+                try tpm.tool("tpm2_clear", [])
+                #expect {
+                    _ = try SealedFileStore.open(at: store.url, key: .device, configuration: setup.configuration)
+                } throws: { error in
+                    guard case .notAvailable(let message) = error as? CredentialVaultError else { return false }
+                    return message.contains("the TPM no longer holds the key") && message.contains("cleared")
+                }
+            }
+        }
+    }
+
     /// A device-key vault under TPM custody: no passphrase, and the host secret alone opens nothing.
     @Test func aDeviceKeyVaultNeedsTheTPM() async throws {
         try await offThePool {

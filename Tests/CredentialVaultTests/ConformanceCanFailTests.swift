@@ -4,21 +4,35 @@ import Foundation
 import CredentialVaultTestSupport
 import Testing
 
-/// The conformance suite's async checks catch what they are about: a backend whose async
-/// operations block their thread fails `asyncDoesNotBlockThePool`.
+/// The conformance suite's checks catch what they are about: a backend whose async operations
+/// block their thread fails `asyncDoesNotBlockThePool`, one that refuses an invalid argument
+/// with another error than `invalidArgument` fails `invalidArguments`.
 @Suite(.ownThread) struct ConformanceCanFailTests {
-    /// An in-memory store whose async operations sleep on the caller's thread, as a careless
-    /// backend that calls blocking code from `async` functions would.
-    final class BlockingStore: AsyncTokenStorage {
+    /// An in-memory store that misbehaves as a careless backend would: its async saves and
+    /// loads sleep on the caller's thread (`blocks`, blocking code called from `async`
+    /// functions), or its saves refuse invalid arguments with an I/O error (`misreportsRefusals`).
+    final class CarelessStore: AsyncTokenStorage {
         let base = InMemoryStore()
+        let blocks: Bool
+        let misreportsRefusals: Bool
         var capabilities: BackendCapabilities { base.capabilities }
         var defaultService: String { base.defaultService }
+
+        init(blocks: Bool = false, misreportsRefusals: Bool = false) {
+            self.blocks = blocks
+            self.misreportsRefusals = misreportsRefusals
+        }
+
         /// Long enough that 64 such calls on a pool of a few threads stop the heartbeat for
         /// seconds: far beyond the check's bound, however idle or busy the machine.
-        private func block() { Thread.sleep(forTimeInterval: 0.1) }
+        private func block() { if blocks { Thread.sleep(forTimeInterval: 0.1) } }
         func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
             block()
-            try await base.save(value, for: key, options: options)
+            do {
+                try await base.save(value, for: key, options: options)
+            } catch .invalidArgument where misreportsRefusals {
+                throw .io("write failed")
+            }
         }
         func load(_ key: CredentialKey) async throws(CredentialVaultError) -> Data? {
             block()
@@ -32,9 +46,17 @@ import Testing
     }
 
     @Test func aBackendThatBlocksThePoolFailsTheHeartbeatCheck() async throws {
-        let backend = ConformanceBackend(name: "blocking", makeStore: { _ in StoreUnderTest(async: BlockingStore()) }, reopen: nil)
+        let backend = ConformanceBackend(name: "blocking", makeStore: { _ in StoreUnderTest(async: CarelessStore(blocks: true)) }, reopen: nil)
         await withKnownIssue("the heartbeat check must catch a blocking backend") {
             try await ConformanceSuite.run(.asyncDoesNotBlockThePool, on: backend, through: .async)
+        }
+    }
+
+    @Test func aBackendThatRefusesInvalidArgumentsWithAnotherErrorFailsTheCheck() async throws {
+        let backend = ConformanceBackend(
+            name: "misreporting", makeStore: { _ in StoreUnderTest(async: CarelessStore(misreportsRefusals: true)) }, reopen: nil)
+        await withKnownIssue("the invalid-arguments check must catch a refusal of the wrong case") {
+            try await ConformanceSuite.run(.invalidArguments, on: backend, through: .async)
         }
     }
 }

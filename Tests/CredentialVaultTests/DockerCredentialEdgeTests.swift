@@ -65,6 +65,49 @@ import Testing
         #expect(try got("t.example.com") == nil)
     }
 
+    @Test func inputNestedTooDeeplyIsRefusedNotACrash() throws {
+        // 513 `[`: one level past the JSON decoder's own limit, where it trapped (SIGILL).
+        for input in [String(repeating: "[", count: 513), "{\"Secret\": " + String(repeating: "[", count: 60_000)] {
+            let stored = try docker("store", input)
+            #expect(stored.status == 1 && stored.out.contains("not docker's credentials JSON"), "\(stored.status) \(stored.out)")
+        }
+    }
+
+    /// The same depth in UTF-16, which the decoder also reads: a character whose bytes hold a
+    /// quote (U+2200) hid the brackets after it from the nesting count, and 1 KiB on stdin
+    /// killed the helper (SIGILL).
+    @Test func inputNestedTooDeeplyInUTF16IsRefusedNotACrash() throws {
+        let input = ("[\"\u{2200}\"," + String(repeating: "[", count: 512)).data(using: .utf16LittleEndian)!
+        let outcome = try CLIChild.run(["store"], executable: helper, environment: environment, stdin: input)
+        let said = String(decoding: outcome.stdout, as: UTF8.self)
+        #expect(outcome.status == 1 && said.contains("not docker's credentials JSON"), "\(outcome.status) \(said)")
+    }
+
+    /// Input past the 1 MiB limit (more than a pipe holds: from a file) is refused in words
+    /// that name it; the help names the helpers' default backend (auto), never file.
+    @Test func tooLongInputIsNamedAndTheHelpNamesTheDefaultBackend() throws {
+        let input = dir.path("large-input")
+        #expect(FileManager.default.createFile(atPath: input.path, contents: Data(repeating: 0x20, count: (1 << 20) + 1)))
+        let run = try CLIChild.run(["store"], executable: helper, environment: environment, stdinFile: input)
+        let said = run.stdoutText + run.stderr
+        #expect(run.status != 0)
+        #expect(said.contains("the credentials JSON is longer than"), "\(said)")
+        for command in [["--help"], ["git-credential", "--help"]] {
+            let executable = command.count == 1 ? helper : BuiltProducts.credvault
+            let help = String(decoding: try CLIChild.run(command, executable: executable, environment: environment).stdout, as: UTF8.self)
+            #expect(help.contains("(default: auto, or $CREDVAULT_BACKEND)") && !help.contains("storage backend (default: file"), "\(command)")
+        }
+    }
+
+    /// docker shows a helper's stdout line on failure and checks for exit code 1: a usage
+    /// error (an unknown option) is reported that way too, not on stderr with exit code 2.
+    @Test func aUsageErrorIsOneLineOnStdoutWithExitCode1() throws {
+        let outcome = try CLIChild.run(["--bogus", "get"], executable: helper, environment: environment)
+        #expect(outcome.status == 1)
+        #expect(String(decoding: outcome.stdout, as: UTF8.self).contains("unknown option --bogus"))
+        #expect(outcome.stderr.isEmpty, "\(outcome.stderr)")
+    }
+
     @Test func erasingARegistryWithoutACredentialSucceeds() throws {
         #expect(try docker("store", "{\"ServerURL\": \"kept.example.com\", \"Username\": \"u\", \"Secret\": \"\(secret)\"}").status == 0)
         let erase = try docker("erase", "never-stored.example.com")

@@ -109,6 +109,19 @@ import Glibc
         #expect(String(decoding: optional.stdout, as: UTF8.self) == "\(secret) unset\n")
     }
 
+    @Test func aMissingOptionalCredentialLeavesItsVariableUnsetAlsoWhenInherited() throws {
+        try store("api", "deploy", Data(secret.utf8))
+        // The caller's own TOKEN and FILE (an arbitrary path) must not reach the command in
+        // place of the missing credentials; a variable exec was not asked about passes.
+        let outer = environment.merging(["TOKEN": "outer", "FILE": "/etc/passwd", "OTHER": "kept"]) { $1 }
+        let outcome = try CLIChild.run(
+            ["exec", "--optional", "--env", "A=api/deploy", "--env", "TOKEN=svc/missing", "--fd", "FILE=svc/missing", "--",
+             "sh", "-c", "echo \"$A ${TOKEN-unset} ${FILE-unset} $OTHER\""],
+            environment: outer)
+        #expect(outcome.status == 0, "\(outcome.stderr)")
+        #expect(String(decoding: outcome.stdout, as: UTF8.self) == "\(secret) unset unset kept\n")
+    }
+
     @Test func exitStatusesAndDeathsBySignalAreTheCommandsOwn() throws {
         #expect(try exec(["--", "sh", "-c", "exit 0"]).status == 0)
         #expect(try exec(["--", "sh", "-c", "exit 42"]).status == 42)

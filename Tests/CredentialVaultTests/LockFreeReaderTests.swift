@@ -61,21 +61,8 @@ import Glibc
         let vault = dir.path("vaults/v.cvault").path
         let keyFile = dir.path("k.key").path
         let environment = ["HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path("state").path]
-        func credvault(_ arguments: [String], stdin: Data = Data()) throws -> (status: Int32, stdout: Data) {
-            let process = Process()
-            process.executableURL = BuiltProducts.credvault
-            process.arguments = arguments
-            process.environment = environment.merging(Sanitizers.options) { $1 }
-            let input = Pipe(), output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            input.fileHandleForWriting.write(stdin)
-            try input.fileHandleForWriting.close()
-            let out = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, out)
+        func credvault(_ arguments: [String], stdin: Data = Data()) throws -> CLIChild.Outcome {
+            try CLIChild.run(arguments, environment: environment.merging(Sanitizers.options) { $1 }, stdin: stdin)
         }
         #expect(try credvault(["keygen", keyFile]).status == 0)
         let unlock = ["--vault", vault, "--key-file", keyFile]

@@ -9,14 +9,10 @@ import Testing
     let dir = TempDirectory()
 
     /// A helper process saving `count` credentials `prefix-0...` to the vault.
-    private func storeMany(_ url: URL, keyFile: URL, prefix: String, count: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = BuiltProducts.helper
-        process.arguments = ["store-many", url.path, keyFile.path, prefix, "\(count)"]
-        process.environment = ["CREDVAULT_TEST_HOST_SECRET": dir.path("this-machine/host-secret").path]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        return process
+    private func storeMany(_ url: URL, keyFile: URL, prefix: String, count: Int) throws -> LiveChild {
+        try LiveChild(
+            BuiltProducts.helper, ["store-many", url.path, keyFile.path, prefix, "\(count)"],
+            environment: ["CREDVAULT_TEST_HOST_SECRET": dir.path("this-machine/host-secret").path].merging(Sanitizers.options) { $1 })
     }
 
     @Test func twoProcessesStoring200EachEndWithAll400() throws {
@@ -24,8 +20,8 @@ import Testing
         let store = try TestVault.create(dir, key: .keyFile(keyFile))
         let writers = try ["left", "right"].map { try storeMany(store.url, keyFile: keyFile, prefix: $0, count: 200) }
         for writer in writers {
-            writer.waitUntilExit()
-            #expect(writer.terminationStatus == 0)
+            // (A ceiling for a hang: the helper is killed past it.)
+            #expect(LiveChild.exitCode(writer.wait(within: 600)) == 0)
         }
         let keys = try store.listKeys(service: "stress")
         #expect(keys.count == 400)
@@ -53,8 +49,8 @@ import Testing
             reads += 1
         }
         for writer in writers {
-            writer.waitUntilExit()
-            #expect(writer.terminationStatus == 0)
+            // (A ceiling for a hang: the helper is killed past it.)
+            #expect(LiveChild.exitCode(writer.wait(within: 600)) == 0)
         }
         #expect(try reader.listKeys(service: "stress").count == 800)
         print("lock-free reader: \(reads) reads while 800 saves were made")

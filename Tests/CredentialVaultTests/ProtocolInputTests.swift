@@ -43,6 +43,23 @@ import Glibc
         #expect(gaveUp == true, "refused with a usage error at the idle limit")
     }
 
+    /// A client that keeps the request coming (a byte now and then, each within the idle
+    /// limit) is given up on at the request's overall deadline: here the idle limit is ten
+    /// minutes, and the 200 ms deadline ends the wait.
+    @Test func aRequestIsGivenUpOnAtItsOverallDeadlineWhateverTheIdleLimit() throws {
+        let (reader, writer) = try pipeHolding("protocol=https\n", close: false)
+        defer { close(reader); close(writer) }
+        let message = withinDeadline(.seconds(60), "reading a request that never ends, overall limit 200 ms") { () -> String in
+            do {
+                _ = try ProtocolInput.read(from: reader, limit: 1024, untilBlankLine: true, what: "request", idleMillis: 600_000, totalMillis: 200)
+                return "read"
+            } catch {
+                return (error as? UsageError)?.message ?? "\(error)"
+            }
+        }
+        #expect(message == "the request did not arrive on stdin within 0.2 seconds")
+    }
+
     @Test func inputOverTheLimitIsRefusedAndTheEndOfInputEndsIt() throws {
         let (big, _) = try pipeHolding(String(repeating: "a", count: 2000), close: true)
         defer { close(big) }

@@ -1,5 +1,6 @@
 import CredentialVaultTesting
 import Foundation
+import Synchronization
 import CredentialVaultTestSupport
 import Testing
 
@@ -140,18 +141,25 @@ import Testing
         }
     }
 
-    /// A vault moved to rollback protection: its copies from before the move (format 5.0, no
-    /// counter) still open without a word under the old, weaker protection.
-    @Test func aCopyFromBeforeTheCounterIsRefused() throws {
+    /// A vault made without a counter holding `token` ("revoked"), moved to file custody with a
+    /// counter, changed by `after`, then replaced in place by its copy from before the move.
+    private func vaultMovedToACounter(_ name: String, after: (SealedFileStore) throws -> Void = { _ in }) throws -> SealedFileStore {
         var plain = TestVault.configuration(dir)
         plain.rollbackCounter = false
-        let store = try make("pre-move", configuration: plain)
+        let store = try make(name, configuration: plain)
         try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
         let preMove = try Data(contentsOf: store.url)
         try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
-        #expect(store.hasRollbackCounter)
-        #expect(try store.delete(Self.token))
+        try after(store)
         try Self.writeInPlace(preMove, to: store.url)
+        return store
+    }
+
+    /// A vault moved to rollback protection: its copies from before the move (format 5.0, no
+    /// counter) still open without a word under the old, weaker protection.
+    @Test func aCopyFromBeforeTheCounterIsRefused() throws {
+        let store = try vaultMovedToACounter("pre-move") { store in _ = try #require(try store.delete(Self.token)) }
+        #expect(store.hasRollbackCounter)
         expectRolledBack("a copy from before the vault got its counter") {
             let reopened = try self.open(store.url, self.configuration())
             Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
@@ -160,6 +168,96 @@ import Testing
         let accepted = try SealedFileStore.acceptRestore(at: store.url, key: .passphrase(TestVault.passphrase), configuration: configuration())
         #expect(try accepted.load(Self.token) == Data("revoked".utf8))
         #expect(try open(store.url, configuration()).formatVersion == "5.0")
+    }
+
+    /// The mark that refuses a copy from before the counter is looked for in a counters
+    /// directory that must answer honestly: open to others, another user's or a symbolic link
+    /// (here to a directory without the mark), it refuses the copy instead of answering "no
+    /// mark" and opening it.
+    @Test func aCountersDirectoryThatCannotBeTrustedRefusesACopyWithoutACounter() throws {
+        let store = try vaultMovedToACounter("untrusted")
+        let counters = countersDirectory.path
+        let real = counters + "-real", empty = counters + "-empty"
+        #expect(mkdir(empty, 0o700) == 0)
+        let damages: [(String, () -> Void, () -> Void)] = [
+            ("mode 0755", { chmod(counters, 0o755) }, { chmod(counters, 0o700) }),
+            ("mode 0777", { chmod(counters, 0o777) }, { chmod(counters, 0o700) }),
+            ("another user's", { chown(counters, 65534, 65534) }, { chown(counters, geteuid(), getegid()) }),
+            ("a symbolic link", { rename(counters, real); symlink(empty, counters) }, { unlink(counters); rename(real, counters) }),
+        ]
+        for (damage, apply, undo) in damages {
+            apply()
+            do {
+                let reopened = try open(store.url, configuration())
+                Issue.record("with the counters directory \(damage), the copy opened (format \(reopened.formatVersion))")
+            } catch CredentialVaultError.rolledBack, CredentialVaultError.permissionDenied {
+            } catch {
+                Issue.record("with the counters directory \(damage): \(error)")
+            }
+            undo()
+        }
+        expectRolledBack("the copy, with the counters directory as it was") { _ = try self.open(store.url, self.configuration()) }
+    }
+
+    /// A take whose delete is durable but whose counter cannot be advanced returns the value
+    /// (it exists nowhere else: throwing lost it), through both APIs; the next write still
+    /// needs the increment first.
+    @Test(arguments: [false, true]) func aTakeWhoseCounterCannotAdvanceStillReturnsTheValue(async: Bool) async throws {
+        let failing = FailingIncrements(real: HostFileCustodian(directory: TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent()))
+        var configuration = configuration()
+        configuration.custodians = [failing]
+        let store = try make("taken", configuration: configuration)
+        // (Local functions that are not async call the synchronous API.)
+        func save(_ value: String) throws { try store.save(Data(value.utf8), for: Self.token, options: .portable) }
+        func takeSynchronously() throws -> Data? { try store.take(Self.token) }
+        func load() throws -> Data? { try store.load(Self.token) }
+        try save("single-use")
+        failing.refuses.withLock { $0 = true }
+        let taken = async ? try await store.take(Self.token) : try takeSynchronously()
+        #expect(taken == Data("single-use".utf8), "the taken value is returned")
+        #expect(try load() == nil, "and deleted")
+        expectThrows(\CredentialVaultError.isPermissionDenied, "the next write first needs the increment, which still fails") {
+            try save("next")
+        }
+    }
+
+    /// A save whose counter cannot be advanced (a counters directory made immutable, a keyring
+    /// or TPM refusing) left the copy from before it openable, and reported success: an attacker
+    /// who can also swap the file undid every write. The save now reports it, later saves are
+    /// refused before writing until the counter can move, and then the copy is refused again.
+    @Test func aSaveWhoseCounterCannotAdvanceIsReportedAndLaterSavesWait() throws {
+        let failing = FailingIncrements(real: HostFileCustodian(directory: TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent()))
+        var configuration = configuration()
+        configuration.custodians = [failing]
+        let store = try make("frozen", configuration: configuration)
+        try store.save(Data("old".utf8), for: Self.token, options: .portable)
+        let before = try Data(contentsOf: store.url)
+        let counterBefore = try counter(store)
+
+        failing.refuses.withLock { $0 = true }
+        let error = #expect(throws: CredentialVaultError.self) {
+            try store.save(Data("new".utf8), for: Self.token, options: .portable)
+        }
+        guard case .io(let message)? = error else {
+            Issue.record("a save whose counter did not advance: \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("rollback counter could not be advanced"))
+        #expect(try counter(store) == counterBefore)
+        #expect(try store.load(Self.token) == Data("new".utf8), "the change itself is durable and adopted")
+        let afterFailure = try Data(contentsOf: store.url)
+        // The custodian's own refusal of the increment, passed on (not the save's io report).
+        expectThrows(\CredentialVaultError.isPermissionDenied, "the next save first needs the increment, which still fails") {
+            try store.save(Data("newer".utf8), for: Self.token, options: .portable)
+        }
+        #expect(try Data(contentsOf: store.url) == afterFailure, "and writes nothing")
+
+        failing.refuses.withLock { $0 = false }
+        try store.save(Data("newer".utf8), for: Self.token, options: .portable)
+        try Self.writeInPlace(before, to: store.url)
+        expectRolledBack("the copy from before the failed increment, once the counter moved") {
+            _ = try self.open(store.url, configuration)
+        }
     }
 
     /// `acceptRestore` promises that every other copy, the replaced one included, is refused
@@ -222,9 +320,42 @@ import Testing
         try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
         #expect(try store.delete(Self.token))
         try Self.writeInPlace(preMove, to: store.url)
-        #expect(throws: CredentialVaultError.self, "the load of a copy without the counter") {
+        // locked: the vault's custody changed under the store, which must be opened again.
+        #expect(throws: CredentialVaultError.locked, "the load of a copy without the counter") {
             Issue.record("it read \(String(decoding: try store.load(Self.token) ?? Data("nothing".utf8), as: UTF8.self))")
         }
-        #expect(throws: CredentialVaultError.self, "the listing") { _ = try store.listKeys() }
+        #expect(throws: CredentialVaultError.locked, "the listing") { _ = try store.listKeys() }
+    }
+}
+
+/// The host-file custodian whose increments fail while `refuses` is set: the injection of a
+/// counter that cannot advance (an immutable counters directory, a keyring or TPM refusing).
+final class FailingIncrements: DeviceCustodian {
+    let real: HostFileCustodian
+    let refuses = Mutex(false)
+
+    init(real: HostFileCustodian) { self.real = real }
+
+    var custody: DeviceCustody { .file }
+
+    func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes {
+        try real.deviceSecret(binding: binding, create: create)
+    }
+
+    func createCounter(vaultID: [UInt8], binding: SecureBytes) throws(CredentialVaultError) -> RollbackCounter {
+        try real.createCounter(vaultID: vaultID, binding: binding)
+    }
+
+    func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
+        try real.readCounter(vaultID: vaultID, reference: reference, binding: binding)
+    }
+
+    func incrementCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
+        if refuses.withLock({ $0 }) { throw .permissionDenied("the counters directory is immutable") }
+        try real.incrementCounter(vaultID: vaultID, reference: reference, binding: binding)
+    }
+
+    func removeCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) {
+        try real.removeCounter(vaultID: vaultID, reference: reference, binding: binding)
     }
 }

@@ -84,6 +84,28 @@ import Glibc
         #expect(try claiming.synchronous.listKeys() == [CredentialKey(service: "svc", account: "b"), CredentialKey(service: "svc", account: "svc-x")])
     }
 
+    /// A mapping whose name is a path (`..`, `../x`, `a/b`) reads nothing outside the directory
+    /// (a file there, root's at 0640 or the user's at 0600, would pass the file checks), and its
+    /// key is no credential; listing is unchanged.
+    @Test(arguments: ConformanceAPI.allCases)
+    func mappedNamesThatAreNotFileNamesLeadNowhere(api: ConformanceAPI) async throws {
+        try put("inside", Data("in".utf8))
+        let outside = dir.url.appendingPathComponent("outside")
+        try Data("secret outside".utf8).write(to: outside)
+        #expect(chmod(outside.path, 0o600) == 0)
+        #expect(mkdir(credentials + "/sub", 0o700) == 0)
+        try put("sub/nested", Data("nested".utf8))
+        let escapes = ["../outside", "..", ".", "sub/nested", "/etc/hostname", "./inside"]
+        let names = Dictionary(uniqueKeysWithValues: escapes.map { ($0, CredentialKey(service: "mapped", account: $0)) })
+        let store = try store(SystemdCredentialNaming(service: "svc", names: names))
+        for name in escapes {
+            let key = CredentialKey(service: "mapped", account: name)
+            #expect(try await load(store, key, api) == nil, "\(name)")
+            #expect(try store.synchronous.metadata(for: key) == nil, "\(name)")
+        }
+        #expect(try store.synchronous.listKeys() == [CredentialKey(service: "svc", account: "inside")])
+    }
+
     @Test(arguments: ConformanceAPI.allCases)
     func namesAreFileNamesWithAnyCharacterButNULAndSlash(api: ConformanceAPI) async throws {
         let store = try store()
@@ -153,7 +175,10 @@ import Glibc
         let store = try store()
         let service = store.defaultService
         for name in ["group-writable", "world-readable"] {
-            #expect(throws: CredentialVaultError.self, "\(name)") { try store.synchronous.load(CredentialKey(service: service, account: name)) }
+            // The type's documented refusal of a loose mode: permissionDenied.
+            expectThrows(\CredentialVaultError.isPermissionDenied, "\(name)") {
+                try store.synchronous.load(CredentialKey(service: service, account: name))
+            }
         }
         // systemd grants a service user a root-owned credential by an ACL, whose mask shows as group bits.
         #expect(try store.synchronous.load(CredentialKey(service: service, account: "group-readable")) == Data("acl mask".utf8))

@@ -23,6 +23,8 @@
 //   request-as-user UID SOCKET NAME
 //       as UID (from root), asks serve-credentials at SOCKET from the abstract address NAME;
 //       prints "received N" or "error WHY" (CredentialClientCommands.swift).
+//   request-in-cgroup CGROUP SOCKET NAME
+//       the same, from inside the cgroup directory CGROUP (it moves itself there first).
 //   rollback-crash-writer VAULT KEYFILE POINT N
 //       saves until a custodian kills the process at POINT of save N (RollbackCrashCommands.swift).
 //   disable-core-dumps
@@ -48,6 +50,7 @@ do {
     case ("save-as-user", 3): try saveAsUser(rest)
     case ("disable-core-dumps", 0): try disableCoreDumps()
     case ("request-as-user", 3): requestAsUser(rest)
+    case ("request-in-cgroup", 3): requestInCgroup(rest)
     case ("rollback-crash-writer", 4): try rollbackCrashWriter(rest)
     default: fail("unknown helper command or wrong arguments: \(command)")
     }

@@ -28,7 +28,11 @@ func say(_ line: String) {
 
 let args = Array(CommandLine.arguments.dropFirst())
 guard args.count >= 4 else { fail("usage: credvault-pghelper COMMAND CONNINFO SCHEMA KEYFILE ...") }
-let configuration = PostgresConfiguration(connectionString: args[1], schema: args[2])
+var configuration = PostgresConfiguration(connectionString: args[1], schema: args[2])
+// The host's memory of the store: its own directory when given (else the user's state directory).
+if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_STATE_DIR"] {
+    configuration.stateDirectory = URL(fileURLWithPath: directory)
+}
 do {
     let host = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_HOST"] ?? "test-host"
     let store = try PostgresStore.open(configuration, host: host, key: .keyFile(URL(fileURLWithPath: args[3])))

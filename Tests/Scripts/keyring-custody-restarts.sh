@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Keyring custody across gnome-keyring-daemon restarts, through the real `credvault` CLI (issue
-# 14). Run inside `scripts/with-keyring.sh --unlocked` (a private bus and daemon):
+# Keyring custody across gnome-keyring-daemon restarts, through the real `credvault` CLI: a vault
+# under login-keyring custody, with a rollback counter, opens after the daemon restarts, refuses
+# an older copy put back, reports a locked keyring, and takes the copy back on accept-restore.
+# Run inside `scripts/with-keyring.sh --unlocked` (a private bus and daemon):
 #   keyring-custody-restarts.sh CREDVAULT SCRATCH_DIR
 # Prints one line per step, `NAME STATUS`, for the test to check; never a secret.
 set -u
@@ -27,17 +29,22 @@ owned() {
         org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true'
 }
 
-restart() { # restart unlocked|locked
+restart() { # restart unlocked|locked: prints restart-MODE 0, or 1 when the daemon's name did
+    # not go or come back within a minute (a loaded machine is slow, never that slow)
+    local status=1
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-    for _ in $(seq 100); do owned || break; sleep 0.05; done
+    for _ in $(seq 1200); do owned || { status=0; break; }; sleep 0.05; done
     if [ "$1" = unlocked ]; then
         printf '%s' "$password" | gnome-keyring-daemon --foreground --unlock --components=secrets >>"$scratch/gkd.log" 2>&1 &
     else
         gnome-keyring-daemon --foreground --components=secrets </dev/null >>"$scratch/gkd.log" 2>&1 &
     fi
     pid=$!
-    for _ in $(seq 100); do owned && break; sleep 0.05; done
-    echo "restart-$1 0"
+    if [ $status -eq 0 ]; then
+        status=1
+        for _ in $(seq 1200); do owned && { status=0; break; }; sleep 0.05; done
+    fi
+    echo "restart-$1 $status"
 }
 trap 'kill "$pid" 2>/dev/null' EXIT
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# TPM custody through the real `credvault` CLI against private software TPMs (issue 14):
+# TPM custody through the real `credvault` CLI against private software TPMs:
 #   tpm-custody-cli.sh CREDVAULT SCRATCH_DIR
 # A vault made under TPM custody with a device-only credential; the TPM restarted on its state
 # (the counter survives); an older copy refused (13) and accepted on purpose; passwd and rotate
 # keep custody; a copy of the state directory and vault on another TPM (a second swtpm) or none
-# opens nothing device-only; the file alone is never used. Prints `NAME STATUS` per step.
+# opens nothing device-only; the file alone is never used; a device-key vault after a TPM clear
+# is reported as a key the TPM no longer holds. Prints `NAME STATUS` per step.
 set -u
 cli=$1
 scratch=$2
@@ -57,6 +58,16 @@ step another-tpm-counter "$cli" lookup "${common2[@]}" app device
 step another-tpm-accept "$cli" accept-restore "${common2[@]}"
 step another-tpm-device "$cli" lookup "${common2[@]}" app device
 step another-tpm-portable sh -c "$(q "$cli" lookup "${common2[@]}" app token) | grep -qx old-token"
+# A device-key vault (its own state directory) on the second TPM, which is then cleared.
+cleared=(env XDG_STATE_HOME="$scratch/state-cleared" "$cli")
+mkdir -p -m 700 "$scratch/state-cleared"
+device=(--vault "$scratch/vaults/device.cvault" --device)
+step cleared-init "${cleared[@]}" init "${device[@]}" --custody tpm
+step cleared-store sh -c "printf v | $(q "${cleared[@]}" store "${device[@]}" app key)"
+TPM2TOOLS_TCTI="$CREDVAULT_TPM_TCTI" tpm2_clear >/dev/null 2>&1
+step cleared-lookup "${cleared[@]}" lookup "${device[@]}" app key
+cp "$scratch/err" "$scratch/cleared-err"
+step cleared-message grep -q "the TPM no longer holds the key" "$scratch/cleared-err"
 export CREDVAULT_TPM_TCTI="swtpm:path=$scratch/no-such-socket"
 step no-tpm-device "$cli" lookup "${common2[@]}" app device
 exit 0

@@ -57,11 +57,12 @@ package enum CLIChild {
     }
 
     /// Runs `executable ARGUMENTS` (`argv` given as raw bytes, so tests can pass bytes that are
-    /// not UTF-8) in `directory`, feeding `stdin`, and waits for it: at most `timeout` seconds (a
-    /// ceiling for a hang, not a speed), then it is killed with `SIGKILL`.
+    /// not UTF-8) in `directory`, feeding `stdin` (or the file `stdinFile`, for input larger
+    /// than a pipe holds), and waits for it: at most `timeout` seconds (a ceiling for a hang,
+    /// not a speed), then it is killed with `SIGKILL`.
     package static func run(
         rawArguments: [[UInt8]], executable: URL = BuiltProducts.credvault, environment: [String: String],
-        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 300
+        directory: URL? = nil, stdin: Data = Data(), stdinFile: URL? = nil, stdout: Output = .pipe, timeout: Double = 300
     ) throws -> Outcome {
         // Close-on-exec from birth: no child of a test running in parallel inherits them.
         guard let inputPipe = Descriptors.pipe(), let outputPipe = Descriptors.pipe(), let errorsPipe = Descriptors.pipe() else {
@@ -77,7 +78,11 @@ package enum CLIChild {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        if let stdinFile {
+            posix_spawn_file_actions_addopen(&actions, 0, stdinFile.path, O_RDONLY, 0)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        }
         switch stdout {
         case .pipe: posix_spawn_file_actions_adddup2(&actions, output[1], 1)
         case .devFull: posix_spawn_file_actions_addopen(&actions, 1, "/dev/full", O_WRONLY, 0)
@@ -134,11 +139,11 @@ package enum CLIChild {
     /// `run` with UTF-8 arguments.
     package static func run(
         _ arguments: [String], executable: URL = BuiltProducts.credvault, environment: [String: String],
-        directory: URL? = nil, stdin: Data = Data(), stdout: Output = .pipe, timeout: Double = 300
+        directory: URL? = nil, stdin: Data = Data(), stdinFile: URL? = nil, stdout: Output = .pipe, timeout: Double = 300
     ) throws -> Outcome {
         try run(
             rawArguments: arguments.map { Array($0.utf8) }, executable: executable, environment: environment, directory: directory,
-            stdin: stdin, stdout: stdout, timeout: timeout)
+            stdin: stdin, stdinFile: stdinFile, stdout: stdout, timeout: timeout)
     }
 
     /// Runs the program at `path` with this process's environment, `overrides` applied (a

@@ -25,11 +25,22 @@ package final class LiveChild {
     private let reader: LineReader
     private var status: Int32?
 
-    package init(_ executable: URL, _ arguments: [String], environment: [String: String], stdin: Input = .pipe) throws {
+    /// `stdoutCapacity`: the bytes the stdout pipe holds before the child's writes block (a
+    /// test bounds how far the child can run ahead of what it read; at least a page).
+    /// `stderr`: a file for the child's stderr (by default it shares the test's).
+    package init(
+        _ executable: URL, _ arguments: [String], environment: [String: String], stdin: Input = .pipe,
+        stdoutCapacity: Int32? = nil, stderr: URL? = nil
+    ) throws {
         // Close-on-exec from birth: tests run in parallel, and a pipe end inherited by another
         // test's child would keep this one's reader from ever seeing the end of the output.
         guard let inputPipe = Descriptors.pipe(), let outputPipe = Descriptors.pipe() else { throw POSIXError(.EMFILE) }
         let input = [inputPipe.read, inputPipe.write], output = [outputPipe.read, outputPipe.write]
+        // F_SETPIPE_SZ (1031): Glibc's module does not export it.
+        if let stdoutCapacity, fcntl(output[0], 1031, stdoutCapacity) < 0 {
+            (input + output).forEach { close($0) }
+            throw POSIXError(.EINVAL)
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -39,6 +50,7 @@ package final class LiveChild {
         case .file(let url): posix_spawn_file_actions_addopen(&actions, 0, url.path, O_RDONLY, 0)
         }
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        if let stderr { posix_spawn_file_actions_addopen(&actions, 2, stderr.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
         // The child gets 0, 1 and 2 only: whatever other tests have open at this moment stays here.
         Descriptors.closeInChild(from: 3, &actions)
         var attributes = ShellLikeSpawn.attributes()
@@ -100,6 +112,16 @@ package final class LiveChild {
         watchdog.cancel()
         status = raw
         return raw
+    }
+
+    /// Whether the child still runs (without waiting: an ended child is reaped, its status kept
+    /// for `wait`).
+    package var isRunning: Bool {
+        if status != nil { return false }
+        var raw: Int32 = 0
+        let reaped = waitpid(pid, &raw, WNOHANG)
+        if reaped == pid { status = raw }
+        return reaped == 0
     }
 
     /// The exit code, or `nil` when a signal ended it.

@@ -9,6 +9,7 @@ sealed-file           Fuzz/SealedFile          CredentialVault               no
 jose                  Fuzz/JOSE                CredentialVaultAuth           yes
 redirect-url          Fuzz/RedirectURL         CredentialVaultAuth           no
 provider-responses    Fuzz/ProviderResponses   CredentialVaultAuth           yes
+helper-input          Fuzz/HelperInput         CredentialVaultCLI            yes
 '
 
 # MODULE (Sources/MODULE)   IMPORTS (built before it)   LIBRARIES IT LINKS
@@ -76,7 +77,12 @@ target_seeds() {
         done ;;
     esac
     # Nesting one level deeper than Foundation's JSON decoder accepts (512): it has trapped on it.
-    if target_decodes_json "$target"; then printf '%.0s[' {1..513} >"$dir/json-nesting-513"; fi
+    # The same depth in UTF-16LE, which the decoder also reads, after a character whose bytes
+    # hold a quote (U+2200: 00 22), which hid the brackets from a count of the bytes as given.
+    if target_decodes_json "$target"; then
+        printf '%.0s[' {1..513} >"$dir/json-nesting-513"
+        { printf '[\0"\0\0""\0,\0'; printf '%.0s[\0' {1..512}; } >"$dir/json-nesting-513-utf16"
+    fi
     # Each target writes the rest of its seeds itself (the library's own encoders, RFC examples).
     CREDVAULT_FUZZ_SEEDS="$dir" "fuzz-out/bin/$target" -runs=0 >/dev/null 2>&1
 }

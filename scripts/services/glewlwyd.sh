@@ -4,12 +4,36 @@
 #                      database and fresh ES256/RS256 keys, provisions it, and prints the
 #                      KEY=VALUE lines the tests read (GLEWLWYD_ISSUER, GLEWLWYD_URL, ...)
 #   glewlwyd.sh stop   stops it (by its recorded PID) and removes its state
-# The state lives in $GLEWLWYD_STATE_DIR (default: a directory per user and checkout in /tmp).
+# The state lives in $GLEWLWYD_STATE_DIR (default: this test run's, or one per user and
+# checkout when called by hand: scripts/service-state.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-state=${GLEWLWYD_STATE_DIR:-${TMPDIR:-/tmp}/credvault-glewlwyd.$(id -u).$(printf %s "$here" | cksum | cut -d' ' -f1)}
+state=${GLEWLWYD_STATE_DIR:-$("$here/service-state.sh" glewlwyd)}
 
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+# The redirect listener's port is bound again by every sign-in test, long after this start: a
+# port from the kernel's ephemeral range may meanwhile be taken by any connection or port-0
+# listener of the tests running in parallel (the sign-in then found its port in use). One below
+# that range is only ever taken by an explicit bind.
+free_port_below_ephemeral() {
+    python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    port = random.randrange(max(1024, low - 8000), low)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(port)
+    break
+else:
+    raise SystemExit("no free port below the ephemeral range")
+'
+}
 
 stop() {
     if [ -f "$state/server.pid" ]; then
@@ -28,7 +52,7 @@ start() {
     stop
     mkdir -p "$state"; chmod 700 "$state"
     local port redirect_port base
-    port=$(free_port); redirect_port=$(free_port)
+    port=$(free_port); redirect_port=$(free_port_below_ephemeral)
     base=http://127.0.0.1:$port
     zcat /usr/share/doc/glewlwyd/database/init.sqlite3.sql.gz | sqlite3 "$state/glewlwyd.db"
     "$here/glewlwyd/make-config.sh" "$port" "$state/glewlwyd.db" > "$state/glewlwyd.conf"

@@ -3,13 +3,13 @@
 #   insforge.sh start  - starts it on an ephemeral 127.0.0.1 port (unless already running),
 #                        waits until it answers, prints INSFORGE_TEST_URL=http://127.0.0.1:<port>
 #   insforge.sh stop   - stops it
-# State (pid, port, log) lives in ${TMPDIR:-/tmp}/credvault-insforge-$UID.<checkout hash>/: one
-# server per checkout, so that a test run in another clone on this machine, which stops its own
-# server when it ends, never stops this one. Quiet on stderr unless something fails (then the
-# server log is shown).
+# State (pid, port, log) lives in this test run's state (scripts/service-state.sh): one server
+# per run, so that another run, in this checkout or another, which stops its own server when it
+# ends, never stops this one; called by hand, one per user and checkout. Quiet on stderr unless
+# something fails (then the server log is shown).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-dir="${TMPDIR:-/tmp}/credvault-insforge-$(id -u).$(printf %s "$root" | cksum | cut -d' ' -f1)"
+dir=$("$root/scripts/service-state.sh" insforge)
 pidfile="$dir/server.pid" portfile="$dir/server.port" log="$dir/server.log"
 
 # The pid in $pidfile, if that process is still our server (not a reused pid).
@@ -46,7 +46,7 @@ start() {
         # stdout's first line is PORT=<n>; the request log goes to stderr, both to $log.
         python3 "$root/Tests/Servers/insforge/server.py" --port 0 >"$log" 2>&1 </dev/null &
         echo $! >"$pidfile"
-        for _ in $(seq 100); do  # up to 10 s
+        for _ in $(seq 600); do  # a ceiling of 60 s (a loaded machine starts Python slowly)
             port=$(sed -n '1s/^PORT=\([0-9]*\)$/\1/p' "$log" 2>/dev/null)
             [[ -n $port ]] && health "$port" && break
             kill -0 "$(cat "$pidfile")" 2>/dev/null || fail "server exited during start"

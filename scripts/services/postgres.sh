@@ -11,7 +11,8 @@
 # As root (CI) the servers run as Debian's `postgres` user (postgres refuses root).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-state=${CREDVAULT_PG_STATE:-${TMPDIR:-/tmp}/credvault-pg.$(id -u).$(printf %s "$here" | cksum | cut -d' ' -f1)}
+# $CREDVAULT_PG_STATE, else this run's (scripts/service-state.sh): stop stops only these clusters.
+state=${CREDVAULT_PG_STATE:-$("$here/service-state.sh" postgres)}
 cluster=$here/postgres/cluster.sh
 
 stop() {

@@ -9,7 +9,10 @@
 # (scripts/tpm/swtpm-start.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-record=${TMPDIR:-/tmp}/credvault-swtpm.$(id -u).$(printf %s "$here" | cksum | cut -d' ' -f1)
+# Where the running swtpm's directory is recorded: this test run's state, or one per user and
+# checkout when called by hand (scripts/service-state.sh).
+state=$("$here/service-state.sh" swtpm)
+record=$state/swtpm.dir
 
 stop() {
     if [ -f "$record" ]; then
@@ -17,6 +20,7 @@ stop() {
         [ -d "$dir" ] && "$here/tpm/swtpm-stop.sh" "$dir"
         rm -f "$record"
     fi
+    rmdir "$state" 2>/dev/null || true
 }
 
 start() {
@@ -26,6 +30,7 @@ start() {
     env=$("$here/tpm/swtpm-start.sh")
     dir=$(printf '%s\n' "$env" | sed -n 's/^SWTPM_DIR=//p')
     tcti=$(printf '%s\n' "$env" | sed -n 's/^TPM_TCTI=//p')
+    mkdir -p "$state"; chmod 700 "$state"
     printf '%s\n' "$dir" > "$record"
     cat <<ENV
 CREDVAULT_TEST_TPM_TCTI=$tcti

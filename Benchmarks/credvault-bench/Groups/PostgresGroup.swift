@@ -33,7 +33,13 @@ enum PostgresGroup {
         let picker = KeyPicker(keys)
         for key in keys { _ = try cached.synchronous.load(key) }
 
-        // The raw client: its own row of the same size, the same statements.
+        // The raw client: its own row of the same size in a store of its own (the same tables
+        // and trigger: its writes do not move this store's generation, as another host's would),
+        // the same statements.
+        let rawSchema = schema + "_raw"
+        let rawStore = try PostgresStore.initialize(
+            PostgresConfiguration(connectionString: conninfo, schema: rawSchema, freshnessInterval: .zero), host: "bench", key: .keyFile(keyFile))
+        defer { _ = try? rawStore.synchronous.deleteAll() }
         let raw = try RawLibPQ(conninfo)
         // The store's session settings (its deadlines), so both sessions do the same server work.
         try raw.simple("SET statement_timeout = 5000; SET lock_timeout = 4000; SET idle_in_transaction_session_timeout = 10000")
@@ -41,16 +47,27 @@ enum PostgresGroup {
         let rawSealed = (0..<(valueSize + 40 + 60)).map { _ in UInt8.random(in: 0...255) }
         try raw.prepare(
             "read",
-            "SELECT m.generation, r.version, r.key_epoch, r.sealed, m.key_epoch FROM \(schema).fleet_meta m LEFT JOIN \(schema).fleet_records r ON r.name_hash = $1",
+            "SELECT m.generation, r.version, r.key_epoch, r.sealed, m.key_epoch, m.state_seal FROM \(schema).fleet_meta m LEFT JOIN \(schema).fleet_records r ON r.name_hash = $1",
             types: [17])
-        // The store's compare-and-swap, bound to the key epoch (docs/FLEET.md) as the store sends it.
+        // The store's compare-and-swap, bound to the key epoch and the generation, sealing the
+        // state it leaves (docs/FLEET.md), as the store sends it (a seal of the same size).
         try raw.prepare(
             "cas",
-            "UPDATE \(schema).fleet_records SET version = $3, key_epoch = $4, expires_at = $5, sealed = $6 WHERE name_hash = $1 AND version = $2 "
-                + "AND (SELECT key_epoch FROM \(schema).fleet_meta FOR NO KEY UPDATE) = $4",
-            types: [17, 20, 20, 20, 20, 17])
-        try raw.prepare("insert", "INSERT INTO \(schema).fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES ($1, 1, 1, NULL, $2)", types: [17, 17])
+            """
+            WITH m AS (SELECT key_epoch, generation FROM \(rawSchema).fleet_meta FOR NO KEY UPDATE),
+            w AS (UPDATE \(rawSchema).fleet_records SET version = $3, key_epoch = $4, expires_at = $5, sealed = $6
+                WHERE name_hash = $1 AND version = $2 AND (SELECT key_epoch FROM m) = $4 AND (SELECT generation FROM m) = $7 RETURNING 1),
+            s AS (UPDATE \(rawSchema).fleet_meta SET state_seal = $8 WHERE EXISTS (SELECT 1 FROM w))
+            SELECT (SELECT key_epoch FROM m), (SELECT count(*) FROM w), (SELECT generation FROM m)
+            """,
+            types: [17, 20, 20, 20, 20, 17, 20, 17])
+        try raw.prepare(
+            "insert", "INSERT INTO \(rawSchema).fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES ($1, 1, 1, NULL, $2)",
+            types: [17, 17])
         try raw.execute("insert", [rawHash, rawSealed])
+        // Only the raw client writes its store: it knows the generation (the trigger's count).
+        var rawGeneration: Int64 = 1
+        let rawSeal = (0..<32).map { _ in UInt8.random(in: 0...255) }
         // The raw reads go to the same rows as the store's uncached reads, in the same order.
         try raw.prepare("ids", "SELECT name_hash FROM \(schema).fleet_records WHERE name_hash <> $1 ORDER BY name_hash", types: [17])
         let ids = try raw.rows("ids", [rawHash])
@@ -74,9 +91,12 @@ enum PostgresGroup {
                 {
                     let next = rawVersion + 1
                     let result = try raw.execute(
-                        "cas", [rawHash, RawLibPQ.int8(rawVersion), RawLibPQ.int8(next), RawLibPQ.int8(1), nil, rawSealed])
-                    guard result.affected == 1 else { throw BenchError("raw CAS lost") }
+                        "cas",
+                        [rawHash, RawLibPQ.int8(rawVersion), RawLibPQ.int8(next), RawLibPQ.int8(1), nil, rawSealed, RawLibPQ.int8(rawGeneration), rawSeal],
+                        column: 1)
+                    guard result.bytes == RawLibPQ.int8(1) else { throw BenchError("raw CAS lost") }
                     rawVersion = next
+                    rawGeneration += 1
                 },
             ])
         let rawRead = Figure(group: title, name: "raw_libpq_read", items: count, sample: reads[2])
@@ -94,7 +114,7 @@ enum PostgresGroup {
         casWrite.checks.append(.atMost("ratio to raw_libpq_cas", casWrite.ratio!, 1.2))
         for figure in [rawRead, rawPolled, cachedRead, uncachedRead, rawCAS, casWrite] { reporter.add(figure) }
         reporter.note(
-            "pg_*: PostgresStore through the synchronous API (one connection, the server of --postgres); cached = served from the process's cache (fresh, opened and authenticated on each read); uncached = freshness 0, one round trip (row + generation); CAS write = seal + UPDATE ... WHERE version = expected (the version known from the cache). raw_libpq_*: PQexecPrepared of the same statement with binary parameters, blocking, the same rows (reads) or a row of the same size (CAS), the store's session settings; raw_libpq_read_polled: the same, sent and awaited the store's way (non-blocking, poll).")
+            "pg_*: PostgresStore through the synchronous API (one connection, the server of --postgres); cached = served from the process's cache (fresh, opened and authenticated on each read); uncached = freshness 0, one round trip (row + generation); CAS write = seal + UPDATE ... WHERE version = expected, bound to the epoch and generation known from the cache, sealing the state it leaves (one statement). raw_libpq_*: PQexecPrepared of the same statement with binary parameters, blocking, the same rows (reads) or a row of the same size in a store of its own (CAS: its writes do not move the measured store's generation), the store's session settings; raw_libpq_read_polled: the same, sent and awaited the store's way (non-blocking, poll).")
         reporter.end()
     }
 }

@@ -18,7 +18,9 @@ final class RawLibPQ {
     func simple(_ sql: String) throws {
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
-        guard PQresultStatus(result) == PGRES_COMMAND_OK else { throw BenchError("raw libpq: \(sql) failed") }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw BenchError("raw libpq: \(sql) failed: \(String(cString: PQerrorMessage(conn)))")
+        }
     }
 
     deinit { PQfinish(conn) }

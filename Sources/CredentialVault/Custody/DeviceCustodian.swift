@@ -21,8 +21,9 @@ public protocol DeviceCustodian: Sendable {
     /// user who reaches the custodian but cannot read the user's host secret gets nothing.
     ///
     /// Errors: `notAvailable` (no such custodian here: no TPM, no keyring), `locked` (the keyring
-    /// is locked), `deviceMismatch` (the secret was sealed by another TPM or under other PCR
-    /// values), `timedOut`, `io`; with `create` false and no secret: `notAvailable` saying so.
+    /// is locked; the TPM no longer holds the key the secret was sealed under: cleared, or
+    /// another machine's TPM), `permissionDenied` (other PCR values, another binding),
+    /// `timedOut`, `io`; with `create` false and no secret: `notAvailable` saying so.
     func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes
 
     /// Makes a new rollback counter for the vault `vaultID` and returns where it is (`reference`,

@@ -48,9 +48,7 @@ public struct HostFileCustodian: DeviceCustodian {
     /// The counter's value; `nil` when its file (or directory) is missing.
     public func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
         let name = Self.name(vaultID, reference: reference)
-        guard let directory = try PrivateDirectory.open(countersPath),
-            let bytes = try PrivateFiles.read(FileLocation(name, in: directory), limit: 64)
-        else { return nil }
+        guard let bytes = try readState(name, limit: 64) else { return nil }
         guard bytes.count == 8 else {
             throw .io("the rollback counter \(countersPath)/\(name) is damaged (\(bytes.count) bytes, not 8)")
         }
@@ -81,10 +79,24 @@ public struct HostFileCustodian: DeviceCustodian {
     private var countersPath: String { directory.appendingPathComponent("counters").path }
 
     private func write(_ value: UInt64, vaultID: [UInt8], reference: UInt32) throws(CredentialVaultError) {
-        let directory = try PrivateDirectory.create(countersPath)
         var w = ByteWriter(capacity: 8)
         w.u64(value)
-        try AtomicFile.write(w.bytes, to: FileLocation(Self.name(vaultID, reference: reference), in: directory))
+        try writeState(Self.name(vaultID, reference: reference), w.bytes)
+    }
+
+    /// The bytes of the state file `name` beside the counters (a rollback counter, or another
+    /// high-water mark this machine keeps, such as the fleet store's); `nil` when it (or its
+    /// directory) is missing. Same protection as the counters: 0600 in 0700 directories.
+    package func readState(_ name: String, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
+        guard let directory = try PrivateDirectory.open(countersPath) else { return nil }
+        return try PrivateFiles.read(FileLocation(name, in: directory), limit: limit)
+    }
+
+    /// Replaces the state file `name` beside the counters, durably (a new file renamed over
+    /// the old one, then the directory synced).
+    package func writeState(_ name: String, _ bytes: [UInt8]) throws(CredentialVaultError) {
+        let directory = try PrivateDirectory.create(countersPath)
+        try AtomicFile.write(bytes, to: FileLocation(name, in: directory))
     }
 
     /// The counter's file name: the vault id in hex (reference 0, the first counters made), or
@@ -125,10 +137,21 @@ public struct HostFileCustodian: DeviceCustodian {
     }
 
     /// Whether `mark` recorded the vault: the mark's name exists (whatever it is: anything an
-    /// attacker puts there can only make a copy be refused, never accepted).
-    func isMarked(_ vaultID: [UInt8]) -> Bool {
-        guard let directory = try? PrivateDirectory.open(countersPath) else { return false }
+    /// attacker puts there can only make a copy be refused, never accepted). Fails closed: a
+    /// counters directory that cannot be trusted to answer (a symbolic link, another user's,
+    /// open to others, unreadable) throws, as it could hide a mark; only a directory or a mark
+    /// that does not exist answers `false`.
+    func isMarked(_ vaultID: [UInt8]) throws(CredentialVaultError) -> Bool {
         var info = stat()
-        return fstatat(directory.fd, Self.name(vaultID) + ".protected", &info, AT_SYMLINK_NOFOLLOW) == 0
+        if lstat(countersPath, &info) == 0, info.st_mode & S_IFMT != S_IFDIR {
+            throw .permissionDenied(
+                "\(countersPath) is not a directory (a symbolic link?): whether this vault must have a rollback counter cannot be checked, so it was not opened")
+        }
+        guard let directory = try PrivateDirectory.open(countersPath) else { return false }
+        if fstatat(directory.fd, Self.name(vaultID) + ".protected", &info, AT_SYMLINK_NOFOLLOW) == 0 { return true }
+        guard errno == ENOENT else {
+            throw PrivateFiles.error(errno, "cannot check whether this vault must have a rollback counter (\(countersPath))")
+        }
+        return false
     }
 }

@@ -45,10 +45,19 @@ struct RollbackGuard: Sendable {
         return RollbackStamp(reference: stamp.reference, value: stamp.value + 1)
     }
 
-    /// After the state carrying `stamp` is durable: the custodian's counter catches up. A failure
-    /// here leaves the file one ahead, which readers accept and the next write completes, so the
-    /// write it follows is not reported as failed (it happened).
-    func committed(_ stamp: RollbackStamp) {
-        try? custodian.incrementCounter(vaultID: vaultID, reference: stamp.reference, binding: binding)
+    /// After the state carrying `stamp` is durable: the custodian's counter catches up. Returns
+    /// the error when it could not. The write happened (the file is one ahead, which readers
+    /// accept), but until the counter moves the copy from before it still opens: a write whose
+    /// counter did not advance does not have the protection the vault promises, so the caller
+    /// reports it. The next write must complete this increment first, and fails before writing
+    /// anything for as long as it cannot.
+    func committed(_ stamp: RollbackStamp) -> CredentialVaultError? {
+        do throws(CredentialVaultError) {
+            try custodian.incrementCounter(vaultID: vaultID, reference: stamp.reference, binding: binding)
+            return nil
+        } catch {
+            return .io(
+                "the change was saved, but the \(custodian.custody.name) custodian's rollback counter could not be advanced (\(error)): until it can, the copy of the vault from before this change would still open, and further changes are refused")
+        }
     }
 }

@@ -32,12 +32,7 @@ public struct DeviceIdentity: Sendable, Hashable {
     /// `systemService: true`; the machine id from `/etc/machine-id` (or `/var/lib/dbus/machine-id`).
     /// Throws `notAvailable` when no machine id exists: device binding is never silently weakened.
     public static func current(systemService: Bool = false) throws(CredentialVaultError) -> DeviceIdentity {
-        let secret: URL
-        if systemService {
-            secret = URL(fileURLWithPath: "/var/lib/credential-vault/host-secret")
-        } else {
-            secret = XDGDirectories.state.appendingPathComponent("credential-vault/host-secret")
-        }
+        let secret = defaultHostSecretURL(systemService: systemService)
         for path in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
             if let text = try? String(contentsOfFile: path, encoding: .utf8) {
                 let id = PlainText.trimmed(text)
@@ -45,6 +40,14 @@ public struct DeviceIdentity: Sendable, Hashable {
             }
         }
         throw .notAvailable("no /etc/machine-id: device-only credentials need a machine id")
+    }
+
+    /// Where `current(systemService:)` keeps the host secret (and, beside it, the custody
+    /// state): the user's state directory, or /var/lib for a system service.
+    static func defaultHostSecretURL(systemService: Bool) -> URL {
+        systemService
+            ? URL(fileURLWithPath: "/var/lib/credential-vault/host-secret")
+            : XDGDirectories.state.appendingPathComponent("credential-vault/host-secret")
     }
 
     /// The device master key: BLAKE2b keyed with the host secret over a label and the machine id.
@@ -74,6 +77,24 @@ public struct DeviceIdentity: Sendable, Hashable {
         return label.withUnsafeBytes { l in
             held.withUnsafeBytes { h in machine.withUnsafeBytes { m in Crypto.keyedHashKey(key: secret, [l, h, m]) } }
         }
+    }
+
+    /// A 32-byte key of this device for the purpose named by `context` (an 8-byte `crypto_kdf`
+    /// context): a subkey (id 1) of the device master key, under `custodian` (its device secret
+    /// needed too: the login keyring's, the TPM's) or, without one, the host-secret file
+    /// custody. The host secret (and the custodian's secret) are made on first use, unless a
+    /// fingerprint file says a host secret existed here before (`HostSecret`): a key derived from
+    /// a lost secret is never silently replaced by another.
+    package func deviceKey(custodian: (any DeviceCustodian)?, context: StaticString) throws(CredentialVaultError) -> SecureBytes {
+        let master: SecureBytes
+        if let custodian, custodian.custody != .file {
+            master = try masterKey(custody: custodian.custody, need: { .none }) { (binding) throws(CredentialVaultError) in
+                try custodian.deviceSecret(binding: binding, create: true)
+            }
+        } else {
+            master = try masterKey(need: { .none })
+        }
+        return Crypto.subkey(of: master, id: 1, context: context)
     }
 
     /// What a custodian asks for before it releases its secret or touches a counter (the TPM

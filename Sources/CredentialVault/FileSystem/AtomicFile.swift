@@ -7,6 +7,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinuxCalls
 
 /// Durable, atomic replacement of a file: write a uniquely named temp file (0600) in the same
 /// directory, fsync it, rename it over the target, fsync the directory, every step through the
@@ -37,14 +38,24 @@ package enum AtomicFile {
     }
 
     /// Creates `location` with `bytes`, durably, and never replaces anything: the complete temp
-    /// file is hard-linked to the name (`linkat`, which fails when the name exists) and the temp
-    /// name removed. Returns `false`, having changed nothing, when something already has the
-    /// name (another process created it first, or a file appeared since the caller looked). A
-    /// reader never sees the file incomplete, and after a crash it is whole or absent.
+    /// file is renamed to the name with `renameat2(RENAME_NOREPLACE)`, which fails when the name
+    /// exists, so that the file never has two names, even after a power cut. Where the file
+    /// system or the kernel has no such rename, it is hard-linked to the name (`linkat`, which
+    /// also fails when the name exists) and the temp name removed; a crash between the two leaves
+    /// the temp name, which the next open removes (`removeCreationLeftovers`). Returns `false`,
+    /// having changed nothing, when something already has the name (another process created it
+    /// first, or a file appeared since the caller looked). A reader never sees the file
+    /// incomplete, and after a crash it is whole or absent.
     package static func create(_ bytes: [UInt8], at location: FileLocation) throws(CredentialVaultError) -> Bool {
         let directory = location.directoryFD
         var created = true
         _ = try place(bytes, at: location, locked: false) { (temp) throws(CredentialVaultError) in
+            if cl_renameat2(directory, temp, directory, location.name, CL_RENAME_NOREPLACE) == 0 { return }
+            guard errno == EINVAL || errno == ENOSYS else {
+                guard errno == EEXIST else { throw PrivateFiles.error(errno, "cannot create \(location.path)") }
+                created = false
+                return
+            }
             guard linkat(directory, temp, directory, location.name, 0) == 0 else {
                 guard errno == EEXIST else { throw PrivateFiles.error(errno, "cannot create \(location.path)") }
                 created = false
@@ -128,6 +139,29 @@ package enum AtomicFile {
         let prefix = temporaryPrefix(of: location.name)
         var removed = 0
         for name in directory.names() where name.hasPrefix(prefix) && isTemporarySuffix(name.dropFirst(prefix.count)) {
+            if unlinkat(directory.fd, name, 0) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    /// Removes the second name a `create` killed between its link and its unlink (a power cut,
+    /// SIGKILL) leaves on the file it made: a temp name of `location` (`removeStaleTemporaries`'
+    /// pattern) that is the very file `info` describes (device and inode). Without this, the
+    /// vault it created has two names and every open refuses it. Removing that name is safe
+    /// with or without the vault lock: it names the same file, no writer ever reads through it,
+    /// and a live `create` that still has it only fails to remove it once more. A second name of
+    /// any other form is left alone (and refused by the single-name check). Returns how many names
+    /// were removed.
+    @discardableResult
+    static func removeCreationLeftovers(of location: FileLocation, sameFileAs info: stat) -> Int {
+        guard let directory = location.directory else { return 0 }
+        let prefix = temporaryPrefix(of: location.name)
+        var removed = 0
+        for name in directory.names() where name.hasPrefix(prefix) && isTemporarySuffix(name.dropFirst(prefix.count)) {
+            var other = stat()
+            guard fstatat(directory.fd, name, &other, AT_SYMLINK_NOFOLLOW) == 0, other.st_mode & S_IFMT == S_IFREG,
+                other.st_dev == info.st_dev, other.st_ino == info.st_ino
+            else { continue }
             if unlinkat(directory.fd, name, 0) == 0 { removed += 1 }
         }
         return removed

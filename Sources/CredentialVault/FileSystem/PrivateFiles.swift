@@ -110,6 +110,10 @@ package enum PrivateFiles {
             close(fd)
             throw error(code, "cannot inspect \(location.path)")
         }
+        // A creation cut short leaves its temp name on the vault: this vault's own second name.
+        if rules.singleName, info.st_nlink > 1, AtomicFile.removeCreationLeftovers(of: location, sameFileAs: info) > 0 {
+            _ = fstat(fd, &info)
+        }
         do throws(CredentialVaultError) {
             try check(info, location.path, rules: rules)
         } catch {

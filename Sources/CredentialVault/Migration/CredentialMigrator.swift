@@ -41,14 +41,20 @@ public struct CredentialMigrator: Sendable {
     }
 
     /// Migrates every persistent credential of the source (of one service when given).
-    /// `progress` is called after each credential. Throws the first error of either backend;
-    /// what was done until then is durable, and a rerun continues from there.
+    /// `progress` is called after each credential; `counted` with the credentials handled so
+    /// far and the number listed, once before the first (0) and after each (for a progress
+    /// line). Throws the first error of either backend, or `cancelled` between two credentials
+    /// when the task is cancelled; what was done until then is durable, and a rerun continues
+    /// from there.
     public func migrate(
-        service: String? = nil, progress: (MigrationEvent) -> Void = { _ in }
+        service: String? = nil, progress: (MigrationEvent) -> Void = { _ in },
+        counted: (_ done: Int, _ total: Int) -> Void = { _, _ in }
     ) async throws(CredentialVaultError) -> MigrationReport {
         var report = MigrationReport()
         let keepsDeviceOnly = target.capabilities.supportsDeviceOnly && !targetLeavesThisMachine
-        for key in try await source.listKeys(service: service) {
+        let keys = try await source.listKeys(service: service)
+        counted(0, keys.count)
+        for (index, key) in keys.enumerated() {
             // Between two credentials, so that a cancelled migration stops even with stores
             // that answer from memory (and never notice the cancellation themselves).
             if Task.isCancelled { throw .cancelled }
@@ -60,6 +66,7 @@ public struct CredentialMigrator: Sendable {
             case .vanished(let key): report.vanished.append(key)
             }
             progress(event)
+            counted(index + 1, keys.count)
         }
         return report
     }

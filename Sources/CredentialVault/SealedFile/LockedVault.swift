@@ -91,3 +91,14 @@ public struct LockedVault: Sendable {
             deviceKey: deviceKey, acceptingRollback: acceptingRollback)
     }
 }
+
+extension LockedVault {
+    /// Whether a restore can be waiting for `acceptRestore`: the vault has a rollback counter,
+    /// or it has none but this machine recorded that it got one (this file is a copy from
+    /// before the counter). Throws when that record cannot be read (see
+    /// `SealedFileConfiguration.isMarkedRollbackProtected`).
+    package func mayBeARestore(configuration: SealedFileConfiguration) throws(CredentialVaultError) -> Bool {
+        if hasRollbackCounter { return true }
+        return try configuration.isMarkedRollbackProtected(header.vaultID)
+    }
+}

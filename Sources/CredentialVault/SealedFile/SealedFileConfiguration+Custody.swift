@@ -40,24 +40,23 @@ extension SealedFileConfiguration {
         return RollbackGuard(custodian: custodian, vaultID: vaultID, binding: try resolvedDevice().custodianBinding(need: need))
     }
 
-    /// The directory of this machine's custody state (the host secret's), or `nil` when this
-    /// machine has no identity (no machine id).
-    private var custodyStateDirectory: URL? { (try? resolvedDevice())?.hostSecretURL.deletingLastPathComponent() }
+    /// The directory of this machine's custody state (the host secret's). Found without the
+    /// machine id: a machine that has none (or lost it) still finds the marks made there.
+    private var custodyStateDirectory: URL {
+        (device?.hostSecretURL ?? DeviceIdentity.defaultHostSecretURL(systemService: false)).deletingLastPathComponent()
+    }
 
     /// Records (or, `false`, forgets) that the vault `vaultID` has a rollback counter, in the
     /// host state directory (`counters/<vault id>.protected`): a copy of it from before it had
     /// one, which no counter can refuse, is then refused too (`protectionMark`).
     func markRollbackProtected(_ vaultID: [UInt8], _ protected: Bool) throws(CredentialVaultError) {
-        guard let directory = custodyStateDirectory else {
-            if protected { throw .notAvailable("no machine id: the rollback protection of this vault cannot be recorded") }
-            return
-        }
-        try HostFileCustodian(directory: directory).mark(vaultID, protected: protected)
+        try HostFileCustodian(directory: custodyStateDirectory).mark(vaultID, protected: protected)
     }
 
     /// Whether the vault `vaultID` is recorded as having a rollback counter (`markRollbackProtected`).
-    func isMarkedRollbackProtected(_ vaultID: [UInt8]) -> Bool {
-        guard let directory = custodyStateDirectory else { return false }
-        return HostFileCustodian(directory: directory).isMarked(vaultID)
+    /// Throws when that cannot be known (see `HostFileCustodian.isMarked`): a vault without a
+    /// counter is then not opened, rather than opened as if it had never had one.
+    func isMarkedRollbackProtected(_ vaultID: [UInt8]) throws(CredentialVaultError) -> Bool {
+        try HostFileCustodian(directory: custodyStateDirectory).isMarked(vaultID)
     }
 }

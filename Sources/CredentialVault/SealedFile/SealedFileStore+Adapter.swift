@@ -32,7 +32,9 @@ extension SealedFileStore {
     }
 
     /// Opens and deletes the record in one locked write: concurrent takers, in this process or
-    /// others, never both get it. Nothing is deleted when the value cannot be opened.
+    /// others, never both get it. Nothing is deleted when the value cannot be opened. Once the
+    /// delete is durable the value is returned, even when the rollback counter could not be
+    /// advanced after it (the next write reports that): it exists nowhere else.
     public func take(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
         try Self.outcome(of: write(taking(key)))
     }
@@ -68,11 +70,14 @@ extension SealedFileStore {
     struct VaultChange<R: Sendable>: Sendable {
         let apply: @Sendable (inout State) throws(CredentialVaultError) -> R
         var changed: @Sendable (R) -> Bool = { _ in true }
+        /// Whether the result is returned once the write is durable, even when a check after it
+        /// fails (`mutate`'s `returnsOnceDurable`): a take's value exists nowhere else.
+        var returnsOnceDurable = false
     }
 
     /// Runs `change` through the synchronous write path (see `mutate`).
     func write<R>(_ change: VaultChange<R>, waiting: Bool = true) throws(CredentialVaultError) -> R {
-        try mutate(waiting: waiting, change.apply, changed: change.changed)
+        try mutate(waiting: waiting, change.apply, changed: change.changed, returnsOnceDurable: change.returnsOnceDurable)
     }
 
     func saving(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) -> VaultChange<Void> {
@@ -129,7 +134,7 @@ extension SealedFileStore {
                 }
                 s.contents.records[key] = nil
                 return .value(value)
-            }, changed: { if case .missing = $0 { false } else { true } })
+            }, changed: { if case .missing = $0 { false } else { true } }, returnsOnceDurable: true)
     }
 
     static func outcome(of taken: Taken) throws(CredentialVaultError) -> Data? {

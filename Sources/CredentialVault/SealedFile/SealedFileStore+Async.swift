@@ -169,7 +169,7 @@ extension SealedFileStore: AsyncTokenStorage {
     /// store's thread.
     func write<R: Sendable>(_ change: VaultChange<R>) async throws(CredentialVaultError) -> R {
         try await withVaultLock { lock throws(CredentialVaultError) in
-            try await threads.run { _ throws(CredentialVaultError) in try self.mutate(holding: lock, change.apply, changed: change.changed) }
+            try await threads.run { _ throws(CredentialVaultError) in try self.mutate(holding: lock, change.apply, changed: change.changed, returnsOnceDurable: change.returnsOnceDurable) }
         }
     }
 

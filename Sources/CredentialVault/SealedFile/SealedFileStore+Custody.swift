@@ -98,7 +98,7 @@ extension SealedFileStore {
 
     /// Runs `body` holding the vault lock (this task's, when it holds it already), so that the
     /// store's own writes inside do not lock again.
-    private func holdingVaultLock(_ body: () throws(CredentialVaultError) -> Void) throws(CredentialVaultError) {
+    func holdingVaultLock(_ body: () throws(CredentialVaultError) -> Void) throws(CredentialVaultError) {
         if let held = VaultLock.enterHeld(lockID) {
             defer { held.leave() }
             return try body()
@@ -129,7 +129,7 @@ extension SealedFileStore {
     ) throws(CredentialVaultError) -> SealedFileStore {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
         let vaultID = store.state.withLock { $0.contents.header.vaultID }
-        if !store.hasRollbackCounter && configuration.isMarkedRollbackProtected(vaultID) {
+        if !store.hasRollbackCounter, try configuration.isMarkedRollbackProtected(vaultID) {
             // A copy from before the vault got its counter, restored on purpose: it becomes the
             // vault (without a counter, as it was then); `changeCustody` can add one again.
             try configuration.markRollbackProtected(vaultID, false)

@@ -20,7 +20,10 @@ extension SealedFileStore {
     /// position appended after is the committed one. Sets the draft's generation, journal
     /// position and fingerprint; on failure the file is unchanged (see `InPlaceFile.commit` for
     /// the one exception) and the draft must be discarded. `lock` is the vault lock held.
-    func persist(_ draft: inout State, previousHeader: VaultHeader, lock: VaultLock) throws(CredentialVaultError) {
+    /// Returns the error of a rollback counter that could not be advanced after the write was
+    /// durable (`RollbackGuard.committed`): the draft is then the file's state, and the caller
+    /// adopts it before reporting the error.
+    func persist(_ draft: inout State, previousHeader: VaultHeader, lock: VaultLock) throws(CredentialVaultError) -> CredentialVaultError? {
         let contents = draft.contents
         guard contents.header.hasRollbackCounter == (draft.rollback != nil) else {
             throw .locked  // the vault's custody changed under this object: open it again
@@ -29,7 +32,8 @@ extension SealedFileStore {
         let known = contents.journal?.counter ?? RollbackStamp()
         let stamp = try draft.rollback?.next(after: known, known: draft.checkedCounter) ?? known
         draft.checkedCounter = nil
-        if try persist(&draft, previousHeader: previousHeader, lock: lock, stamp: stamp) { draft.rollback?.committed(stamp) }
+        guard try persist(&draft, previousHeader: previousHeader, lock: lock, stamp: stamp) else { return nil }
+        return draft.rollback?.committed(stamp)
     }
 
     /// Writes the draft with `stamp` in its commit records; `false` when there was nothing to write.

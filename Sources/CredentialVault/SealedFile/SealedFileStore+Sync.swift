@@ -125,14 +125,20 @@ extension SealedFileStore {
     /// `waiting: false` (the purges on the read path: open, `load` of an expired record) tries
     /// the lock once and throws `busy` at once when another holder has it: a reader never
     /// waits for a writer.
+    ///
+    /// `returnsOnceDurable`: the result is returned once the write is durable, even when what
+    /// is checked after it fails (the rollback counter did not advance, the directory moved):
+    /// a take, whose value exists nowhere else once the write deleted it. The counter's lag is
+    /// still enforced: the next write completes the increment first, or fails before writing.
     func mutate<R>(
-        waiting: Bool = true, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true }
+        waiting: Bool = true, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool = { _ in true },
+        returnsOnceDurable: Bool = false
     ) throws(CredentialVaultError) -> R {
         let lock: VaultLock
         let acquired: VaultLock?
         if let held = VaultLock.enterHeld(lockID) {
             defer { held.leave() }
-            return try mutate(holding: held, change, changed: changed)
+            return try mutate(holding: held, change, changed: changed, returnsOnceDurable: returnsOnceDurable)
         } else if waiting {
             lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
             acquired = lock
@@ -142,15 +148,17 @@ extension SealedFileStore {
             acquired = taken
         }
         defer { acquired?.release() }
-        return try mutate(holding: lock, change, changed: changed)
+        return try mutate(holding: lock, change, changed: changed, returnsOnceDurable: returnsOnceDurable)
     }
 
     /// `mutate` with the vault lock already held by the caller (`lock`): the async write path,
     /// which waits for the lock without blocking a thread and then runs this on the store's.
     func mutate<R>(
-        holding lock: VaultLock, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool
+        holding lock: VaultLock, _ change: (inout State) throws(CredentialVaultError) -> R, changed: (R) -> Bool,
+        returnsOnceDurable: Bool = false
     ) throws(CredentialVaultError) -> R {
         let now = configuration.clock.now()
+        var counterFailure: CredentialVaultError?
         let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
             s.checkedCounter = nil
@@ -177,7 +185,7 @@ extension SealedFileStore {
                     s = draft
                     return (result, false)
                 }
-                try persist(&draft, previousHeader: before.header, lock: lock)
+                counterFailure = try persist(&draft, previousHeader: before.header, lock: lock)
                 draft.contents.records.commit()
                 s = draft
                 return (result, true)
@@ -195,7 +203,10 @@ extension SealedFileStore {
                 throw error
             }
         }
-        // Durable and adopted; but if the directory is no longer at its path, say so.
+        // Durable and adopted; but if its rollback counter did not advance, or the directory is
+        // no longer at its path, say so (unless the result exists nowhere else: a take).
+        if wrote && returnsOnceDurable { return result }
+        if let counterFailure { throw counterFailure }
         if wrote { try location.directory?.checkStillAtPath(after: "the change to \(location.path)") }
         return result
     }

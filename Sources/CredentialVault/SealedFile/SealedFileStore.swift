@@ -78,7 +78,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
                     custody: contents.header.custody, vaultID: contents.header.vaultID, need: { Self.hostSecretNeed(contents) })
             }
             if !acceptingRollback, let rollback, let journal = contents.journal { try rollback.verify(journal.counter) }
-        } else if !acceptingRollback, configuration.isMarkedRollbackProtected(contents.header.vaultID) {
+        } else if !acceptingRollback, try configuration.isMarkedRollbackProtected(contents.header.vaultID) {
             // No counter to ask, but this machine recorded that the vault has one: a copy from
             // before it got one (the older, weaker protection) is never opened as the vault.
             throw .rolledBack(

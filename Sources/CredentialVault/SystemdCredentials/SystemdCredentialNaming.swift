@@ -31,9 +31,10 @@ public struct SystemdCredentialNaming: Sendable, Hashable {
 
     /// The credential (file) name of `key`, `nil` when no credential can have that key. When
     /// `names` maps several names to one key, the first by bytes is that key's (the others are
-    /// unreachable, and not listed).
+    /// unreachable, and not listed). A name in `names` that is not a credential name
+    /// (`isValidName`: `..`, `a/b`, ...) names nothing: it would lead out of the directory.
     public func credentialName(of key: CredentialKey) -> String? {
-        let listed = names.filter { $0.value == key }.map(\.key)
+        let listed = names.filter { $0.value == key && Self.isValidName($0.key) }.map(\.key)
         if let first = listed.min(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) { return first }
         guard CredentialKey.sameName(key.service, service), Self.isValidName(key.account), names[key.account] == nil else { return nil }
         return key.account

@@ -76,6 +76,9 @@ public final class SystemdCredentialStore: Sendable {
 
     /// The value of the credential file `name`, `nil` when there is none (see the type's checks).
     func read(_ name: String) throws(CredentialVaultError) -> Data? {
+        // One component, never `.` or `..`: `openat` beneath the directory's descriptor then
+        // cannot leave it (and O_NOFOLLOW refuses a link in its place).
+        guard SystemdCredentialNaming.isValidName(name) else { return nil }
         let location = FileLocation(name, in: directory)
         guard let secret = try SecretFile.read(location, what: "the systemd credential", limit: sizeLimit, owners: .systemProvided) else {
             return nil
@@ -86,6 +89,7 @@ public final class SystemdCredentialStore: Sendable {
     /// `fstat` of the credential file `name` after the same open and checks as a read; `nil`
     /// when there is none. Nothing is read.
     func inspect(_ name: String) throws(CredentialVaultError) -> stat? {
+        guard SystemdCredentialNaming.isValidName(name) else { return nil }
         let rules = PrivateFiles.Rules(limit: sizeLimit, owners: .systemProvided)
         guard let (fd, info) = try PrivateFiles.open(FileLocation(name, in: directory), rules: rules) else { return nil }
         close(fd)

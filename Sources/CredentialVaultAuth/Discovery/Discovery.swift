@@ -1,3 +1,4 @@
+import CredentialVault
 import Foundation
 
 /// OpenID Connect Discovery: fetches and checks `<issuer>/.well-known/openid-configuration`.
@@ -23,7 +24,7 @@ enum Discovery {
         }
         let metadata: ProviderMetadata
         do {
-            metadata = try JSONDecoder().decode(ProviderMetadata.self, from: data)
+            metadata = try OutsideJSON.decode(ProviderMetadata.self, from: data)
         } catch {
             throw .discoveryFailed("the document at \(Redactor.describe(url)) is not valid provider metadata")
         }

@@ -1,3 +1,4 @@
+import CredentialVault
 import Foundation
 
 extension OIDCClient {
@@ -21,7 +22,7 @@ extension OIDCClient {
                 bare400IsInvalidGrant: false)
         }
         let decoded: DeviceAuthorizationResponse
-        do { decoded = try JSONDecoder().decode(DeviceAuthorizationResponse.self, from: response.body) } catch {
+        do { decoded = try OutsideJSON.decode(DeviceAuthorizationResponse.self, from: response.body) } catch {
             throw (error as? AuthError) ?? .invalidResponse("the device authorization response is not the expected JSON")
         }
         guard let page = (decoded.verificationURI ?? decoded.verificationURL).flatMap(URL.init(string:)) else {

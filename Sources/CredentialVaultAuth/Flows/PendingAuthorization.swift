@@ -40,7 +40,7 @@ struct PendingAuthorization: Codable, Sendable {
         let data: Data?
         do { data = try await read() } catch .expired { throw .authorizationExpired } catch { throw SessionStorage.map(error) }
         guard let data else { return nil }
-        do { return try JSONDecoder.session.decode(PendingAuthorization.self, from: data) } catch {
+        do { return try OutsideJSON.decode(PendingAuthorization.self, from: data, using: .session) } catch {
             throw .storage(.corrupted("a pending sign-in is unreadable; start the sign-in again"))
         }
     }

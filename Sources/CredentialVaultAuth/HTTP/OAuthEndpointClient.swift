@@ -1,3 +1,4 @@
+import CredentialVault
 import Foundation
 
 /// Talks to OAuth endpoints: builds form posts, applies client authentication, enforces the
@@ -59,7 +60,7 @@ struct OAuthEndpointClient: Sendable {
             throw error
         }
         do {
-            let decoded = try JSONDecoder().decode(TokenResponse.self, from: response.body)
+            let decoded = try OutsideJSON.decode(TokenResponse.self, from: response.body)
             guard !decoded.accessToken.isEmpty else { throw AuthError.invalidResponse("empty access_token") }
             if let type = decoded.tokenType, type.lowercased() != "bearer" {
                 throw AuthError.unsupported("token type \(type.prefix(20)) (only bearer tokens are supported)")

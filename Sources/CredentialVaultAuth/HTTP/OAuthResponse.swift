@@ -1,3 +1,4 @@
+import CredentialVault
 import Foundation
 
 /// A token endpoint's successful answer (RFC 6749 §5.1, OIDC Core §3.1.3.3, RFC 8628 §3.5).
@@ -46,6 +47,6 @@ struct OAuthErrorBody: Decodable, Sendable {
 
     static func parse(_ data: Data) -> OAuthErrorBody? {
         guard !data.isEmpty else { return nil }
-        return try? JSONDecoder().decode(OAuthErrorBody.self, from: data)
+        return try? OutsideJSON.decode(OAuthErrorBody.self, from: data)
     }
 }

@@ -1,3 +1,4 @@
+import CredentialVault
 import Foundation
 
 /// Talks to the InsForge auth API: JSON requests under `<base>/api/auth`, `client_type`,
@@ -59,7 +60,7 @@ struct InsForgeAPI: Sendable {
         bearer: String? = nil, purpose: Purpose = .other
     ) async throws(InsForgeError) -> T {
         let response = try await send(method, path, query: query, body: body, bearer: bearer, purpose: purpose)
-        do { return try JSONDecoder().decode(T.self, from: response.body) } catch {
+        do { return try OutsideJSON.decode(T.self, from: response.body) } catch {
             throw .auth(.invalidResponse("the answer to \(method) /api/auth\(path) is not the expected JSON"))
         }
     }

@@ -1,3 +1,4 @@
+import CredentialVault
 import Foundation
 
 /// An InsForge error answer (`ErrorResponse`: `error`, `message`, `statusCode`, `nextActions`),
@@ -28,7 +29,7 @@ public struct InsForgeBackendError: Sendable, Hashable, CustomStringConvertible 
             var message: String?
             var nextActions: String?
         }
-        let body = response.body.isEmpty ? nil : try? JSONDecoder().decode(Body.self, from: response.body)
+        let body = response.body.isEmpty ? nil : try? OutsideJSON.decode(Body.self, from: response.body)
         self.init(statusCode: response.status, error: body?.error, message: body?.message, nextActions: body?.nextActions)
     }
 

@@ -230,6 +230,16 @@ public actor SessionManager {
 
     /// `stored`, refreshed first when it is due; starts the background refresh when configured.
     func current(_ stored: AuthSession) async throws(AuthError) -> AuthSession {
+        var stored = stored
+        let now = clock.now()
+        // A read made while a refresh was landing holds the session that refresh replaced: due,
+        // but within the refresh floor, it would be handed out as it is (expired). Read again:
+        // the refresh's result is stored.
+        if let lastRefresh, stored.obtainedAt < lastRefresh, schedule.isDue(stored, now: now, lastRefresh: nil),
+            !schedule.isDue(stored, now: now, lastRefresh: lastRefresh), let newer = try await readStored()
+        {
+            stored = newer
+        }
         let session =
             schedule.isDue(stored, now: clock.now(), lastRefresh: lastRefresh)
             ? try await refresh(seen: stored, force: false) : stored

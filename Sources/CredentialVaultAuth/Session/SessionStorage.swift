@@ -17,7 +17,7 @@ struct SessionStorage: Sendable {
         do { data = try await store.load(key) } catch { throw Self.map(error) }
         guard let data else { return nil }
         do {
-            return try JSONDecoder.session.decode(AuthSession.self, from: data)
+            return try OutsideJSON.decode(AuthSession.self, from: data, using: .session)
         } catch {
             throw .storage(.corrupted("the stored session \(key) is not readable; sign in again"))
         }

@@ -29,8 +29,9 @@ public enum ServeCredentialsCommand: Command {
         $NOTIFY_SOCKET).
           --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...
                                  the credential CREDNAME is SERVICE/ACCOUNT in the store (split at
-                                 the first '/'), for the units listed (none: for every unit);
-                                 repeat --map for more credentials
+                                 the last '/', as for exec: a / in the account is written %2F, a
+                                 % in either name %25), for the units listed (none: for every
+                                 unit); repeat --map for more credentials
           --client-timeout S     how long a client may take to read its value (default 5, 0.01
                                  to 300 seconds)
 
@@ -52,14 +53,37 @@ public enum ServeCredentialsCommand: Command {
         for entry in map.entries where try store.metadata(for: entry.key) == nil {
             io.error("serve-credentials: warning: no credential \(entry.key) is stored yet (\(entry.credential) is refused until it is)")
         }
-        let socket = try ListeningSocket(path: path)
+        guard let socket = try listen(at: path, io) else { return ExitCode.busy }
         defer { socket.close() }
         io.error("serve-credentials: listening on \(path) (\(map.entries.count) mapped)")
         if let failure = ServiceNotification.ready() { io.error("serve-credentials: \(failure)") }
-        let server = CredentialServer(socket: socket, map: map, store: store, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
+        // Opened again while serving, never with a prompt: a passphrase asked for at the
+        // terminal (--ask-passphrase) would hold every client up until someone typed it.
+        let typedAtStart = args.flags.contains("ask-passphrase")
+        let reopening = ReopeningStore(store) {
+            guard !typedAtStart else {
+                throw CredentialVaultError.notAvailable(
+                    "the vault changed (rotated, re-keyed or replaced) since its passphrase was typed at this server's start, "
+                        + "and the server never asks for it while serving: start serve-credentials again")
+            }
+            return try VaultOptions.openStore(args, create: false)
+        }
+        let server = CredentialServer(socket: socket, map: map, store: reopening, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
         try server.run(until: stop)
         io.error("serve-credentials: stopped")
         return ExitCode.success
+    }
+
+    /// The socket at `path`; `nil` when another server already listens there, said on stderr
+    /// (`busy` on its own speaks of the vault's lock, which is not what is busy here).
+    private static func listen(at path: String, _ io: TerminalIO) throws(CredentialVaultError) -> ListeningSocket? {
+        do {
+            return try ListeningSocket(path: path)
+        } catch {
+            guard error == .busy else { throw error }
+            io.error("serve-credentials: another server is already listening on \(path): stop it, or give this one another --socket")
+            return nil
+        }
     }
 
     private static func clientTimeout(_ text: String?) throws(UsageError) -> Duration {

@@ -219,7 +219,9 @@ public enum AcceptRestoreCommand: Command {
         restore, a disk snapshot, or an attacker bringing back a revoked token or a used
         single-use value. When you restored it on purpose, this opens it (the key, common
         options, is checked), and makes the restored state the current one: the counter moves
-        on, so every other copy, the one it replaced included, is refused from now on.
+        on, so every other copy, the one it replaced included, is refused from now on. A copy
+        from before the vault got its counter is accepted as it was then (without a counter:
+        credvault custody --rollback-counter adds one again).
         Credentials revoked or used since that copy are back: revoke them again if needed.
 
         """ + VaultOptions.help
@@ -230,12 +232,21 @@ public enum AcceptRestoreCommand: Command {
         _ = try args.positionals()
         let url = VaultOptions.vaultURL(args)
         guard let locked = try LockedVault.ifPresent(at: url) else { throw CredentialVaultError.notAvailable("no vault at \(url.path)") }
-        guard locked.hasRollbackCounter else {
+        let configuration = try VaultOptions.configuration(args)
+        // A copy from before the vault got its counter has none, and is still a restore.
+        guard try locked.mayBeARestore(configuration: configuration) else {
             io.status("\(url.path) has no rollback counter: there is nothing to accept")
             return ExitCode.success
         }
         let key = try VaultOptions.explicitKey(args) ?? .device
-        let store = try SealedFileStore.acceptRestore(at: url, key: key, configuration: VaultOptions.configuration(args))
+        let store = try SealedFileStore.acceptRestore(at: url, key: key, configuration: configuration)
+        guard store.hasRollbackCounter else {
+            // A copy from before the counter is accepted as it was then, without one: saying
+            // that older copies are refused would promise a protection it no longer has.
+            io.status(
+                "accepted \(store.url.path) as restored (\(try store.listKeys().count) credentials); it has no rollback counter, as when that copy was made, so older copies are not refused: credvault custody --rollback-counter adds one again")
+            return ExitCode.success
+        }
         io.status("accepted \(store.url.path) as restored (\(try store.listKeys().count) credentials); older copies are refused from now on")
         return ExitCode.success
     }

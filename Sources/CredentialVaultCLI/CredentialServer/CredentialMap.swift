@@ -9,10 +9,11 @@ import Foundation
 /// systemd credential name, for which units.
 ///
 /// Each entry is `CREDNAME=SERVICE/ACCOUNT[,UNIT]...`: the credential name systemd asks for
-/// (the ID of `LoadCredential=ID:/path/to/socket`), the key in the store (split at the first
-/// `/`: the service has none, the account may), and the units allowed to get it (none listed:
-/// any unit). Two entries for the same name must name disjoint, non-empty unit sets, so that
-/// each request matches at most one entry.
+/// (the ID of `LoadCredential=ID:/path/to/socket`), the key in the store (`SERVICE/ACCOUNT`
+/// as every command writes it, `CredentialKeyName`: split at the last `/`, a `/` in the
+/// account written `%2F`, so git's `git:https://host/alice` is served), and the units allowed
+/// to get it (none listed: any unit). Two entries for the same name must name disjoint,
+/// non-empty unit sets, so that each request matches at most one entry.
 struct CredentialMap: Sendable {
     /// One `--map` value.
     struct Entry: Sendable, Equatable {
@@ -56,9 +57,7 @@ struct CredentialMap: Sendable {
         }
         var parts = value[value.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         let name = parts.removeFirst()
-        guard let slash = name.firstIndex(of: "/") else { throw UsageError("\(usage) (no '/' between service and account)") }
-        let key = CredentialKey(service: String(name[..<slash]), account: String(name[name.index(after: slash)...]))
-        do { try key.validate() } catch { throw UsageError("\(usage): \(error)") }
+        let key = try CredentialKeyName.parse(name[...], context: "--map \(credential)=")
         for unit in parts where !isValidUnit(unit) {
             throw UsageError("\(usage): '\(unit)' is not a unit name (non-empty, no '/', no control characters, at most 255 bytes)")
         }

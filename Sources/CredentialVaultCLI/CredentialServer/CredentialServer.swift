@@ -23,7 +23,8 @@ struct CredentialServer {
 
     let socket: ListeningSocket
     let map: CredentialMap
-    let store: any TokenStorageAdapter
+    /// Opened again when another process replaced or re-keyed the vault.
+    let store: ReopeningStore
     let clientTimeout: Duration
     var maxClients = 64
     /// Where events go (stderr): names are escaped there, values never passed.
@@ -86,14 +87,14 @@ struct CredentialServer {
     /// Checks a new connection and loads its value; `nil` (connection closed) when refused.
     private func start(_ fd: Int32) -> ServedClient? {
         // (pid, uid, gid): `struct ucred`, which Glibc's module does not export.
-        var peer: (Int32, UInt32, UInt32) = (0, 0, 0)
-        var length = socklen_t(MemoryLayout.size(ofValue: peer))
-        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) == 0 else {
+        var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: credentials))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
             close(fd)
             log("refused a connection: its peer credentials cannot be read")
             return nil
         }
-        let (pid, uid, _) = peer
+        let (pid, uid, _) = credentials
         guard uid == 0 || uid == geteuid() else {
             close(fd)
             log("refused a connection from pid \(pid): uid \(uid) is neither root nor this server's user")
@@ -110,6 +111,14 @@ struct CredentialServer {
         guard let entry = map.entry(credential: request.credential, unit: request.unit) else {
             close(fd)
             refuse(request, pid: pid, "not mapped for this unit")
+            return nil
+        }
+        // The unit in the address is the client's claim: a credential mapped to some units only
+        // goes to a process that runs in the unit it claims (systemd connects from one).
+        let peer = PeerUnit.of(fd, pid: pid)
+        if !entry.units.isEmpty, peer != .unit(request.unit) {
+            close(fd)
+            refuse(request, pid: pid, "the client \(peer), not in \(request.unit)")
             return nil
         }
         let value: Data?
@@ -131,14 +140,16 @@ struct CredentialServer {
             refuse(request, pid: pid, "\(entry.key) is larger than systemd's 1 MiB limit on a credential")
             return nil
         }
-        return ServedClient(fd: fd, request: request, pid: pid, value: value, deadline: ContinuousClock.now + clientTimeout)
+        return ServedClient(fd: fd, request: request, pid: pid, peer: peer, value: value, deadline: ContinuousClock.now + clientTimeout)
     }
 
     /// Writes what the client takes now; the client when it is still to be served, else `nil`.
     private func progress(_ client: ServedClient) -> ServedClient? {
         switch client.write() {
         case .done:
-            log("served \(client.request.credential) to \(client.request.unit) (pid \(client.pid))")
+            // The real peer when it is not the unit it claimed (a credential mapped to every unit).
+            let real = client.peer == .unit(client.request.unit) ? "" : ", which \(client.peer)"
+            log("served \(client.request.credential) to \(client.request.unit) (pid \(client.pid)\(real))")
             return nil
         case .waiting:
             if ContinuousClock.now < client.deadline { return client }

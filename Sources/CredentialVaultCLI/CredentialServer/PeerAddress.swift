@@ -8,7 +8,9 @@ import Glibc
 ///
 /// The address is a claim, not a proof: any process that may connect to the socket can bind
 /// any abstract address. Who may connect is decided by the socket's mode (0600) and its peer
-/// check (`SO_PEERCRED`: root or the server's own user); the address only selects the unit.
+/// check (`SO_PEERCRED`: root or the server's own user); the address selects the unit, and a
+/// credential mapped to some units only is served when the client's cgroup is that unit's
+/// (`PeerUnit`).
 struct PeerAddress: Sendable, Equatable {
     let unit: String
     let credential: String

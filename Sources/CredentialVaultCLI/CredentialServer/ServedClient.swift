@@ -14,14 +14,17 @@ final class ServedClient {
     let fd: Int32
     let request: PeerAddress
     let pid: Int32
+    /// The unit the client really runs in (its cgroup's).
+    let peer: PeerUnit
     let deadline: ContinuousClock.Instant
     private var value: Data
     private var sent = 0
 
-    init(fd: Int32, request: PeerAddress, pid: Int32, value: Data, deadline: ContinuousClock.Instant) {
+    init(fd: Int32, request: PeerAddress, pid: Int32, peer: PeerUnit, value: Data, deadline: ContinuousClock.Instant) {
         self.fd = fd
         self.request = request
         self.pid = pid
+        self.peer = peer
         self.value = value
         self.deadline = deadline
     }

@@ -35,12 +35,16 @@ final class RecordCache: Sendable {
     init(interval: Duration) { self.interval = interval }
 
     /// The cached row of `nameHash` while the cache is known fresh; `nil` when it must be fetched.
-    func lookup(_ nameHash: Data) -> Entry? {
+    func lookup(_ nameHash: Data) -> Entry? { hit(nameHash)?.entry }
+
+    /// The cached row of `nameHash` and the store-wide generation it is known current at, while
+    /// the cache is known fresh (a write made on top of it is bound to that generation).
+    func hit(_ nameHash: Data) -> (entry: Entry, generation: Int64)? {
         guard interval > .zero else { return nil }
         let now = ContinuousClock.now
         return state.withLock { s in
-            guard let checked = s.checkedAt, checked.duration(to: now) < interval else { return nil }
-            return s.entries[nameHash]
+            guard let checked = s.checkedAt, checked.duration(to: now) < interval, let entry = s.entries[nameHash] else { return nil }
+            return (entry, max(s.generation, entry.floor))
         }
     }
 
@@ -70,11 +74,16 @@ final class RecordCache: Sendable {
     /// any snapshot the cache holds, and a process reads its own writes. Its commit moved the
     /// generation past the one the cache knows, so only a fetch that saw a later generation
     /// (which drops every entry) replaces it.
-    func wrote(_ nameHash: Data, entry: Entry) {
+    ///
+    /// `generation` is the generation the write left (it was bound to the one before): when
+    /// the cache knew the one before, only this write came in between, so every other entry is
+    /// still current at the new one.
+    func wrote(_ nameHash: Data, entry: Entry, generation: Int64) {
         guard interval > .zero else { return }
         state.withLock { s in
+            if s.generation == generation - 1 { s.generation = generation }
             var own = entry
-            own.floor = s.generation == .max ? .max : s.generation + 1
+            own.floor = generation
             s.entries[nameHash] = own
         }
     }

@@ -11,6 +11,9 @@ struct ConnectionString {
     let secrets: [String]
     /// The password the string holds, if any.
     let password: String?
+    /// The keywords that decide the transport (`host`, `hostaddr`, `sslmode`, `service`), as the
+    /// string gives them (absent: libpq's environment variables and defaults apply).
+    let transport: [String: String]
 
     /// Parses `conninfo` as libpq will (`PQconninfoParse`): a malformed string is
     /// `invalidArgument`, with libpq's reason stripped of everything it quoted. `password` (one
@@ -22,6 +25,7 @@ struct ConnectionString {
         guard conninfo.contains("=") || lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") else {
             self.secrets = secrets
             password = nil
+            transport = [:]
             return
         }
         var error: UnsafeMutablePointer<CChar>?
@@ -35,14 +39,18 @@ struct ConnectionString {
         defer { PQconninfoFree(options) }
         var option = options
         var found: String?
+        var transport: [String: String] = [:]
         while let keyword = option.pointee.keyword {
-            if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 {
-                found = String(cString: value)
+            let name = String(cString: keyword)
+            if let value = option.pointee.val, value.pointee != 0 {
+                if name == "password" { found = String(cString: value) }
+                if ["host", "hostaddr", "sslmode", "service"].contains(name) { transport[name] = String(cString: value) }
             }
             option += 1
         }
         self.secrets = secrets + [found].compactMap { $0 }
         password = found
+        self.transport = transport
     }
 
     /// `message` with every secret replaced by `(redacted)`.

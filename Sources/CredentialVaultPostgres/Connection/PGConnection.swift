@@ -43,6 +43,11 @@ final class PGConnection: @unchecked Sendable {
             keywords.append("password")
             values.append(password)
         }
+        // Over TCP, a verified TLS connection unless the caller asked otherwise (and was let).
+        if let mode = TransportSecurity(string).defaultedMode {
+            keywords.append("sslmode")
+            values.append(mode)
+        }
         let conn: OpaquePointer? = withCStrings(keywords) { k in withCStrings(values) { v in PQconnectdbParams(k, v, 1) } }
         guard let conn else { throw .io("libpq could not allocate a connection") }
         guard PQstatus(conn) == CONNECTION_OK else {

@@ -4,23 +4,62 @@ import Foundation
 /// What a host of the fleet unlocks the store's data key with. Each enrolled host has its own
 /// wrapping of the data key (a row of `fleet_hosts`), so hosts are added and removed without
 /// re-sealing a record. A device key is not offered: a shared store is not one device.
+///
+/// A host enrolled by its public key (`keyPair`) is re-keyed by every rotation without its
+/// secret; one enrolled with a key file or passphrase must be enrolled again after a rotation
+/// by someone who has that secret (docs/FLEET.md, *Host keys*).
 public enum FleetHostKey: Sendable, CustomStringConvertible {
     /// A key file of 32 bytes to 64 KiB of random data (`credvault keygen`), private (0600);
     /// hashed with BLAKE2b, not stretched.
     case keyFile(URL)
     /// A passphrase, stretched with Argon2id (the parameters stored with the host's wrapping).
     case passphrase(SecureBytes)
+    /// This host's private key file (32 bytes to 64 KiB of random data, `credvault keygen`,
+    /// private 0600): the host is enrolled by the X25519 public key derived from it
+    /// (`publicKey(ofPrivateKeyFile:)`), and any enrolled host seals the data key to it
+    /// (libsodium's sealed boxes): an enrolment or a rotation needs no secret of this host's.
+    case keyPair(URL)
+    /// This device's key pair, enrolled by its public key as `keyPair` is: the private key is
+    /// derived from the device's master key (`DeviceIdentity`: its host secret and machine id)
+    /// and, with a keyring or TPM `custodian`, from the secret that custodian holds (as the
+    /// sealed file's device key is), so it is never in a file of its own and does not leave
+    /// the machine. `nil`: the host-secret file custody.
+    case device(DeviceIdentity, custodian: (any DeviceCustodian)? = nil)
+
+    /// The public key to enrol for the private key file at `url` (32 bytes; `credvault fleet
+    /// public-key` prints it in hex).
+    public static func publicKey(ofPrivateKeyFile url: URL) throws(CredentialVaultError) -> Data {
+        Data(try HostKeyPair.load(url).publicKey)
+    }
+
+    /// The public key to enrol for `key` (a `keyPair` or `device` key); `invalidArgument` for a
+    /// key file or passphrase, which are not enrolled by a public key.
+    public static func publicKey(of key: FleetHostKey) throws(CredentialVaultError) -> Data {
+        Data(try HostKeyPair.of(key).publicKey)
+    }
 
     /// A passphrase from UTF-8 text.
     public static func passphrase(_ text: String) -> FleetHostKey {
         .passphrase(SecureBytes(copying: Array(text.utf8)))
     }
 
-    /// How the wrapping is recorded: 1 passphrase, 2 key file (the sealed file's numbering).
+    /// How the wrapping is recorded: 1 passphrase, 2 key file (the sealed file's numbering),
+    /// 3 public key (a sealed box).
     var source: Int64 {
         switch self {
         case .passphrase: 1
         case .keyFile: 2
+        case .keyPair, .device: 3
+        }
+    }
+
+    /// The kind of key a `key_source` records, in words.
+    static func kind(ofSource source: Int64) -> String {
+        switch source {
+        case 1: "passphrase"
+        case 2: "key file"
+        case 3: "public key"
+        default: "unknown (\(source))"
         }
     }
 
@@ -29,6 +68,8 @@ public enum FleetHostKey: Sendable, CustomStringConvertible {
         switch self {
         case .keyFile(let url): "key file \(url.path)"
         case .passphrase: "passphrase"
+        case .keyPair(let url): "private key file \(url.path)"
+        case .device(_, let custodian): "device key (\((custodian?.custody ?? .file).name) custody)"
         }
     }
 }
@@ -50,6 +91,9 @@ struct HostWrapping: Sendable {
     static func make(
         host: String, key: FleetHostKey, kdf: KDFParameters, dataKey: SecureBytes, storeID: Data, epoch: Int64
     ) throws(CredentialVaultError) -> HostWrapping {
+        if key.source == 3 {
+            return sealed(host: host, publicKey: try HostKeyPair.of(key).publicKey, dataKey: dataKey, storeID: storeID, epoch: epoch)
+        }
         let salt = Data(Crypto.randomBytes(Crypto.saltBytes))
         let ops = key.source == 1 ? Int64(kdf.opsLimit) : 0
         let mem = key.source == 1 ? Int64(kdf.memLimitBytes) : 0
@@ -64,8 +108,9 @@ struct HostWrapping: Sendable {
     /// the row, or the store id it is bound to, was edited).
     func unwrap(_ key: FleetHostKey, storeID: Data) throws(CredentialVaultError) -> SecureBytes {
         guard key.source == source else {
-            throw .invalidArgument("host \(host) is enrolled with a \(source == 1 ? "passphrase" : "key file"), not a \(key)")
+            throw .invalidArgument("host \(host) is enrolled with a \(FleetHostKey.kind(ofSource: source)), not a \(key)")
         }
+        if key.source == 3 { return try openSealed(with: HostKeyPair.of(key), storeID: storeID) }
         let kek = try keyEncryptionKey(key)
         var plain: [UInt8] = []
         defer { wipe(&plain) }
@@ -89,6 +134,8 @@ struct HostWrapping: Sendable {
             guard let kek = Crypto.argon2id(passphrase: passphrase, salt: Array(salt), opsLimit: kdf.opsLimit, memLimitBytes: Int(kdf.memLimitBytes))
             else { throw .io("Argon2id could not allocate \(kdf.memLimitBytes >> 20) MiB") }
             return kek
+        case .keyPair, .device:
+            throw .invalidArgument("a public-key host's wrapping is a sealed box, not wrapped with a key-encryption key")
         case .keyFile(let url):
             let contents = try SecretFile.read(url.path, what: "the key file", limit: Self.keyFileSizes.upperBound)
             guard Self.keyFileSizes.contains(contents.count) else {

@@ -39,6 +39,17 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     public var clock: any CredentialClock
     /// How many threads (each with its connection) serve the async API at most.
     public var threads: Int
+    /// Accepts a TCP connection weaker than `sslmode=verify-full` (`disable`, `allow`,
+    /// `prefer`, `require`, `verify-ca`), which `validate` otherwise refuses: a man in the middle
+    /// could read and change the rows and learn a password. Show `transportWarning` when set.
+    /// A string that names no `sslmode` gets `verify-full` over TCP; a Unix-domain socket
+    /// needs nothing.
+    public var insecureTransport = false
+    /// Where this host remembers the newest state (key epoch and generation) of each fleet store
+    /// it has seen, to refuse an older copy of the database put back (`rolledBack`): the host
+    /// state directory, beside the sealed file's rollback counters (default
+    /// `$XDG_STATE_HOME/credential-vault`). `nil` remembers within the process only.
+    public var stateDirectory: URL? = XDGDirectories.state.appendingPathComponent("credential-vault")
 
     /// A configuration with the defaults: schema `credvault`, connect 5 s, statements 5 s,
     /// exclusive access 10 s, freshness 1 s, 3 reconnect attempts, 4 threads.
@@ -66,7 +77,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
         guard !connectionString.isEmpty, !connectionString.utf8.contains(0) else {
             throw .invalidArgument("the PostgreSQL connection string must be non-empty and without NUL")
         }
-        _ = try ConnectionString(connectionString)
+        try TransportSecurity(ConnectionString(connectionString)).check(allowed: insecureTransport)
         guard !(password?.utf8.contains(0) ?? false) else { throw .invalidArgument("the PostgreSQL password must be without NUL") }
         guard Self.isIdentifier(schema) else {
             throw .invalidArgument("the fleet schema name must be a lowercase identifier (a-z, 0-9, _; at most 48 characters)")
@@ -111,6 +122,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// `false` for a string libpq cannot parse (`validate` refuses it).
     public var connectionStringHoldsPassword: Bool {
         (try? ConnectionString(connectionString))?.password != nil
+    }
+
+    /// What the connection exposes when it is weaker than a verified TLS connection over TCP
+    /// (allowed by `insecureTransport`), to be shown as a warning; `nil` otherwise (and for a
+    /// string libpq cannot parse: `validate` refuses it).
+    public var transportWarning: String? {
+        (try? ConnectionString(connectionString)).flatMap { TransportSecurity($0).warning }
     }
 
     /// Redacted: the connection string may hold a password.

@@ -13,8 +13,13 @@ extension PostgresStore {
             "the fleet store's data key was rotated (credvault fleet rotate) after this process opened it: nothing was changed; "
                 + "open the store again (run the command again) to use the new key"
         case .tampered:
-            "a row of the fleet store failed authentication (changed in the database, copied from elsewhere, or sealed with a key "
-                + "this fleet does not hold): nothing was changed; a database administrator must delete or restore that row"
+            "a row of the fleet store, or its state seal, failed authentication (changed in the database, copied from elsewhere, "
+                + "sealed with a key this fleet does not hold, or rows inserted or deleted without the data key): nothing was changed; "
+                + "a database administrator must delete or restore what was changed"
+        case .rolledBack(let why):
+            "\(why); nothing was read or changed. If the database was restored from a backup on purpose, run credvault fleet "
+                + "accept-restore on this host (credentials revoked, taken or changed since that copy are back); otherwise the "
+                + "database administrator restores the newer state"
         case .corrupted(let why):
             "the fleet store is damaged (\(why)): a database administrator must repair it or restore the database"
         case .busy:

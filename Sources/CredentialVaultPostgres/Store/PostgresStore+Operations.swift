@@ -2,7 +2,7 @@ import CredentialVault
 import Foundation
 
 /// The operations, blocking (each is one to three short statements; every write and delete is
-/// bound to the key epoch, see `epochBoundWrite`). The synchronous API calls them directly, the
+/// bound to the key epoch, see `sealedWrite`). The synchronous API calls them directly, the
 /// asynchronous one on the store's threads.
 extension PostgresStore {
     /// A row as stored: its version, key epoch and sealed record.
@@ -18,17 +18,19 @@ extension PostgresStore {
 
     // MARK: - Rows
 
-    /// Fetches the row of `nameHash` with the store's generation (one snapshot, one round
-    /// trip), and keeps it in the cache.
-    func fetch(_ nameHash: Data) throws(CredentialVaultError) -> Row? {
+    /// Fetches the row of `nameHash` with the store's state (one snapshot, one round trip),
+    /// verifies the state (`verify`) and keeps the row in the cache.
+    func fetch(_ nameHash: Data) throws(CredentialVaultError) -> Row? { try fetchWithState(nameHash).row }
+
+    /// The same, with the state the row is current at (a write on top of it is bound to it).
+    func fetchWithState(_ nameHash: Data) throws(CredentialVaultError) -> (row: Row?, state: FleetState) {
         let askedAt = ContinuousClock.now
         let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
             try c.query("read", schema.readRecord, [.bytes(nameHash)], deadline: pool.statementDeadline)
         }
-        guard result.rowCount == 1, let generation = result.int8(0, 0), let storeEpoch = result.int8(0, 4) else {
-            throw .corrupted("the fleet store's fleet_meta row is missing")
-        }
-        if storeEpoch != keys.keyEpoch { throw .locked }
+        let state = try FleetState(result, epoch: 4, generation: 0, seal: 5, askedAt: askedAt)
+        try verify(state)
+        let generation = state.generation
         let row: Row?
         if let version = result.int8(0, 1) {
             guard let epoch = result.int8(0, 2), let sealed = result.bytes(0, 3) else { throw .tampered }
@@ -39,15 +41,18 @@ extension PostgresStore {
         cache.record(
             generation: generation, askedAt: askedAt, nameHash: nameHash,
             entry: RecordCache.Entry(version: row?.version ?? 0, epoch: row?.epoch ?? 0, sealed: row?.sealed))
-        return row
+        return (row, state)
     }
 
-    /// The row of `nameHash` from the cache when it is known fresh, else from the server.
-    func current(_ nameHash: Data) throws(CredentialVaultError) -> Row? {
-        if let entry = cache.lookup(nameHash) {
-            return entry.sealed.map { Row(version: entry.version, epoch: entry.epoch, sealed: $0) }
+    /// The row of `nameHash` from the cache when it is known fresh, else from the server; with
+    /// the state it is current at.
+    func current(_ nameHash: Data) throws(CredentialVaultError) -> (row: Row?, state: FleetState) {
+        if let hit = cache.hit(nameHash) {
+            // The cached state was verified when fetched (its seal, this host's memory).
+            let state = FleetState(epoch: keys.keyEpoch, generation: hit.generation, seal: nil)
+            return (hit.entry.sealed.map { Row(version: hit.entry.version, epoch: hit.entry.epoch, sealed: $0) }, state)
         }
-        return try fetch(nameHash)
+        return try fetchWithState(nameHash)
     }
 
     /// Opens a row and checks that it is the credential asked for (`tampered` otherwise).
@@ -72,15 +77,30 @@ extension PostgresStore {
         return FleetRecord.milliseconds(configuration.clock.now()) >= expires
     }
 
-    /// Deletes an expired row (only that version: a newer save stays).
-    func purge(_ nameHash: Data, version: Int64) throws(CredentialVaultError) {
-        _ = try epochBoundWrite("delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch)])
+    /// Deletes an expired row (only that version, over the state it was read at: a newer save
+    /// stays; a write in between leaves it for the next purge).
+    func purge(_ nameHash: Data, version: Int64, over state: FleetState) throws(CredentialVaultError) {
+        _ = try deleteVersion(nameHash, version: version, over: state)
         cache.forget(nameHash)
     }
 
-    /// Deletes every expired ephemeral row (on open and with `listKeys`).
-    func purgeExpired() throws(CredentialVaultError) {
-        try Self.purgeExpired(pool: pool, schema: schema, keyEpoch: keys.keyEpoch, now: configuration.clock.now())
+    /// Deletes the row `nameHash` at `version` over `state`, or over the state another write
+    /// moved it to (the version check still tells whether the row is the one read): 1 or 0
+    /// rows, and the state the delete was made over.
+    func deleteVersion(
+        _ nameHash: Data, version: Int64, over state: FleetState, retrySafe: Bool = true
+    ) throws(CredentialVaultError) -> (deleted: Int, over: FleetState) {
+        var state = state
+        for _ in 0..<Self.maxRounds {
+            switch try sealedWrite(
+                "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch)], over: state,
+                retrySafe: retrySafe)
+            {
+            case .changed(let deleted): return (deleted, state)
+            case .moved(let current): state = current
+            }
+        }
+        throw .busy
     }
 
     /// Refuses what a fleet store cannot honour: a persistent device-only credential.
@@ -106,7 +126,7 @@ extension PostgresStore {
             let (sum, overflow) = now.addingReportingOverflow(PGConnection.milliseconds(ttl))
             expires = overflow ? Int64.max : sum
         }
-        var row = try current(nameHash)
+        var (row, state) = try current(nameHash)
         for _ in 0..<Self.maxRounds {
             var created = now
             if let row {
@@ -122,29 +142,32 @@ extension PostgresStore {
             let sealed = keys.seal(Data(plain), nameHash: nameHash, version: version)
             wipe(&plain)
             let expiresParam: PGParam = expires.map { .int8($0) } ?? .nullInt8
-            // Bound to this key's epoch: after a rotation nothing lands under the old key, and
-            // the read below reports the rotation (`locked`).
-            let won = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> Bool in
-                let result: PGResult
-                if let row {
-                    result = try c.query(
-                        "update", schema.updateRecord,
-                        [.bytes(nameHash), .int8(row.version), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)],
-                        deadline: pool.statementDeadline)
-                } else {
-                    result = try c.query(
-                        "insert", schema.insertRecord, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)],
-                        deadline: pool.statementDeadline)
-                }
-                return result.affectedRows == 1
+            // Bound to this key's epoch and the state read: after a rotation nothing lands under
+            // the old key (`locked`), and a write on top of a state another write moved is made
+            // again on the new one.
+            let outcome: SealedWriteOutcome
+            if let row {
+                outcome = try sealedWrite(
+                    "update", schema.updateRecord,
+                    [.bytes(nameHash), .int8(row.version), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)], over: state)
+            } else {
+                outcome = try sealedWrite(
+                    "insert", schema.insertRecord, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch), expiresParam, .bytes(sealed)],
+                    over: state)
             }
-            if won {
-                cache.wrote(nameHash, entry: RecordCache.Entry(version: version, epoch: keys.keyEpoch, sealed: sealed))
+            switch outcome {
+            case .changed(1):
+                cache.wrote(
+                    nameHash, entry: RecordCache.Entry(version: version, epoch: keys.keyEpoch, sealed: sealed), generation: state.generation + 1)
                 return
+            case .moved(let current):
+                // A write elsewhere in the store came first: again on the state it left (the
+                // version check tells whether this row changed too).
+                state = current
+            case .changed:
+                // Another writer of this row came first: read its row, try again on top of it.
+                (row, state) = try fetchWithState(nameHash)
             }
-            // Another writer came first (read its row and try again on top of it), or the store
-            // was rotated (the read reports `locked`).
-            row = try fetch(nameHash)
         }
         throw .busy
     }
@@ -157,10 +180,11 @@ extension PostgresStore {
             let record = try open(Row(version: cached.version, epoch: cached.epoch, sealed: sealed), nameHash: nameHash, expected: key)
             if !isExpired(record) { return record.value }
         }
-        guard let row = try fetch(nameHash) else { return nil }
+        let (fetched, state) = try fetchWithState(nameHash)
+        guard let row = fetched else { return nil }
         let record = try open(row, nameHash: nameHash, expected: key)
         if isExpired(record) {
-            try purge(nameHash, version: row.version)
+            try purge(nameHash, version: row.version, over: state)
             throw .expired
         }
         return record.value
@@ -181,18 +205,18 @@ extension PostgresStore {
         try key.validate()
         let nameHash = keys.nameHash(key)
         for _ in 0..<Self.maxRounds {
-            guard let row = try fetch(nameHash) else { return nil }
+            let (fetched, state) = try fetchWithState(nameHash)
+            guard let row = fetched else { return nil }
             let record = try open(row, nameHash: nameHash, expected: key)
             if isExpired(record) {
-                try purge(nameHash, version: row.version)
+                try purge(nameHash, version: row.version, over: state)
                 throw .expired
             }
             // Single use: only the one DELETE that still finds this version gets the value.
             // Not retried after a lost connection: whether it was consumed would be unknown.
-            let taken = try epochBoundWrite(
-                "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(row.version), .int8(keys.keyEpoch)], retrySafe: false)
+            let (taken, over) = try deleteVersion(nameHash, version: row.version, over: state, retrySafe: false)
             if taken == 1 {
-                cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil))
+                cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil), generation: over.generation + 1)
                 return record.value
             }
         }
@@ -202,19 +226,29 @@ extension PostgresStore {
     func blockingDelete(_ key: CredentialKey) throws(CredentialVaultError) -> Bool {
         try key.validate()
         let nameHash = keys.nameHash(key)
-        // After a rotation the row has another id: `locked`, never a false "there was none".
-        let deleted = try epochBoundWrite("delete", schema.deleteRecord, [.bytes(nameHash), .int8(keys.keyEpoch)])
-        cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil))
-        return deleted > 0
+        // Read from the server (never a stale "there was none"), then deleted over that state.
+        // After a rotation the read reports it: `locked`.
+        for _ in 0..<Self.maxRounds {
+            let (fetched, state) = try fetchWithState(nameHash)
+            guard let row = fetched else { return false }
+            let (deleted, over) = try deleteVersion(nameHash, version: row.version, over: state)
+            if deleted == 1 {
+                cache.wrote(nameHash, entry: RecordCache.Entry(version: 0, epoch: 0, sealed: nil), generation: over.generation + 1)
+                return true
+            }
+        }
+        throw .busy
     }
 
     func blockingListKeys(service: String?) throws(CredentialVaultError) -> [CredentialKey] {
         try purgeExpired()
+        let askedAt = ContinuousClock.now
         let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
             try c.query("list", schema.persistentRecords, [], deadline: pool.statementDeadline)
         }
+        try verify(FleetState(result, epoch: 0, generation: 1, seal: 2, askedAt: askedAt))
         var keys: [CredentialKey] = []
-        for index in 0..<result.rowCount {
+        for index in 0..<result.rowCount where result.bytes(index, 3) != nil {
             let record = try openListed(result, index)
             // A row without a clear expiry whose sealed record is ephemeral was edited.
             if record.isEphemeral { throw .tampered }
@@ -224,8 +258,8 @@ extension PostgresStore {
     }
 
     private func openListed(_ result: PGResult, _ index: Int) throws(CredentialVaultError) -> FleetRecord {
-        guard let nameHash = result.bytes(index, 0), let version = result.int8(index, 1), let epoch = result.int8(index, 2),
-            let sealed = result.bytes(index, 3)
+        guard let nameHash = result.bytes(index, 3), let version = result.int8(index, 4), let epoch = result.int8(index, 5),
+            let sealed = result.bytes(index, 6)
         else { throw .tampered }
         return try open(Row(version: version, epoch: epoch, sealed: sealed), nameHash: nameHash, expected: nil)
     }
@@ -233,10 +267,11 @@ extension PostgresStore {
     func blockingMetadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
         try key.validate()
         let nameHash = keys.nameHash(key)
-        guard let row = try current(nameHash) else { return nil }
+        let (current, state) = try current(nameHash)
+        guard let row = current else { return nil }
         let record = try open(row, nameHash: nameHash, expected: key)
         if isExpired(record) {
-            try purge(nameHash, version: row.version)
+            try purge(nameHash, version: row.version, over: state)
             return nil
         }
         return record.metadata
@@ -244,21 +279,28 @@ extension PostgresStore {
 
     func blockingDeleteAll(service: String?) throws(CredentialVaultError) -> Int {
         guard let service else {
-            let count = try epochBoundWrite("delete-all", schema.deleteEverything, [.int8(keys.keyEpoch)])
+            let count = try deleteCounted("delete-all", schema.deleteEverything, [.int8(keys.keyEpoch)], expiredAt: nil)
             cache.expire()
             return count
         }
+        // The rows and their state in one snapshot; the matching ones deleted one by one by
+        // version (one rewritten meanwhile stays, as with any delete that lost its race), each
+        // over the state the one before left.
+        let askedAt = ContinuousClock.now
         let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
-            try c.query("all", schema.allRecords, [], deadline: pool.statementDeadline)
+            try c.query("all", schema.allRecordsWithState, [], deadline: pool.statementDeadline)
         }
+        var state = try FleetState(result, epoch: 0, generation: 1, seal: 2, askedAt: askedAt)
+        try verify(state)
         var count = 0
-        for index in 0..<result.rowCount {
+        for index in 0..<result.rowCount where result.bytes(index, 3) != nil {
             let record = try openListed(result, index)
-            guard record.key.isIn(service: service), let nameHash = result.bytes(index, 0), let version = result.int8(index, 1) else {
+            guard record.key.isIn(service: service), let nameHash = result.bytes(index, 3), let version = result.int8(index, 4) else {
                 continue
             }
-            count += try epochBoundWrite(
-                "delete-version", schema.deleteRecordVersion, [.bytes(nameHash), .int8(version), .int8(keys.keyEpoch)])
+            let (deleted, over) = try deleteVersion(nameHash, version: version, over: state)
+            count += deleted
+            state = FleetState(epoch: over.epoch, generation: over.generation + Int64(deleted), seal: nil)
             cache.forget(nameHash)
         }
         cache.expire()

@@ -12,6 +12,10 @@ import Foundation
 /// - Every write and delete is bound to the data key's epoch in the same statement: a process
 ///   that opened the store before a rotation gets `locked` (reopen), never a lost write or a
 ///   false "not found".
+/// - A store-wide generation, sealed with the data key and advanced by every write in its
+///   statement, is checked by every read, and each host remembers the newest state it has
+///   seen: rows changed without the key are `tampered`, an older copy of the database put back
+///   is `rolledBack` (`acceptRestore` after a deliberate restore).
 /// - Reads are served from a per-process cache while the store-wide generation is known to be
 ///   unchanged (checked at most `freshnessInterval` ago).
 /// - `withExclusiveAccess` is a fleet-wide lock (a PostgreSQL advisory lock, released when its
@@ -38,6 +42,8 @@ public final class PostgresStore: Sendable {
     let schema: FleetSchema
     let pool: ConnectionPool
     let keys: FleetKeys
+    /// The newest state of the store this host has seen (refuses an older one: `rolledBack`).
+    let memory: FleetMemory
     let cache: RecordCache
     /// The threads of the async API's round trips.
     let threads: StoreThreads
@@ -46,12 +52,13 @@ public final class PostgresStore: Sendable {
     /// Expires the cache early on NOTIFY (a hint; `nil` without a cache).
     let listener: ChangeListener?
 
-    init(configuration: PostgresConfiguration, host: String, pool: ConnectionPool, keys: FleetKeys) {
+    init(configuration: PostgresConfiguration, host: String, pool: ConnectionPool, keys: FleetKeys, memory: FleetMemory) {
         self.configuration = configuration
         self.host = host
         schema = FleetSchema(name: configuration.schema)
         self.pool = pool
         self.keys = keys
+        self.memory = memory
         cache = RecordCache(interval: configuration.freshnessInterval)
         threads = StoreThreads(name: "credvault-pg", limit: configuration.threads)
         lockThreads = StoreThreads(name: "credvault-pglock", limit: configuration.threads)
@@ -60,7 +67,13 @@ public final class PostgresStore: Sendable {
             ? ChangeListener(configuration: configuration, channel: schema.channel, cache: cache) : nil
     }
 
-    deinit { listener?.stop() }
+    // Releasing the store writes out its memory of the store's state when it is behind (one
+    // small file, replaced and synced): on the releasing thread, so a store released on
+    // Swift's cooperative pool makes that write there once.
+    deinit {
+        listener?.stop()
+        memory.flush()
+    }
 
     /// The store's id (32 hex digits), the same on every host.
     public var storeID: String { keys.storeID.map { String(format: "%02x", $0) }.joined() }
@@ -77,12 +90,30 @@ public final class PostgresStore: Sendable {
     /// rows, sees the new epoch) opens again, so the store returned is current when returned.
     ///
     /// Throws `notAvailable` when the server cannot be reached or holds no store in the
-    /// schema, `unsupported` for a store of another schema version (it is never migrated
+    /// schema, `rolledBack` when the store's state is older than one this host has seen,
+    /// `tampered` when its state seal does not match, `unsupported` for a store of another schema version (it is never migrated
     /// silently), `permissionDenied` when the host is not enrolled or the server refuses the
     /// role, `wrongPassphrase` when `key` is not this host's, `invalidArgument` for a
     /// malformed connection string (never repeated: it may hold a password).
     public static func open(
         _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
+    ) throws(CredentialVaultError) -> PostgresStore {
+        try open(configuration, host: host, key: key, acceptingRestore: false)
+    }
+
+    /// Opens the store as `open` does, but accepts its state even when this host has seen a
+    /// newer one, and remembers it instead: after a deliberate restore of the database from a
+    /// backup (`credvault fleet accept-restore`). Everything else is checked as by `open`: a data
+    /// key of the epoch this host knew, or of a later one, must be that key or signed from it
+    /// (`tampered` otherwise); one of an older epoch cannot be checked and is believed.
+    public static func acceptRestore(
+        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
+    ) throws(CredentialVaultError) -> PostgresStore {
+        try open(configuration, host: host, key: key, acceptingRestore: true)
+    }
+
+    static func open(
+        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey, acceptingRestore: Bool
     ) throws(CredentialVaultError) -> PostgresStore {
         try configuration.validate()
         try validateHostName(host)
@@ -90,10 +121,18 @@ public final class PostgresStore: Sendable {
         let schema = FleetSchema(name: configuration.schema)
         var attempt = 1
         while true {
-            let keys = try unwrapKeys(pool: pool, schema: schema, host: host, key: key)
+            let (keys, state, chain) = try unwrapKeys(pool: pool, schema: schema, host: host, key: key)
+            let memory = try FleetMemory(directory: configuration.stateDirectory, storeID: keys.storeID)
+            // The key is checked even for an accepted restore: a restore brings back an older
+            // state, not another key for an epoch this host knew (a box sealed to it by the
+            // administrator). A key of an older epoch than the one known cannot be checked.
+            try checkKey(keys, chain: chain, memory: memory)
+            if !acceptingRestore { try verify(state, keys: keys, memory: memory, force: true) }
+            let store = PostgresStore(configuration: configuration, host: host, pool: pool, keys: keys, memory: memory)
             do throws(CredentialVaultError) {
-                try purgeExpired(pool: pool, schema: schema, keyEpoch: keys.keyEpoch, now: configuration.clock.now())
-                return PostgresStore(configuration: configuration, host: host, pool: pool, keys: keys)
+                if acceptingRestore { try store.accept(state) }
+                try store.purgeExpired()
+                return store
             } catch {
                 // Rotated between the read and the purge: read the new epoch and wrapping.
                 guard error == .locked, attempt < openAttempts else { throw error }
@@ -105,13 +144,13 @@ public final class PostgresStore: Sendable {
     /// How many times an open reads the store again when rotations keep overtaking it.
     static let openAttempts = 3
 
-    /// Reads the store's meta row and `host`'s wrapping in one statement and unwraps the data key.
+    /// Reads the store's meta row and `host`'s wrapping in one statement and unwraps the data
+    /// key; returns the keys and the state read with them (to be verified).
     private static func unwrapKeys(
         pool: ConnectionPool, schema: FleetSchema, host: String, key: FleetHostKey
-    ) throws(CredentialVaultError) -> FleetKeys {
-        let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
-            try c.queryUnprepared(schema.readMetaAndHost, [.text(host)], deadline: pool.statementDeadline)
-        }
+    ) throws(CredentialVaultError) -> (FleetKeys, FleetState, chain: Data?) {
+        let askedAt = ContinuousClock.now
+        let result = try readMetaAndHost(pool: pool, schema: schema, host: host)
         guard result.rowCount == 1, let version = result.int8(0, 0), let storeID = result.bytes(0, 1), storeID.count == 16,
             let epoch = result.int8(0, 2)
         else { throw .corrupted("the fleet store's fleet_meta row is missing or malformed") }
@@ -131,7 +170,22 @@ public final class PostgresStore: Sendable {
         }
         let row = HostWrapping(host: host, source: source, salt: salt, opsLimit: ops, memLimit: mem, epoch: hostEpoch, wrapped: wrapped)
         let dataKey = try row.unwrap(key, storeID: storeID)
-        return try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: epoch)
+        let state = try FleetState(result, epoch: 2, generation: 9, seal: 10, askedAt: askedAt)
+        return (try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: epoch), state, result.bytes(0, 11))
+    }
+
+    /// The open's statement. A store made before the state seal has no `state_seal` column
+    /// (SQLSTATE 42703): it is added (the store owner's role can), and the statement read again.
+    private static func readMetaAndHost(pool: ConnectionPool, schema: FleetSchema, host: String) throws(CredentialVaultError) -> PGResult {
+        try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
+            do throws(PGFailure) {
+                return try c.queryUnprepared(schema.readMetaAndHost, [.text(host)], deadline: pool.statementDeadline)
+            } catch {
+                guard error.sqlState == "42703" else { throw error }
+                try c.simple(schema.addStateSeal, deadline: pool.statementDeadline)
+                return try c.queryUnprepared(schema.readMetaAndHost, [.text(host)], deadline: pool.statementDeadline)
+            }
+        }
     }
 
     /// Opens the store from async code: the connect, round trips and key derivation run on a
@@ -157,16 +211,19 @@ public final class PostgresStore: Sendable {
         let storeID = Data(Crypto.randomBytes(16))
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
         let wrapping = try HostWrapping.make(host: host, key: key, kdf: kdf, dataKey: dataKey, storeID: storeID, epoch: 1)
+        let keys = try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: 1)
         let created = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Bool in
-            let deadline = pool.statementDeadline
+            // (A deadline for each statement, from when it is sent, as everywhere.)
             do throws(PGFailure) {
-                try c.simple("BEGIN; " + schema.creation, deadline: deadline)
-                _ = try c.queryUnprepared(schema.insertMeta, [.int8(FleetSchema.version), .bytes(storeID), .int8(1)], deadline: deadline)
-                _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: deadline)
-                try c.simple("COMMIT", deadline: deadline)
+                try c.simple("BEGIN; " + schema.creation, deadline: pool.statementDeadline)
+                _ = try c.queryUnprepared(
+                    schema.insertMeta, [.int8(FleetSchema.version), .bytes(storeID), .int8(1), .bytes(keys.stateSeal(generation: 0))],
+                    deadline: pool.statementDeadline)
+                _ = try c.queryUnprepared(schema.insertHost, wrapping.parameters, deadline: pool.statementDeadline)
+                try c.simple("COMMIT", deadline: pool.statementDeadline)
                 return true
             } catch {
-                try? c.simple("ROLLBACK", deadline: deadline)
+                try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
                 if error.sqlState == "42P06" { return false }
                 throw error
             }
@@ -174,9 +231,10 @@ public final class PostgresStore: Sendable {
         guard created else {
             throw .invalidArgument("a fleet store (or another schema) named \(configuration.schema) exists already: open it, or pick another schema")
         }
-        let store = PostgresStore(
-            configuration: configuration, host: host, pool: pool, keys: try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: 1))
-        return store
+        let memory = try FleetMemory(directory: configuration.stateDirectory, storeID: storeID)
+        memory.remember(FleetMemory.KnownKey(epoch: 1, verifyKey: keys.verifyKey))
+        try memory.observe(FleetMemory.Mark(epoch: 1, generation: 0), askedAt: .now, force: true)
+        return PostgresStore(configuration: configuration, host: host, pool: pool, keys: keys, memory: memory)
     }
 
     /// Host names are 1 to 255 bytes without control characters.

@@ -118,9 +118,7 @@ final class ServiceCall {
     /// connection is dropped and the operation run once more with a new session; a second
     /// failure is this error.
     func secretUnreadable() -> CredentialVaultError {
-        rerun = .newSession
-        connection.reset(ifStill: service)
-        return .io(
+        renewSession(
             "\(service.provider) listed the item but sent a secret this process could not decrypt "
                 + "(twice, each with a new session): retry; with kwalletd5 this is KDE bug 514194, fixed in KWallet 6.25")
     }
@@ -131,11 +129,17 @@ final class ServiceCall {
     /// session (a half-made item kwalletd5 leaves has the same attributes, so the replacing
     /// create of the rerun writes into it); a second refusal is this error.
     func sentSecretRefused() -> CredentialVaultError {
-        rerun = .newSession
-        connection.reset(ifStill: service)
-        return .io(
+        renewSession(
             "\(service.provider) could not decrypt the secret this process sent (twice, each with a new session): "
                 + "nothing was stored; retry; with kwalletd5 this is KDE bug 514194, fixed in KWallet 6.25")
+    }
+
+    /// A session key the provider and this process do not share: the operation is run once
+    /// more on a new connection (a new session); `message` is the error when that fails too.
+    private func renewSession(_ message: String) -> CredentialVaultError {
+        rerun = .newSession
+        connection.reset(ifStill: service)
+        return .io(message)
     }
 
     // MARK: - Collections

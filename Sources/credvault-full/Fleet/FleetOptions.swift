@@ -25,6 +25,9 @@ enum FleetOptions {
         if let path = args.options["postgres-password-file"] {
             configuration.password = try SecretReader.text(fromFile: path, what: "PostgreSQL password")
         }
+        configuration.insecureTransport = args.flags.contains("insecure-transport")
+        try configuration.validate()
+        if let warning = configuration.transportWarning { TerminalIO().error("warning: " + warning) }
         // A command lives for a few round trips: a LISTEN connection would only cost the
         // server a connection (50 concurrent commands would hold 50 more).
         configuration.listensForChanges = false
@@ -39,9 +42,21 @@ enum FleetOptions {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// This host's key: `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
+    /// This host's key: `--fleet-private-key` or `$CREDVAULT_FLEET_PRIVATE_KEY` (enrolled by its
+    /// public key), `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
     /// else the common `--key-file`, `--passphrase-file` or `--ask-passphrase`.
     static func hostKey(_ args: ParsedArguments) throws -> FleetHostKey {
+        if args.flags.contains("fleet-device-key") {
+            // This machine's key pair, under the custody `--custody` names (file by default).
+            let configuration = try VaultOptions.configuration(args)
+            let custody = try VaultOptions.custody(args)
+            let custodian = configuration.custodians.first { $0.custody == custody }
+            guard custody == .file || custodian != nil else { throw UsageError("--custody \(custody.name) is not available here") }
+            return .device(try configuration.device ?? DeviceIdentity.current(), custodian: custodian)
+        }
+        if let path = args.options["fleet-private-key"] ?? environment["CREDVAULT_FLEET_PRIVATE_KEY"] {
+            return .keyPair(URL(fileURLWithPath: path))
+        }
         if let path = args.options["fleet-key-file"] ?? environment["CREDVAULT_FLEET_KEY_FILE"] {
             return .keyFile(URL(fileURLWithPath: path))
         }

@@ -23,6 +23,9 @@ extension GlewlwydTests {
             let secretFile: URL
             let environment: [String: String]
             let arguments: [String]
+            /// The store's fleet lock as `pg_locks` shows it (an advisory lock on a bigint key,
+            /// the first 8 bytes of the store id: classid its high half, objid its low half).
+            let lock: (classid: UInt32, objid: UInt32)
 
             init(_ provider: Glewlwyd) async throws {
                 dir = FileManager.default.temporaryDirectory.appendingPathComponent("cv-fleet-\(UUID().uuidString)")
@@ -42,8 +45,24 @@ extension GlewlwydTests {
                     "auth", "token", "--client-credentials", "--issuer", provider.issuer.absoluteString, "--client-id",
                     provider.serviceClientID, "--client-secret-file", secretFile.path, "--scope", "api", "--backend", "postgres",
                 ]
-                let (initCode, _, initError) = try await CLIProcess.run(["fleet", "init"], environment: environment)
+                let (initCode, initOutput, initError) = try await CLIProcess.run(["fleet", "init"], environment: environment)
                 #expect(initCode == 0, "\(initError)")
+                guard let storeID = initOutput.firstMatch(of: /fleet store ([0-9a-f]{32})/)?.1,
+                    let high = UInt32(storeID.prefix(8), radix: 16), let low = UInt32(storeID.dropFirst(8).prefix(8), radix: 16)
+                else { throw FleetTestError("no store id in: \(initOutput)") }
+                lock = (high, low)
+            }
+
+            /// How many sessions wait for this store's fleet lock: its own waiters only,
+            /// whatever other tests on the shared cluster lock meanwhile.
+            func waitingForItsLock() async throws -> Int {
+                let query =
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = \(lock.classid) AND objid = \(lock.objid) "
+                    + "AND objsubid = 1 AND NOT granted"
+                let psql = try CLIProcess(
+                    [environment["CREDVAULT_POSTGRES"]!, "-X", "-A", "-t", "-c", query], executable: URL(fileURLWithPath: "/usr/bin/psql"))
+                guard try await psql.wait() == 0 else { throw FleetTestError("psql failed: \(psql.stderr)") }
+                return Int(psql.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
             }
 
             func remove() { try? FileManager.default.removeItem(at: dir) }
@@ -64,11 +83,10 @@ extension GlewlwydTests {
             }
             let marker = provider.logSize()
             let processes = try (0..<5).map { _ in try CLIProcess(fleet.arguments, environment: fleet.environment) }
-            // Wait until all five wait for the advisory lock: the server says so (asked again
-            // and again, as it tells no one), within a ceiling.
-            let conninfo = fleet.environment["CREDVAULT_POSTGRES"]!
+            // Wait until all five wait for this store's fleet lock: the server says so (asked
+            // again and again, as it tells no one), within a ceiling.
             try await withCeiling(.seconds(300), "five token processes waiting for the fleet lock") {
-                while try await Self.waitingForAdvisoryLock(conninfo) < 5 { try await Task.sleep(for: .milliseconds(20)) }
+                while try await fleet.waitingForItsLock() < 5 { try await Task.sleep(for: .milliseconds(20)) }
             }
             #expect(provider.loggedServiceTokens(since: marker) == 0, "no token fetched while the lock is held")
             holder.kill()
@@ -79,15 +97,6 @@ extension GlewlwydTests {
             }
             #expect(Set(tokens).count == 1)
             #expect(try await provider.waitForLog(1) { provider.loggedServiceTokens(since: marker) } == 1)
-        }
-
-        /// How many sessions wait for an advisory lock.
-        static func waitingForAdvisoryLock(_ conninfo: String) async throws -> Int {
-            let psql = try CLIProcess(
-                [conninfo, "-X", "-A", "-t", "-c", "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"],
-                executable: URL(fileURLWithPath: "/usr/bin/psql"))
-            guard try await psql.wait() == 0 else { throw FleetTestError("psql failed: \(psql.stderr)") }
-            return Int(psql.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
 
         @Test("50 processes sharing a client-credentials token through the fleet store make one token request")

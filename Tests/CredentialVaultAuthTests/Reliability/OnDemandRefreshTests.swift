@@ -10,7 +10,7 @@ import Testing
 /// `min(margin, lifetime / 2)` of its expiry, at most once per floor. A token living 30 s (or 0 s)
 /// is not refreshed by every call (50 sequential `getAccessToken()` once made 50 refreshes), nor
 /// are the client credentials cache's, nor InsForge sessions (an `exp` already past: clock skew).
-@Suite("on-demand refresh: one due rule, .ownThread, at most one refresh per floor")
+@Suite("on-demand refresh: one due rule, at most one refresh per floor", .ownThread)
 struct OnDemandRefreshTests {
     @Test("50 sequential getAccessToken() with expires_in 30 or 0: at most 2 refreshes", arguments: ["30", "0"])
     func sequentialCalls(lifetime: String) async throws {

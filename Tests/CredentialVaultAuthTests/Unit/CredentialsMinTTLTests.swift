@@ -7,7 +7,7 @@ import Testing
 
 /// `credentials(minTTL:)`: a token valid for at least that long, refreshed when less is left;
 /// a typed error when even a fresh token lives less.
-@Suite("credentials(minTTL:, .ownThread) (scripted provider)")
+@Suite("credentials(minTTL:) (scripted provider)", .ownThread)
 struct CredentialsMinTTLTests {
     typealias Rules = SessionManagerTests
 

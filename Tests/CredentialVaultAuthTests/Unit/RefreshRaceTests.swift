@@ -12,7 +12,7 @@ import Testing
 /// `.refreshing` once nothing is in flight. The refresh is held at a gate (its save in a
 /// `GatedStore`, or the provider's answer); each next step waits for what the store saw or for
 /// the sign-out to have begun (it stops the background refresh first thing).
-@Suite("a refresh racing a sign-in, .ownThread, a sign-out or a forced refresh")
+@Suite("a refresh racing a sign-in, a sign-out or a forced refresh", .ownThread)
 struct RefreshRaceTests {
     typealias Rules = SessionManagerTests
 

@@ -50,8 +50,9 @@ enum Provider: String, CaseIterable, Sendable, CustomStringConvertible {
         return TestEnvironment.hasTool(program) && TestEnvironment.hasTool("busctl") && TestEnvironment.hasTool("dbus-daemon")
     }
 
-    /// The configuration of a store on the shared instance.
-    func configuration(prefix: String = "", clock: any CredentialClock = SystemClock(), timeout: Duration = .seconds(10))
+    /// The configuration of a store on the shared instance, with the tests' generous
+    /// per-call timeout unless a test of a deadline gives its own.
+    func configuration(prefix: String = "", clock: any CredentialClock = SystemClock(), timeout: Duration = TestEnvironment.timeout)
         -> SecretServiceConfiguration
     {
         SecretServiceConfiguration(timeout: timeout, serviceNamePrefix: prefix, clock: clock, busAddress: sharedBus)

@@ -14,6 +14,11 @@ enum TestEnvironment {
     /// `timeout` in milliseconds, for `secret-service-probe --timeout-ms`.
     static var timeoutMilliseconds: Int { Int(timeout.components.seconds) * 1000 }
 
+    /// What a `credvault` child on the shared test bus inherits: a wait per Secret Service call
+    /// as generous as `timeout` (the CLI's default is 5 s), as no test of such a child is about
+    /// that deadline.
+    static let cliEnvironment: [String: String?] = ["CREDVAULT_SECRET_SERVICE_TIMEOUT": "120"]
+
     /// A store of the default (CLI's) namespace on the shared test bus, with `timeout`.
     static func unscopedStore() -> SecretServiceStore { SecretServiceStore(configuration: SecretServiceConfiguration(timeout: timeout)) }
 

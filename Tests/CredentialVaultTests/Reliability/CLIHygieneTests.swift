@@ -31,14 +31,14 @@ import Testing
         var stderr: String
     }
 
-    private func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe, Pipe) {
+    private func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe, Pipe) {
         let process = Process()
         process.executableURL = BuiltProducts.credvault
         process.arguments = arguments
         process.environment = [
             "HOME": dir.url.path, "XDG_DATA_HOME": dir.path("data").path, "XDG_STATE_HOME": dir.path("state").path,
             "PATH": "/usr/bin:/bin",
-        ].merging(Sanitizers.options) { $1 }
+        ].merging(Sanitizers.options) { $1 }.merging(environment) { $1 }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -66,9 +66,11 @@ import Testing
         return finish(process, output, errors)
     }
 
-    /// Waits until the process sleeps in `kernelFunction` (from /proc/PID/wchan).
+    /// Waits until the process sleeps in `kernelFunction` (from /proc/PID/wchan), under a
+    /// ceiling of two minutes that only a hang reaches.
     private func waitUntil(_ pid: pid_t, sleepsIn kernelFunction: String) -> Bool {
-        for _ in 0..<3000 {
+        let ceiling = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < ceiling {
             if MemoryScanner.readProcFile("/proc/\(pid)/wchan").contains(kernelFunction) { return true }
             usleep(10_000)
         }
@@ -123,9 +125,13 @@ import Testing
     @Test(.enabled(if: !Sanitizers.active, "memory scans are meaningless under ASan/TSan"), arguments: [512, 300_000])
     func aRunWaitingForTheLockKeepsNoCopyOfThePassphraseAndOneOfTheValue(size: Int) throws {
         let value = MaskedSecret(count: size)
-        let holder = try HelperProcess(["hold-lock", vault.path, "60"], environment: [:])
+        // The holder keeps the lock, and the tool waits for it, far longer than the two scans
+        // can take on a loaded machine (the CLI's own wait is 10 s): the lock is released only
+        // when the holder is killed after them.
+        let holder = try HelperProcess(["hold-lock", vault.path, "600"], environment: [:])
         try holder.waitForLine(startingWith: "locked")
-        let (process, input, output, errors) = try start(["store", "svc", "acct"] + unlock)
+        let (process, input, output, errors) = try start(
+            ["store", "svc", "acct"] + unlock, environment: ["CREDVAULT_TEST_LOCK_WAIT_SECONDS": "600"])
         send(value, to: input)
         // Unlocked, the value read, now polling for the lock (it sleeps between tries).
         #expect(waitUntil(process.processIdentifier, sleepsIn: "nanosleep"), "the tool waits for the lock")

@@ -40,9 +40,11 @@ import Glibc
         var description: String { "core limit \(coreLimit), \(dumpable ? "dumpable" : "not dumpable")" }
     }
 
-    /// The core size limit (soft and hard) and dumpability of `pid`, once it runs `executable`.
+    /// The core size limit (soft and hard) and dumpability of `pid`, once it runs `executable`:
+    /// polled until it is `wanted`, or the last state seen when a ceiling of two minutes passes
+    /// first (only a hang ends there: a child starting slowly on a loaded machine is waited for).
     func dumpState(_ pid: Int32, running executable: URL, until wanted: DumpState) -> DumpState? {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(120)
         var last: DumpState?
         while ContinuousClock.now < deadline {
             let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")

@@ -104,6 +104,44 @@ import Testing
         }
         print("crash/rotate: \(kills) kills, \(stats)")
     }
+
+    /// The state a power cut (or SIGKILL) between creation's link and unlink leaves when the
+    /// file system has no `RENAME_NOREPLACE` rename: the new vault also named by its own temp
+    /// file. It opens, for reading and for writing, and loses that second name; any other
+    /// second name, a temp-like name of another vault's, or a temp name on another file, still
+    /// counts.
+    @Test func aCreationCutBetweenItsLinkAndItsUnlinkLeavesAVaultThatOpens() throws {
+        let store = try TestVault.create(dir)
+        let key = CredentialKey(service: "s", account: "created")
+        try store.save(Data("v".utf8), for: key, options: .portable)
+        let url = store.url
+        let leftover = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp-4242-0123456789abcdef")
+        #expect(link(url.path, leftover.path) == 0)
+        let reopened = try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        #expect(try reopened.load(key) == Data("v".utf8))
+        #expect(VaultDirectory.tempFiles(of: url).isEmpty, "the leftover name is removed")
+        try reopened.save(Data("w".utf8), for: key, options: .portable)
+
+        // Names that are not this vault's own creation leftover are still a second name.
+        let directory = url.deletingLastPathComponent()
+        for name in [".\(url.lastPathComponent).tmp-4242-0123", ".other.cvault.tmp-4242-0123456789abcdef", "copy.cvault"] {
+            let second = directory.appendingPathComponent(name)
+            #expect(link(url.path, second.path) == 0)
+            let error = #expect(throws: CredentialVaultError.self, "\(name)") {
+                try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(self.dir))
+            }
+            if case .invalidArgument(let message)? = error, message.contains("2 hard links") {} else {
+                Issue.record("\(name): \(String(describing: error))")
+            }
+            unlink(second.path)
+        }
+        // A temp name on another file is not removed.
+        let unrelated = directory.appendingPathComponent(".\(url.lastPathComponent).tmp-4243-0123456789abcdef")
+        #expect(FileManager.default.createFile(atPath: unrelated.path, contents: Data("x".utf8)))
+        let again = try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        #expect(try again.load(key) == Data("w".utf8))
+        #expect(FileManager.default.fileExists(atPath: unrelated.path))
+    }
 }
 
 /// What the kills hit, printed as evidence that they landed inside writes.

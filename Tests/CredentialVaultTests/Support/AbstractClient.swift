@@ -15,8 +15,12 @@ enum AbstractClient {
 
         /// systemd's address for `unit` and `credential`.
         static func systemd(unit: String, credential: String) -> Bind {
-            .abstract(Array("\(String(UInt64.random(in: 0...UInt64.max), radix: 16))/unit/\(unit)/\(credential)".utf8))
+            .abstract(Array("\(randomPart)/unit/\(unit)/\(credential)".utf8))
         }
+
+        /// A random part as systemd makes it (up to 16 hexadecimal digits): abstract addresses
+        /// are shared by every process on the machine, so each client's is its own.
+        static var randomPart: String { String(UInt64.random(in: 0...UInt64.max), radix: 16) }
     }
 
     /// A connected socket to `socket`, bound as `bind` says; -1 on failure.

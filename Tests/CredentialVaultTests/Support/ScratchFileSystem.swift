@@ -44,14 +44,8 @@ final class ScratchFileSystem {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/\(arguments[0])")
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let run = try CLIChild.run(Array(arguments.dropFirst()), executable: URL(fileURLWithPath: "/bin/\(arguments[0])"), environment: [:])
+        guard run.status == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "\(arguments.joined(separator: " ")) failed"])
         }
     }

@@ -28,6 +28,7 @@ public enum ExecCommand: Command {
                                       sealed read-only, never on disk) that COMMAND inherits;
                                       VAR is its path, /dev/fd/N (read it any number of times)
           --optional                  a missing credential leaves VAR unset instead of failing
+                                      (also a VAR that credvault inherited)
         Both options may be given many times. SERVICE/ACCOUNT is split at its last /: the
         service may hold / as it is (git:https://example.com/alice); a / in the account is
         written %2F and a % in either name %25. COMMAND is looked up on PATH.
@@ -95,7 +96,8 @@ public enum ExecCommand: Command {
         // Handed on to the command: close-on-exec is cleared only now, right before the `execve`
         // (this process starts no other program that could inherit them meanwhile).
         for fd in descriptors { _ = fcntl(fd, F_SETFD, 0) }
-        let failure = ProcessImage.replace(with: command, variables: variables)
+        // A missing optional credential leaves its variable unset, also one inherited.
+        let failure = ProcessImage.replace(with: command, variables: variables, unset: missing.map(\.variable))
         for fd in descriptors { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if failure.code == E2BIG {
             io.error("cannot run \(command[0]): its arguments and environment are too large for the system (use --fd for large values)")

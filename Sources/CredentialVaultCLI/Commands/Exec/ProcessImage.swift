@@ -35,10 +35,13 @@ enum ProcessImage {
 
     /// Runs `command` (looked up on this process's `PATH` when it holds no `/`, as `execvp`
     /// does, without its fallback of running a file without `#!` through `/bin/sh`) with the
-    /// environment of this process, minus the variables named in `variables`, plus them
-    /// (`NAME=VALUE`, raw bytes). Returns only when no `execve` succeeded.
-    static func replace(with command: [String], variables: [(name: String, value: Data)]) -> Failure {
-        let names = Set(variables.map { Array($0.name.utf8) })
+    /// environment of this process, minus the variables named in `variables` or in `unset`,
+    /// plus `variables` (`NAME=VALUE`, raw bytes). `unset` names the variables the caller was
+    /// asked to set but leaves unset (an optional credential that is missing): a value this
+    /// process inherited under that name must not reach the command in its place. Returns only
+    /// when no `execve` succeeded.
+    static func replace(with command: [String], variables: [(name: String, value: Data)], unset: [String] = []) -> Failure {
+        let names = Set((variables.map(\.name) + unset).map { Array($0.utf8) })
         var environment: [UnsafeMutablePointer<CChar>?] = []
         var owned: [(UnsafeMutablePointer<CChar>, Int)] = []
         defer {

@@ -31,7 +31,7 @@ public enum DockerCredentialCommand: Command {
         is --backend, else $CREDVAULT_BACKEND, else auto (the Secret Service when it is
         reachable, else the sealed file). No secret is written anywhere but get's answer.
 
-        """ + VaultOptions.help
+        """ + VaultOptions.help(defaultBackend: "auto")
     public static let flags: Set<String> = []
     public static let options: Set<String> = []
     public static var defaultBackend: String { "auto" }
@@ -77,7 +77,7 @@ public enum DockerCredentialCommand: Command {
     }
 
     private static func store(_ backend: String, _ args: ParsedArguments) throws {
-        var input = try ProtocolInput.read(limit: limit, untilBlankLine: false, what: "credentials")
+        var input = try ProtocolInput.read(limit: limit, untilBlankLine: false, what: "credentials JSON")
         defer { input.resetBytes(in: 0..<input.count) }
         // A decoding error can quote the input: replaced by a message of our own.
         guard let credentials = DockerCredentials(decodingAsGoDoes: input) else {

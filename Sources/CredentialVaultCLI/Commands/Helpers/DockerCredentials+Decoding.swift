@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CredentialVault
 
 /// `store`'s input read as docker's own helpers read it (Go's `encoding/json` into their
 /// `Credentials` struct), where the protocol says nothing: the object's members in order, each
@@ -14,14 +15,14 @@ extension DockerCredentials {
     /// Decodes `input`; `nil` when it is not docker's credentials JSON (the caller reports that
     /// in its own words: nothing here may quote the input, which holds the secret).
     init?(decodingAsGoDoes input: Data) {
-        guard (try? JSONDecoder().decode(JSONMembers.AnyValue.self, from: input)) != nil,
+        guard (try? OutsideJSON.decode(JSONMembers.AnyValue.self, from: input)) != nil,
             let members = JSONMembers.topLevel(of: Array(input))
         else { return nil }
         self.init(ServerURL: "", Username: "", Secret: "")
         for (name, value) in members {
             guard let field = Self.field(named: name) else { continue }
             if value == Array("null".utf8) { continue }
-            guard let text = try? JSONDecoder().decode(String.self, from: Data(value)) else { return nil }
+            guard let text = try? OutsideJSON.decode(String.self, from: Data(value)) else { return nil }
             self[keyPath: field] = text
         }
     }
@@ -86,7 +87,7 @@ enum JSONMembers {
         index = skipWhitespace(json, index + 1)
         while index < json.count, json[index] != UInt8(ascii: "}") {
             let nameEnd = endOfValue(json, index)
-            guard let name = try? JSONDecoder().decode(String.self, from: Data(json[index..<nameEnd])) else { return nil }
+            guard let name = try? OutsideJSON.decode(String.self, from: Data(json[index..<nameEnd])) else { return nil }
             index = skipWhitespace(json, nameEnd)
             guard index < json.count, json[index] == UInt8(ascii: ":") else { return nil }
             let valueStart = skipWhitespace(json, index + 1)

@@ -37,7 +37,7 @@ public enum GitCredentialCommand: Command {
         auto (the Secret Service when it is reachable, else the sealed file). Nothing but the
         answer is written to stdout; errors go to stderr, without any value.
 
-        """ + VaultOptions.help
+        """ + VaultOptions.help(defaultBackend: "auto")
     public static let flags: Set<String> = []
     public static let options: Set<String> = []
     public static var defaultBackend: String { "auto" }

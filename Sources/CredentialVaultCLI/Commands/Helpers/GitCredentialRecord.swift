@@ -17,12 +17,14 @@ struct GitCredentialRecord {
     /// `oauth_refresh_token`.
     var refreshToken: Data?
 
-    static let marker = Data("\u{0}git-credential\n".utf8)
+    /// Bytes, not `Data`: a static `Data` is reported by LeakSanitizer as a leak (its storage
+    /// pointer is kept in a form the sanitizer does not recognise), which fails the fuzz run.
+    static let marker = Array("\u{0}git-credential\n".utf8)
 
     /// The stored bytes (the caller wipes them).
     var encoded: Data {
         guard passwordExpiry != nil || refreshToken != nil else { return password }
-        var out = Self.marker + Data("password=".utf8) + password + Data("\n".utf8)
+        var out = Data(Self.marker) + Data("password=".utf8) + password + Data("\n".utf8)
         if let passwordExpiry { out += Data("password_expiry_utc=\(passwordExpiry)\n".utf8) }
         if let refreshToken { out += Data("oauth_refresh_token=".utf8) + refreshToken + Data("\n".utf8) }
         return out

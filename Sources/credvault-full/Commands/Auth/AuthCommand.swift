@@ -13,7 +13,8 @@ enum AuthCommand: Command {
         actions:
           login   --issuer URL --client-id ID [--device] [--port N] [--scope "S ..."] [--no-browser]
                   Sign in: in the browser with a loopback redirect on 127.0.0.1 (a free port, or
-                  --port N for providers that match redirect URIs exactly), or with --device the
+                  --port N for providers that match redirect URIs exactly; not the port of the
+                  issuer or of one of its endpoints on 127.0.0.1), or with --device the
                   device grant (prints the code and the page to visit). --no-browser prints the
                   URL instead of running xdg-open. The session and the issuer/client are stored.
           login   --issuer URL --client-id ID --redirect-uri URI [--no-browser]

@@ -41,7 +41,7 @@ struct AuthContext: Sendable {
 
     /// The profile from the options, falling back to the one stored at login.
     func profile(in store: any CredentialStore) throws -> Profile? {
-        let stored = try store.load(Self.profileKey).flatMap { try? JSONDecoder().decode(Profile.self, from: $0) }
+        let stored = try store.load(Self.profileKey).flatMap { try? OutsideJSON.decode(Profile.self, from: $0) }
         guard let issuer = option("issuer") ?? stored?.issuer, let clientID = option("client-id") ?? stored?.clientID else {
             return nil
         }

@@ -13,6 +13,10 @@ enum AuthLogin {
         if let text = context.option("port") {
             guard let number = UInt16(text), number > 0 else { throw UsageError("--port takes a port number") }
             port = .fixed(number)
+            // Only the browser sign-in listens (not --device, not --redirect-uri).
+            if !device, context.option("redirect-uri") == nil, let url = URL(string: issuer) {
+                try LoopbackPortConflict.check(url, "--issuer", port: number)
+            }
         }
         var timeout = Duration.seconds(300)
         if let text = context.option("timeout") {
@@ -37,6 +41,7 @@ enum AuthLogin {
                 io.error(lines: lines)
             }
         } else {
+            if case .fixed(let number) = port { try LoopbackPortConflict.check(try await client.metadata(), port: number) }
             session = try await client.signIn(browser: browser(context), redirect: LoopbackRedirect(port: port), timeout: timeout)
         }
         try context.save(profile, in: store)

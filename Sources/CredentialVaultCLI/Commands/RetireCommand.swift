@@ -1,0 +1,35 @@
+import CredentialVault
+
+/// `credvault retire`: remove a vault for good, its rollback counter first.
+public enum RetireCommand: Command {
+    public static let name = "retire"
+    public static let summary = "remove a vault for good, and its rollback counter (a TPM NV index) with it"
+    public static let help = """
+        usage: credvault retire --yes [key options]
+
+        Removes the vault and every credential in it, for good. Its rollback counter goes first:
+        a TPM NV index (NV space is small and shared), a keyring item or a counter file, which
+        deleting the file alone would leave behind. The key (common options) must open the
+        vault, and the custodian removes only a counter this vault's authorization opens.
+        A copy older than its counter is refused (exit 13) and nothing is removed: the counter
+        belongs to a newer copy of the vault (at another path?); delete such a stale copy as a
+        plain file. --yes is required: nothing asks again.
+          --yes                  remove it (without it: a usage error, nothing removed)
+
+        """ + VaultOptions.help
+    public static let flags: Set<String> = ["yes"]
+    public static let options: Set<String> = []
+
+    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+        _ = try args.positionals()
+        let url = VaultOptions.vaultURL(args)
+        guard args.flags.contains("yes") else {
+            throw UsageError("retire removes \(url.path) and every credential in it for good: add --yes")
+        }
+        guard try LockedVault.ifPresent(at: url) != nil else { throw CredentialVaultError.notAvailable("no vault at \(url.path)") }
+        let key = try VaultOptions.explicitKey(args) ?? .device
+        try SealedFileStore.retire(at: url, key: key, configuration: try VaultOptions.configuration(args))
+        io.status("retired \(url.path): the vault and its rollback counter are removed")
+        return ExitCode.success
+    }
+}

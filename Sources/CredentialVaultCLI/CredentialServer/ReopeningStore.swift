@@ -1,0 +1,39 @@
+import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The store `serve-credentials` reads, opened again when another process replaced or re-keyed
+/// the vault (`credvault rotate`, `passwd`, a custody move, another vault put at its path): an
+/// open store then answers `locked` or `io` to every read, and a server that kept it would
+/// refuse every unit while staying up, so that the service manager never restarts it. Used from the server's one thread only.
+final class ReopeningStore {
+    private var store: any TokenStorageAdapter
+    private let open: () throws -> (any TokenStorageAdapter)?
+
+    /// `store`, opened again by `open` (with the same options) when it answers `locked`.
+    init(_ store: any TokenStorageAdapter, open: @escaping () throws -> (any TokenStorageAdapter)?) {
+        self.store = store
+        self.open = open
+    }
+
+    /// The value of `key`; on `locked` (re-keyed, custody moved) or `io` (the file was
+    /// replaced by another vault, as a restore or a new `init` does, or removed), the vault is
+    /// opened again and asked once more. An older copy of this vault put back is refused by the
+    /// open as by any other (`rolledBack` is never reopened).
+    func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
+        do {
+            return try store.load(key)
+        } catch .locked, .io {
+            let reopened: (any TokenStorageAdapter)?
+            do { reopened = try open() } catch let error as CredentialVaultError { throw error } catch {
+                throw .io("the vault changed and cannot be opened again: \(error)")
+            }
+            guard let reopened else { throw .notAvailable("the vault is gone") }
+            store = reopened
+            return try store.load(key)
+        }
+    }
+}
