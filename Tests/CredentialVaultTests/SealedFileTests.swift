@@ -148,16 +148,37 @@ import Testing
         chmod(store.url.path, 0o644)
         expectThrows(\CredentialVaultError.isPermissionDenied) { try LockedVault(url: store.url) }
         chmod(store.url.path, 0o600)
-        chmod(directory, 0o755)
-        let error = #expect(throws: CredentialVaultError.self) { try LockedVault(url: store.url) }
-        guard case .permissionDenied(let message) = error else {
-            Issue.record("a vault in a world-readable directory must be refused with permissionDenied")
-            return
+        for loose in [0o775, 0o757, 0o777] as [mode_t] {
+            chmod(directory, loose)
+            let error = #expect(throws: CredentialVaultError.self) { try LockedVault(url: store.url) }
+            guard case .permissionDenied(let message) = error else {
+                Issue.record("a vault in a directory others can write must be refused with permissionDenied (mode \(String(loose, radix: 8)))")
+                return
+            }
+            #expect(message.contains("writable by its group or by other users") && message.contains("chmod 700"), "\(message)")
+            expectThrows(\CredentialVaultError.isPermissionDenied) { try TestVault.create(dir, name: "vault/second.cvault") }
         }
-        #expect(message.contains("chmod 700"))
-        expectThrows(\CredentialVaultError.isPermissionDenied) { try TestVault.create(dir, name: "vault/second.cvault") }
         chmod(directory, 0o700)
         _ = try LockedVault(url: store.url)
+    }
+
+    /// systemd's `StateDirectory=` makes the directory 0755: others may list it (a vault's name,
+    /// size and times, never its contents), nobody else can replace what is in it. Accepted,
+    /// for opening and for creating a vault; the vault file itself stays 0600.
+    @Test func aDirectoryOthersCanReadButNotWriteHoldsVaults() throws {
+        let store = try TestVault.create(dir)
+        let directory = store.url.deletingLastPathComponent().path
+        try store.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+        for readable in [0o755, 0o750, 0o705] as [mode_t] {
+            chmod(directory, readable)
+            let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+            #expect(try reopened.load(CredentialKey(service: "s", account: "a")) == Data("v".utf8))
+            try reopened.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
+        }
+        let second = try TestVault.create(dir, name: "vault/second.cvault")
+        #expect(try FileManager.default.attributesOfItem(atPath: second.url.path)[.posixPermissions] as? Int == 0o600)
+        chmod(store.url.path, 0o644)
+        expectThrows(\CredentialVaultError.isPermissionDenied) { try LockedVault(url: store.url) }
     }
 
     @Test func twoHandlesSeeEachOthersWrites() throws {

@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// A directory opened once and checked with `fstat` on that descriptor (a directory, the
-/// user's, mode 0700 or stricter). Files in it are then opened, renamed and made durable through
+/// user's, mode 0700 or stricter; a vault's own directory may be root's and readable by others,
+/// never writable by them: `PrivateFiles.Owners`). Files in it are then opened, renamed and made durable through
 /// the descriptor (`FileLocation`), never by path again: renaming the directory away and putting
 /// another in its place afterwards cannot redirect a write to the impostor. The path may pass
 /// through symbolic links (it is resolved once, here); what is checked is the directory reached.
@@ -48,9 +49,9 @@ package final class PrivateDirectory: Sendable {
 
     /// Creates the directory (mode 0700, and missing parents 0700 too; existing parents are not
     /// checked, they may be shared like /var/lib) unless it exists, then opens and checks it.
-    package static func create(_ path: String) throws(CredentialVaultError) -> PrivateDirectory {
+    package static func create(_ path: String, owners: PrivateFiles.Owners = .user) throws(CredentialVaultError) -> PrivateDirectory {
         try makeDirectories(path)
-        guard let directory = try open(path) else { throw .io("cannot create the directory \(path)") }
+        guard let directory = try open(path, owners: owners) else { throw .io("cannot create the directory \(path)") }
         return directory
     }
 

@@ -30,6 +30,11 @@ package enum PrivateFiles {
         /// a service user access to a root-owned credential by an ACL, whose mask shows as the
         /// group bits; a group or other write bit, or any access for others, is refused.
         case systemProvided
+        /// A vault's own directory: this user or root, not writable by group or others (as
+        /// sshd's StrictModes demands of a home): nobody else can add, remove or replace an
+        /// entry. Others may list it (systemd's `StateDirectory=` makes 0755), which shows a
+        /// vault's name, size and times, never its contents (the vault itself stays 0600).
+        case notWritableByOthers
     }
 
     /// The leading bytes `readVersion` checks first (see `Rules.prefix`).
@@ -49,12 +54,13 @@ package enum PrivateFiles {
     /// made it) gets `chmod 700` only "if it holds nothing but vaults", else the subdirectory.
     static func checkOwnerAndMode(_ info: stat, path: String, isDirectory: Bool, owners: Owners = .user) throws(CredentialVaultError) {
         if owners == .systemProvided { return try checkSystemProvided(info, path: path) }
-        if info.st_uid != geteuid() {
+        let othersMayRead = owners == .notWritableByOthers
+        if info.st_uid != geteuid() && !(othersMayRead && info.st_uid == 0) {
             let advice = isDirectory ? "; keep the vault in a private directory of your own: \(subdirectoryAdvice(path))" : ""
             throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it\(advice)")
         }
         let mode = info.st_mode & 0o777
-        if mode & 0o077 != 0 {
+        if mode & (othersMayRead ? 0o022 : 0o077) != 0 {
             let advice: String
             if !isDirectory {
                 advice = "run: chmod 600 \(path)"
@@ -65,7 +71,8 @@ package enum PrivateFiles {
             } else {
                 advice = "if it holds nothing but vaults, run: chmod 700 \(path); else keep the vault in a private subdirectory: \(subdirectoryAdvice(path))"
             }
-            throw .permissionDenied("\(path) is accessible by other users (mode \(String(mode, radix: 8))); \(advice)")
+            let exposure = othersMayRead ? "is writable by its group or by other users, who could replace what is in it" : "is accessible by other users"
+            throw .permissionDenied("\(path) \(exposure) (mode \(String(mode, radix: 8))); \(advice)")
         }
     }
 

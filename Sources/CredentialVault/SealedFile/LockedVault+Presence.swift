@@ -24,7 +24,7 @@ extension LockedVault {
     /// no vault there that can be read. For choosing an executable or custodian before opening;
     /// `unlock` checks everything again.
     public static func custody(at url: URL) -> DeviceCustody? {
-        guard let directory = try? PrivateDirectory.open(url.deletingLastPathComponent().path),
+        guard let directory = try? PrivateDirectory.open(url.deletingLastPathComponent().path, owners: .notWritableByOthers),
             let file = try? InPlaceFile(FileLocation(url.lastPathComponent, in: directory), writable: false),
             let bytes = try? file.read(at: 0, count: VaultHeader.size), let header = try? VaultHeader.decode(bytes: bytes)
         else { return nil }

@@ -35,7 +35,7 @@ public struct LockedVault: Sendable {
     /// that is not a vault this library can read or is larger than 1 GiB. Every check is made
     /// on the opened descriptor before a byte is read.
     public init(url: URL) throws(CredentialVaultError) {
-        guard let directory = try PrivateDirectory.open(url.deletingLastPathComponent().path),
+        guard let directory = try PrivateDirectory.open(url.deletingLastPathComponent().path, owners: .notWritableByOthers),
             let (bytes, fingerprint) = try PrivateFiles.readVersion(FileLocation(url.lastPathComponent, in: directory), rules: .vault)
         else {
             throw .notAvailable("no vault at \(url.path); create one first")

@@ -136,7 +136,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
-        let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path)
+        let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path, owners: .notWritableByOthers)
         let location = FileLocation(url.lastPathComponent, in: directory)
         let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
