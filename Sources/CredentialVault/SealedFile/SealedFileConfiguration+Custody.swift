@@ -51,6 +51,16 @@ extension SealedFileConfiguration {
         return nil
     }
 
+    /// Throws `rolledBack` when a configured custodian other than the one `header` names holds
+    /// a counter of the vault (`anchoredCounter`): this copy is from before the vault moved
+    /// there, or that move did not finish. Asked on every open, and again whenever a store that
+    /// is open finds the file replaced (a copy put back under a long-running process).
+    func refuseIfAnchoredElsewhere(_ header: VaultHeader) throws(CredentialVaultError) {
+        guard let (holder, _) = try anchoredCounter(of: header.vaultID, besides: header.custody) else { return }
+        throw .rolledBack(
+            "the \(holder.name) custodian holds this vault's rollback counter, and this copy is under \(header.custody.name) custody: it is from before the vault moved to \(holder.name) custody, or that move did not finish; to keep this copy as the vault, accept it (credvault accept-restore)")
+    }
+
     /// Removes every counter `anchoredCounter` finds (each custodian checks it is this vault's
     /// before it removes it); whether there was one.
     func releaseAnchoredCounters(of vaultID: [UInt8], besides custody: DeviceCustody, need: () -> HostSecret.Need) throws(CredentialVaultError) -> Bool {

@@ -84,12 +84,9 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             throw .rolledBack(
                 "this vault has a rollback counter, and this copy of it has none: it is from before the counter was added")
         }
-        if !acceptingRollback, let (holder, _) = try configuration.anchoredCounter(of: contents.header.vaultID, besides: contents.header.custody) {
-            // The user's files (the mark, the counter file) say nothing here: they can be put
-            // back. The custodian that holds the vault's counter now cannot.
-            throw .rolledBack(
-                "the \(holder.name) custodian holds this vault's rollback counter, and this copy is under \(contents.header.custody.name) custody: it is from before the vault moved to \(holder.name) custody, or that move did not finish; to keep this copy as the vault, accept it (credvault accept-restore)")
-        }
+        // The user's files (the mark, the counter file) say nothing here: they can be put back.
+        // The custodian that holds the vault's counter now cannot.
+        if !acceptingRollback { try configuration.refuseIfAnchoredElsewhere(contents.header) }
         self.url = url
         self.location = location
         lockLocation = VaultLock.lockFileLocation(of: location)
