@@ -19,7 +19,7 @@ final class TPMCustodyAnchorTests {
 
     let before = CredentialKey(service: "anchor", account: "before")
 
-    private func custodian(_ setup: CustodySuite.Setup, tcti: String? = nil) -> TPMCustodian {
+    func custodian(_ setup: CustodySuite.Setup, tcti: String? = nil) -> TPMCustodian {
         TPMCustodian(configuration: TPMConfiguration(
             tcti: tcti ?? tpm.tcti, directory: setup.directory.appendingPathComponent("state").path, deadline: TPMTest.deadline))
     }
@@ -190,6 +190,23 @@ extension TPMCustodyAnchorTests {
                 #expect { try early.save(Data("into the old copy".utf8), for: before, options: .default) } throws: {
                     self.isAnchorRefusal($0)
                 }
+            }
+        }
+    }
+}
+
+/// An open races other processes: it reads the file, derives the key, then asks the counters.
+/// A move to TPM custody that finished in between is not a rollback: the open reads the file
+/// again and opens the moved vault.
+extension TPMCustodyAnchorTests {
+    @Test func anOpenThatReadTheFileBeforeAnotherProcessMovedItOpensTheMovedVault() async throws {
+        try await offThePool { [self] in
+            try fileVault(counter: false) { setup, store, _ in
+                let readBeforeTheMove = try LockedVault(url: store.url)
+                try store.changeCustody(to: .tpm, key: setup.key)
+                let opened = try readBeforeTheMove.unlock(with: setup.key, configuration: setup.configuration)
+                #expect(opened.custody == .tpm)
+                #expect(try opened.load(before) == Data("before the move".utf8))
             }
         }
     }
