@@ -72,7 +72,7 @@ extension SealedFileStore {
             }
             // A copy from before a move to another custodian put back: the user's files (the
             // counter file, the mark) may have been put back with it, that custodian cannot.
-            if !state.acceptingRollback { try configuration.refuseIfAnchoredElsewhere(contents.header) }
+            if !state.acceptingRollback { try configuration.refuseIfAnchoredElsewhere(contents.header, movingTo: state.movingTo) }
             if contents.header.hasRollbackCounter {
                 guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
                 // Not while a restore is being accepted (`acceptRestore`): that write replaces the counter.

@@ -27,6 +27,9 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         var rewriteRequested = false
         /// Opened by `acceptRestore`, until its write: the counter is not checked.
         var acceptingRollback = false
+        /// The custodian `changeCustody` is moving the vault to, while it writes the move (its
+        /// new counter there is found from the vault id, and is no older copy's).
+        var movingTo: DeviceCustody?
         /// The custodian's counter value, when a read under the vault lock checked it against
         /// the file just now (so that the write that follows does not read it again).
         var checkedCounter: UInt64?
