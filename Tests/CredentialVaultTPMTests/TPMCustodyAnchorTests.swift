@@ -211,3 +211,26 @@ extension TPMCustodyAnchorTests {
         }
     }
 }
+
+/// `retire` refuses a copy older than its counter and removes nothing: the same for a copy from
+/// before the move to TPM custody, whose counter at the TPM (found from the id alone) would
+/// otherwise be left behind for good, with nothing left to release it.
+extension TPMCustodyAnchorTests {
+    @Test func retiringACopyFromBeforeTheMoveIsRefusedAndLeavesNoOrphanCounter() async throws {
+        try await offThePool { [self] in
+            try fileVault(counter: false) { setup, store, preMove in
+                try store.changeCustody(to: .tpm, key: setup.key)
+                let vaultID = try LockedVault(url: store.url).header.vaultID
+                try preMove.putBack(at: store.url)
+                #expect { try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration) } throws: {
+                    self.isAnchorRefusal($0)
+                }
+                #expect(FileManager.default.fileExists(atPath: store.url.path))
+                // Accepted on purpose, it retires cleanly: nothing of it is left at the TPM.
+                _ = try SealedFileStore.acceptRestore(at: store.url, key: setup.key, configuration: setup.configuration)
+                try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration)
+                #expect(try custodian(setup).anchoredCounter(vaultID: vaultID) == nil)
+            }
+        }
+    }
+}
