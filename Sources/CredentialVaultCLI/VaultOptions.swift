@@ -148,14 +148,17 @@ public enum VaultOptions {
     }
 
     /// What in this command line needs `credvault-full`'s custodians: a `--custody` other than
-    /// `file`, an existing vault whose header names one, or an existing vault on a machine whose
-    /// TPM this user reaches (which may hold the vault's counter since a move to TPM custody that
-    /// this copy predates: only `credvault-full` can ask it); `nil` when nothing does. Reads only
-    /// the vault's header.
+    /// `file`, an existing vault whose header names one, or any vault on a machine whose TPM
+    /// this user reaches (which may hold the vault's counter since a move to TPM custody that
+    /// the copy at the path predates: only `credvault-full` can ask it); `nil` when nothing
+    /// does. Reads only the vault's header.
+    ///
+    /// The TPM case does not depend on what is at the vault's path now: the command opens the
+    /// vault later, and whoever writes the user's files can have nothing (or something
+    /// unreadable) there when this looks and the pre-move copy there when the command opens it.
     public static func custodyNeedingFullExecutable(_ args: ParsedArguments) -> String? {
         if let name = args.options["custody"], name != DeviceCustody.file.name { return "--custody \(name)" }
-        guard let custody = LockedVault.custody(at: vaultURL(args)) else { return nil }
-        if custody != .file { return "a vault under \(custody.name) custody" }
+        if let custody = LockedVault.custody(at: vaultURL(args)), custody != .file { return "a vault under \(custody.name) custody" }
         if tpmIsReachable(args) { return "a vault on a machine with a TPM (which may hold its rollback counter)" }
         return nil
     }

@@ -17,9 +17,9 @@ final class TPMCustodyAnchorTests {
 
     init() async throws { tpm = try await offThePool { try SoftwareTPM() } }
 
-    private let before = CredentialKey(service: "anchor", account: "before")
+    let before = CredentialKey(service: "anchor", account: "before")
 
-    private func custodian(_ setup: CustodySuite.Setup, tcti: String? = nil) -> TPMCustodian {
+    func custodian(_ setup: CustodySuite.Setup, tcti: String? = nil) -> TPMCustodian {
         TPMCustodian(configuration: TPMConfiguration(
             tcti: tcti ?? tpm.tcti, directory: setup.directory.appendingPathComponent("state").path, deadline: TPMTest.deadline))
     }
@@ -27,7 +27,7 @@ final class TPMCustodyAnchorTests {
     /// A file-custody vault (with its own file counter or none) holding `before`, and what
     /// the user's files were then: that copy of the vault and of its custody state, in a setup
     /// that offers this test's TPM custodian.
-    private func fileVault(
+    func fileVault(
         counter: Bool, _ body: (CustodySuite.Setup, SealedFileStore, UserFiles) throws -> Void
     ) throws {
         var setup = try CustodySuite.Setup.scratch(custody: .file, custodians: [])
@@ -43,7 +43,7 @@ final class TPMCustodyAnchorTests {
     /// A copy of the vault and of the custody state beside the host secret (the counter files
     /// and marks: `state/counters`), and putting them back: what whoever writes the user's
     /// files can do with a backup of them.
-    private struct UserFiles {
+    struct UserFiles {
         let vault: Data
         let counters: URL
         let saved: URL
@@ -64,7 +64,7 @@ final class TPMCustodyAnchorTests {
         }
     }
 
-    private func isAnchorRefusal(_ error: any Error) -> Bool {
+    func isAnchorRefusal(_ error: any Error) -> Bool {
         guard case .rolledBack(let message) = error as? CredentialVaultError else { return false }
         return message.contains("the tpm custodian holds this vault's rollback counter") && message.contains("accept-restore")
     }
@@ -170,6 +170,66 @@ final class TPMCustodyAnchorTests {
                 ])
                 #expect(try custodian(setup).anchoredCounter(vaultID: vaultID) == nil)
                 #expect(try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration).custody == .file)
+            }
+        }
+    }
+}
+
+/// A store that stays open across the move (a server, a long-running application) reads the
+/// file again when another process replaced it: a pre-move copy put back then is refused there
+/// too, not only by a fresh open.
+extension TPMCustodyAnchorTests {
+    @Test func aStoreOpenedBeforeTheMoveRefusesThePreMoveCopyPutBackLater() async throws {
+        try await offThePool { [self] in
+            try fileVault(counter: true) { setup, early, preMove in
+                let mover = try SealedFileStore.open(at: early.url, key: setup.key, configuration: setup.configuration)
+                try mover.changeCustody(to: .tpm, key: setup.key)
+                try mover.save(Data("after the move".utf8), for: before, options: .default)
+                try preMove.putBack(at: early.url)
+                #expect { _ = try early.load(before) } throws: { self.isAnchorRefusal($0) }
+                #expect { try early.save(Data("into the old copy".utf8), for: before, options: .default) } throws: {
+                    self.isAnchorRefusal($0)
+                }
+            }
+        }
+    }
+}
+
+/// An open races other processes: it reads the file, derives the key, then asks the counters.
+/// A move to TPM custody that finished in between is not a rollback: the open reads the file
+/// again and opens the moved vault.
+extension TPMCustodyAnchorTests {
+    @Test func anOpenThatReadTheFileBeforeAnotherProcessMovedItOpensTheMovedVault() async throws {
+        try await offThePool { [self] in
+            try fileVault(counter: false) { setup, store, _ in
+                let readBeforeTheMove = try LockedVault(url: store.url)
+                try store.changeCustody(to: .tpm, key: setup.key)
+                let opened = try readBeforeTheMove.unlock(with: setup.key, configuration: setup.configuration)
+                #expect(opened.custody == .tpm)
+                #expect(try opened.load(before) == Data("before the move".utf8))
+            }
+        }
+    }
+}
+
+/// `retire` refuses a copy older than its counter and removes nothing: the same for a copy from
+/// before the move to TPM custody, whose counter at the TPM (found from the id alone) would
+/// otherwise be left behind for good, with nothing left to release it.
+extension TPMCustodyAnchorTests {
+    @Test func retiringACopyFromBeforeTheMoveIsRefusedAndLeavesNoOrphanCounter() async throws {
+        try await offThePool { [self] in
+            try fileVault(counter: false) { setup, store, preMove in
+                try store.changeCustody(to: .tpm, key: setup.key)
+                let vaultID = try LockedVault(url: store.url).header.vaultID
+                try preMove.putBack(at: store.url)
+                #expect { try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration) } throws: {
+                    self.isAnchorRefusal($0)
+                }
+                #expect(FileManager.default.fileExists(atPath: store.url.path))
+                // Accepted on purpose, it retires cleanly: nothing of it is left at the TPM.
+                _ = try SealedFileStore.acceptRestore(at: store.url, key: setup.key, configuration: setup.configuration)
+                try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration)
+                #expect(try custodian(setup).anchoredCounter(vaultID: vaultID) == nil)
             }
         }
     }

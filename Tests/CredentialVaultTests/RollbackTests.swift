@@ -51,6 +51,19 @@ import Testing
         #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
     }
 
+    /// An open reads the file, derives the key (seconds with a passphrase), then asks the
+    /// counter: another process's save in between moved the counter past the file this open
+    /// read. That is no rollback: the open reads the file again and opens the newer state.
+    @Test func anOpenThatReadTheFileBeforeAnotherProcessSavedOpensTheNewerState() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let key = CredentialKey(service: "custody", account: "concurrent save")
+        let readBeforeTheSave = try LockedVault(url: store.url)
+        try store.save(Data("saved meanwhile".utf8), for: key, options: .default)
+        let opened = try readBeforeTheSave.unlock(with: s.key, configuration: s.configuration)
+        #expect(try opened.load(key) == Data("saved meanwhile".utf8))
+    }
+
     /// A crash between the durable write and the counter's increment leaves the file one ahead:
     /// accepted, and the next write completes the increment (never two ahead).
     @Test func aFileOneAheadIsAcceptedAndCaughtUp() throws {

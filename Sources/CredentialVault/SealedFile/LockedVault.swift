@@ -62,7 +62,34 @@ public struct LockedVault: Sendable {
     }
 
     /// `unlock`, optionally without the rollback check (`SealedFileStore.acceptRestore`).
+    ///
+    /// The file was read before the key derivation, and the counters are asked after it: a save
+    /// or custody move by another process in between leaves this read older than the counters
+    /// (or the mark, or the TPM's anchor), which is not a rollback. A refusal when the file has
+    /// changed since it was read reads it again; a copy put back that stays there is refused
+    /// on the read that finds it unchanged.
     func unlock(
+        with key: VaultKey, configuration: SealedFileConfiguration, acceptingRollback: Bool
+    ) throws(CredentialVaultError) -> SealedFileStore {
+        var vault = self
+        // Bounded: a vault saved again during every key derivation is refused after a few.
+        for _ in 0..<Self.rereadsAfterARace {
+            do throws(CredentialVaultError) {
+                return try vault.unlockOnce(with: key, configuration: configuration, acceptingRollback: acceptingRollback)
+            } catch .rolledBack(let why) {
+                guard AtomicFile.fingerprint(vault.location) != vault.fingerprint, let again = try? LockedVault(url: url) else {
+                    throw .rolledBack(why)
+                }
+                vault = again
+            }
+        }
+        return try vault.unlockOnce(with: key, configuration: configuration, acceptingRollback: acceptingRollback)
+    }
+
+    /// How many times `unlock` reads a file again that changed while it was being unlocked.
+    static let rereadsAfterARace = 3
+
+    private func unlockOnce(
         with key: VaultKey, configuration: SealedFileConfiguration, acceptingRollback: Bool
     ) throws(CredentialVaultError) -> SealedFileStore {
         let kek: SecureBytes

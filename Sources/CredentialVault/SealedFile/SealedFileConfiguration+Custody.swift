@@ -44,11 +44,25 @@ extension SealedFileConfiguration {
     /// vault's own, as this copy says) holds and finds from the id alone
     /// (`DeviceCustodian.anchoredCounter`): then this copy is from before the vault moved to that
     /// custodian (or the move did not finish), whatever the user's state files say.
-    func anchoredCounter(of vaultID: [UInt8], besides custody: DeviceCustody) throws(CredentialVaultError) -> (DeviceCustody, UInt32)? {
-        for custodian in custodians where custodian.custody != custody {
+    /// `movingTo`: the custodian this store is moving the vault to, under the vault lock, whose
+    /// new counter is no older copy's.
+    func anchoredCounter(
+        of vaultID: [UInt8], besides custody: DeviceCustody, movingTo: DeviceCustody? = nil
+    ) throws(CredentialVaultError) -> (DeviceCustody, UInt32)? {
+        for custodian in custodians where custodian.custody != custody && custodian.custody != movingTo {
             if let reference = try custodian.anchoredCounter(vaultID: vaultID) { return (custodian.custody, reference) }
         }
         return nil
+    }
+
+    /// Throws `rolledBack` when a configured custodian other than the one `header` names holds
+    /// a counter of the vault (`anchoredCounter`): this copy is from before the vault moved
+    /// there, or that move did not finish. Asked on every open, and again whenever a store that
+    /// is open finds the file replaced (a copy put back under a long-running process).
+    func refuseIfAnchoredElsewhere(_ header: VaultHeader, movingTo: DeviceCustody? = nil) throws(CredentialVaultError) {
+        guard let (holder, _) = try anchoredCounter(of: header.vaultID, besides: header.custody, movingTo: movingTo) else { return }
+        throw .rolledBack(
+            "the \(holder.name) custodian holds this vault's rollback counter, and this copy is under \(header.custody.name) custody: it is from before the vault moved to \(holder.name) custody, or that move did not finish; to keep this copy as the vault, accept it (credvault accept-restore)")
     }
 
     /// Removes every counter `anchoredCounter` finds (each custodian checks it is this vault's

@@ -80,6 +80,8 @@ extension SealedFileStore {
             // counter and no mark, which opens; never a vault without a counter that its own
             // mark refuses). Adding one: the mark follows the write, for the same reason.
             if old.hasRollbackCounter && !withCounter { try configuration.markRollbackProtected(old.vaultID, false) }
+            state.withLock { $0.movingTo = custody }
+            defer { state.withLock { $0.movingTo = nil } }
             do throws(CredentialVaultError) {
                 try write(change)
                 if withCounter { try? configuration.markRollbackProtected(old.vaultID, true) }

@@ -17,7 +17,8 @@ extension SealedFileStore {
     ///
     /// A copy older than its counter (`rolledBack`) is refused and nothing is removed: the
     /// counter belongs to a newer copy of this vault (two copies at different paths share one),
-    /// which would then be refused as rolled back. Delete such a copy as a plain file.
+    /// which would then be refused as rolled back. Delete such a copy as a plain file. A copy
+    /// from before a move to TPM custody is refused likewise (accept it first to retire it).
     /// A counter already missing (an interrupted retire, another TPM) is not an error: the file
     /// goes. The order (counter, mark, file) makes an interrupted retire one that can be run
     /// again: the file left behind opens for it, never a vault silently without protection.
@@ -26,7 +27,11 @@ extension SealedFileStore {
     ) throws(CredentialVaultError) {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
         try store.holdingVaultLock { () throws(CredentialVaultError) in
-            let (vaultID, rollback, stamp) = try store.read { ($0.contents.header.vaultID, $0.rollback, $0.contents.journal?.counter) }
+            let (header, rollback, stamp) = try store.read { ($0.contents.header, $0.rollback, $0.contents.journal?.counter) }
+            let vaultID = header.vaultID
+            // A copy from before a move to another custodian: that custodian's counter is the
+            // newer vault's, and nothing would release it once this file is gone.
+            try configuration.refuseIfAnchoredElsewhere(header)
             if let rollback, let stamp,
                 try rollback.custodian.readCounter(vaultID: vaultID, reference: stamp.reference, binding: rollback.binding) != nil
             {

@@ -12,7 +12,11 @@ extension SealedFileStore {
     /// the lock) never takes the fingerprint's word: a format-3 file's commit records are always
     /// checked (a writer must append after the committed end), a format-1 or -2 file's header
     /// generation too (inode numbers are reused by rewrites, and file times move in ticks).
-    static func refresh(_ state: inout State, location: FileLocation, verify: Bool = false) throws(CredentialVaultError) {
+    /// A file replaced by another one of the same vault is also asked about at the custodians
+    /// of `configuration` that may hold its counter since a move (`refuseIfAnchoredElsewhere`).
+    static func refresh(
+        _ state: inout State, location: FileLocation, configuration: SealedFileConfiguration, verify: Bool = false
+    ) throws(CredentialVaultError) {
         let current = AtomicFile.fingerprint(location)
         if current != nil && current == state.fingerprint {
             if !verify { return }
@@ -66,6 +70,9 @@ extension SealedFileStore {
             {
                 throw CredentialVaultError.locked
             }
+            // A copy from before a move to another custodian put back: the user's files (the
+            // counter file, the mark) may have been put back with it, that custodian cannot.
+            if !state.acceptingRollback { try configuration.refuseIfAnchoredElsewhere(contents.header, movingTo: state.movingTo) }
             if contents.header.hasRollbackCounter {
                 guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
                 // Not while a restore is being accepted (`acceptRestore`): that write replaces the counter.
@@ -108,7 +115,7 @@ extension SealedFileStore {
     func read<R>(_ body: (inout State) throws(CredentialVaultError) -> R) throws(CredentialVaultError) -> R {
         try state.withLock { (s) throws(CredentialVaultError) -> R in
             defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
-            try Self.refresh(&s, location: location)
+            try Self.refresh(&s, location: location, configuration: configuration)
             return try body(&s)
         }
     }
@@ -162,7 +169,7 @@ extension SealedFileStore {
         let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
             s.checkedCounter = nil
-            try Self.refresh(&s, location: location, verify: true)
+            try Self.refresh(&s, location: location, configuration: configuration, verify: true)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
             let before = (

@@ -27,6 +27,9 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         var rewriteRequested = false
         /// Opened by `acceptRestore`, until its write: the counter is not checked.
         var acceptingRollback = false
+        /// The custodian `changeCustody` is moving the vault to, while it writes the move (its
+        /// new counter there is found from the vault id, and is no older copy's).
+        var movingTo: DeviceCustody?
         /// The custodian's counter value, when a read under the vault lock checked it against
         /// the file just now (so that the write that follows does not read it again).
         var checkedCounter: UInt64?
@@ -84,12 +87,9 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             throw .rolledBack(
                 "this vault has a rollback counter, and this copy of it has none: it is from before the counter was added")
         }
-        if !acceptingRollback, let (holder, _) = try configuration.anchoredCounter(of: contents.header.vaultID, besides: contents.header.custody) {
-            // The user's files (the mark, the counter file) say nothing here: they can be put
-            // back. The custodian that holds the vault's counter now cannot.
-            throw .rolledBack(
-                "the \(holder.name) custodian holds this vault's rollback counter, and this copy is under \(contents.header.custody.name) custody: it is from before the vault moved to \(holder.name) custody, or that move did not finish; to keep this copy as the vault, accept it (credvault accept-restore)")
-        }
+        // The user's files (the mark, the counter file) say nothing here: they can be put back.
+        // The custodian that holds the vault's counter now cannot.
+        if !acceptingRollback { try configuration.refuseIfAnchoredElsewhere(contents.header) }
         self.url = url
         self.location = location
         lockLocation = VaultLock.lockFileLocation(of: location)
