@@ -175,7 +175,9 @@ public struct TPMCustodian: DeviceCustodian {
                 throw error.connectionError(tcti: tcti)
             }
             defer { tpm.close() }
-            let defined = try tpm.run(configuration) { () throws(TPMResponseCode) in try tpm.definedIndices(among: candidates) }
+            guard let defined = try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.definedIndices(among: candidates) }) else {
+                throw .io("the TPM at \(tcti) lists more NV indices than this custodian reads; whether it holds this vault's counter is unknown, so the vault is not opened")
+            }
             for index in candidates where defined.contains(index) {
                 try abandonment.check()
                 let found = try tpm.run(configuration) { () throws(TPMResponseCode) -> Bool in
