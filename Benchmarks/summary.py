@@ -1,5 +1,5 @@
-"""The README's summary of a credvault-bench run: one row per performance target, with the
-measured medians and whether the target is met.
+"""The summary rows of docs/BENCHMARKS.md (*Latest figures*) from a credvault-bench run: one
+row per performance target, with the measured medians and whether the target is met.
 
 Usage: python3 Benchmarks/summary.py RUN.jsonl   (from credvault-bench --json or --json-out)"""
 

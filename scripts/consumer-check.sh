@@ -2,6 +2,8 @@
 # The README's install section, tried as a new user would: a new package that depends on this
 # checkout and uses every library product builds and runs, and prints no warning but the one
 # SwiftPM prints for glib's pkg-config `-pthread` (docs/API.md, "Install", says why it stays).
+# The README's Swift examples are compiled in that package too (each ```swift block that begins
+# with an import, a file of its own), so they stay correct Swift against the current API.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cv-consumer-XXXXXX")
@@ -57,6 +59,18 @@ func run() async throws {
 }
 try await run()
 SWIFT
+# Each ```swift block of the README that begins with an import (the others are fragments, such
+# as the Package.swift lines), as it is, one file per block.
+awk -v dir="$work/Sources/App" '
+    /^```swift$/ { inside = 1; text = ""; next }
+    /^```$/ && inside {
+        inside = 0
+        if (text ~ /^import /) { n++; file = sprintf("%s/ReadmeExample%02d.swift", dir, n); printf "%s", text > file; close(file) }
+        next
+    }
+    inside { text = text $0 "\n" }
+' "$root/README.md"
+ls "$work/Sources/App"/ReadmeExample*.swift >/dev/null 2>&1 || { echo "consumer-check: no Swift example found in README.md" >&2; exit 1; }
 cd "$work"
 # No index store: nothing reads it, and it costs about a fifth of a debug build's compile time.
 log=$(swift build --disable-index-store 2>&1) || { printf '%s\n' "$log"; echo "consumer-check: the consumer package does not build" >&2; exit 1; }

@@ -30,7 +30,7 @@ extension Command {
     public static var defaultBackend: String { VaultBackend.file.rawValue }
 }
 
-/// Exit codes (stable, documented in the README).
+/// Exit codes (stable, documented in docs/CLI.md).
 public enum ExitCode {
     public static let success: Int32 = 0
     public static let notFound: Int32 = 1

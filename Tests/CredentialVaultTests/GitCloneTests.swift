@@ -8,7 +8,7 @@ import Glibc
 
 /// Real `git` cloning over HTTP from `git http-backend` behind Basic authentication on
 /// 127.0.0.1 (Tests/Servers/git-http/server.py), with `credential.helper credvault` set the way
-/// the README says: the first clone prompts (GIT_ASKPASS answers) and stores, the second uses
+/// docs/CLI.md says: the first clone prompts (GIT_ASKPASS answers) and stores, the second uses
 /// the stored credential without prompting, a rejected one is erased, and the next prompt
 /// stores the new one.
 @Suite(.ownThread) final class GitCloneTests {

@@ -7,8 +7,8 @@ import Testing
 @testable import CredentialVault
 
 /// Attacks on rollback detection with the host-secret file custodian and its counter files:
-/// each test is a promise of docs/FORMAT.md *Rollback counter* / SECURITY.md *Key custody and
-/// rollback* that an older copy put back (or a failure) must not break.
+/// each test is a promise of docs/FORMAT.md *Rollback counter* / docs/THREAT-MODEL.md *Key custody
+/// and rollback* that an older copy put back (or a failure) must not break.
 @Suite(.ownThread) final class RollbackAttackTests {
     let dir = TempDirectory()
 

@@ -34,7 +34,7 @@ public struct SealedFileConfiguration: Sendable {
     public var custodians: [any DeviceCustodian] = []
     /// Whether new vaults get a rollback counter; `nil` (default): with keyring and TPM custody
     /// yes, with the host-secret file no (its counter is opt-in: a file-custody vault copied to
-    /// another machine would need `acceptRestore` there; see SECURITY.md, *Rollback*).
+    /// another machine would need `acceptRestore` there; see docs/THREAT-MODEL.md, *Key custody and rollback*).
     public var rollbackCounter: Bool?
     /// Called before each passphrase derivation (Argon2id) with the calling thread: a seam for
     /// tests that hold a derivation on a latch to show what does not wait for it.

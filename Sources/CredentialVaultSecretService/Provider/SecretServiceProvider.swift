@@ -1,6 +1,6 @@
 /// Which program serves the Secret Service (`org.freedesktop.secrets`), as far as the backend
 /// can tell: the messages name it, and the backend works around what each one does its own way
-/// (see the README's provider section).
+/// (see docs/PROVIDERS.md, and docs/SECRET-SERVICE.md, *Secret Service providers*).
 ///
 /// Found when the store connects, from the other names the provider's connection owns on the
 /// bus (`org.gnome.keyring`, `org.kde.kwalletd5` or `org.kde.kwalletd6`,

@@ -7,8 +7,8 @@ import Testing
 @testable import CredentialVaultAuth
 
 /// Malformed redirect URLs and provider responses, each with the error it gets (the rows of
-/// the bad-input catalogue in SECURITY.md that no other test covers). A scripted transport
-/// plays the provider; nothing here needs the network.
+/// the bad-input catalogue in docs/SECURITY-EVIDENCE.md that no other test covers). A scripted
+/// transport plays the provider; nothing here needs the network.
 @Suite("Bad redirects and provider responses", .ownThread)
 struct BadProviderInputTests {
     /// Answers the token and JWKS endpoints with canned responses.

@@ -6,7 +6,7 @@ import Testing
 
 /// Malformed command lines and unusable files given to `credvault`: each gets its documented
 /// exit code and a one-line message saying what to do (the CLI rows of the catalogue in
-/// SECURITY.md).
+/// docs/SECURITY-EVIDENCE.md).
 @Suite(.ownThread) final class CLIBadInputTests {
     let dir = TempDirectory()
 
