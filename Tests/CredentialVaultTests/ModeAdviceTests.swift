@@ -67,4 +67,30 @@ import Glibc
         #expect(message.contains("if it holds nothing but vaults, run: chmod 700 \(project.path)"), "\(message)")
         #expect(message.contains("mkdir -m 700 \(project.path)/credvault"), "\(message)")
     }
+
+    /// A directory of root's that its group or others can write, opened by another user (a
+    /// service user in root's directory): `chmod 700` would lock that user out of it, and a
+    /// subdirectory root makes there would be root's and closed to them too. The advice is
+    /// the rule itself, for root to apply: take the write bits away.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv to open as nobody"))
+    func aDirectoryOfRootsOpenedByAnotherUserIsToldToDropWritesNotToChmod700() throws {
+        chmod(dir.url.path, 0o711)  // let nobody reach the directory inside
+        let roots = dir.path("service")
+        #expect(mkdir(roots.path, 0o775) == 0 && chmod(roots.path, 0o775) == 0)
+        let outcome = try CLIChild.run(
+            ["--reuid=65534", "--regid=65534", "--clear-groups", BuiltProducts.credvault.path, "list", "--vault", roots.appendingPathComponent("v.cvault").path],
+            executable: URL(fileURLWithPath: "/usr/bin/setpriv"), environment: CLIChild.environment(dir))
+        #expect(outcome.status == 9, "\(outcome.stderr)")
+        #expect(outcome.stderr.contains("root's") && outcome.stderr.contains("chmod go-w \(roots.path)"), "\(outcome.stderr)")
+        #expect(!outcome.stderr.contains("chmod 700") && !outcome.stderr.contains("mkdir"), "\(outcome.stderr)")
+    }
+
+    /// Another user's directory is refused, and the message says who may own it: the user who
+    /// opens the vault, or root.
+    @Test func anotherUsersDirectoryIsRefusedNamingWhoMayOwnIt() throws {
+        let theirs = dir.path("theirs")
+        #expect(mkdir(theirs.path, 0o755) == 0 && chown(theirs.path, 65534, 65534) == 0)
+        let message = refusal(theirs.appendingPathComponent("v.cvault"))
+        #expect(message.contains("belongs to another user (uid 65534)") && message.contains("or by root"), "\(message)")
+    }
 }
