@@ -43,21 +43,25 @@ package enum PrivateFiles {
         var check: @Sendable ([UInt8]) throws(CredentialVaultError) -> Void
     }
 
-    /// Refuses a file or directory that belongs to someone else or that other users can access:
-    /// a vault in a world-readable place leaks at least its size and timing, and a writable
-    /// one can be swapped under us.
+    /// Refuses a file or directory that belongs to someone else or that other users can access
+    /// (`owners` says what is allowed): a readable file leaks what is in it, a directory others
+    /// can list leaks names, sizes and times (allowed for a vault's own directory), and a
+    /// writable one lets them swap what is in it.
     ///
     /// The advice never makes a shared directory private: `chmod 700` on `/` or `/tmp` would
     /// break everything else in it. A sticky directory or `/` gets only a private subdirectory
-    /// to keep the vault in; the library's own directory (`credential-vault`, as in the default
-    /// locations) gets `chmod 700`; any other directory (the library cannot tell whether it
-    /// made it) gets `chmod 700` only "if it holds nothing but vaults", else the subdirectory.
+    /// to keep the vault in; root's directory opened by another user gets `chmod go-w` for root
+    /// to run (`chmod 700` would lock that user out); the library's own directory
+    /// (`credential-vault`, as in the default locations) gets `chmod 700`; any other directory
+    /// (the library cannot tell whether it made it) gets `chmod 700` only "if it holds nothing
+    /// but vaults", else the subdirectory.
     static func checkOwnerAndMode(_ info: stat, path: String, isDirectory: Bool, owners: Owners = .user) throws(CredentialVaultError) {
         if owners == .systemProvided { return try checkSystemProvided(info, path: path) }
         let othersMayRead = owners == .notWritableByOthers
         if info.st_uid != geteuid() && !(othersMayRead && info.st_uid == 0) {
             let advice = isDirectory ? "; keep the vault in a private directory of your own: \(subdirectoryAdvice(path))" : ""
-            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by the user who opens it\(advice)")
+            let owners = othersMayRead ? "the user who opens it or by root" : "the user who opens it"
+            throw .permissionDenied("\(path) belongs to another user (uid \(info.st_uid)); it must be owned by \(owners)\(advice)")
         }
         let mode = info.st_mode & 0o777
         if mode & (othersMayRead ? 0o022 : 0o077) != 0 {
@@ -66,6 +70,10 @@ package enum PrivateFiles {
                 advice = "run: chmod 600 \(path)"
             } else if info.st_mode & S_ISVTX != 0 || path == "/" {
                 advice = "it is a shared directory: do not change its mode; keep the vault in a private subdirectory: \(subdirectoryAdvice(path))"
+            } else if info.st_uid != geteuid() {
+                // Root's, opened by another user: `chmod 700` would lock that user out, and a
+                // subdirectory root made would be root's and closed to them too.
+                advice = "it is root's: have root run: chmod go-w \(path)"
             } else if path.split(separator: "/").last == "credential-vault" {
                 advice = "run: chmod 700 \(path)"
             } else {
