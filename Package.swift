@@ -23,7 +23,6 @@ let package = Package(
         .library(name: "CredentialVault", targets: ["CredentialVault"]),
         .library(name: "CredentialVaultSecretService", targets: ["CredentialVaultSecretService"]),
         .library(name: "CredentialVaultAuth", targets: ["CredentialVaultAuth"]),
-        .library(name: "CredentialVaultCLI", targets: ["CredentialVaultCLI"]),
         // The fleet store: credentials sealed client-side in PostgreSQL (the only product linking libpq).
         .library(name: "CredentialVaultPostgres", targets: ["CredentialVaultPostgres"]),
         // The TPM 2.0 device custodian (tpm2-tss ESYS): a device secret sealed to this machine's
@@ -34,7 +33,6 @@ let package = Package(
         .library(name: "CredentialVaultTesting", targets: ["CredentialVaultTesting"]),
         .executable(name: "credvault", targets: ["credvault"]),
         .executable(name: "credvault-full", targets: ["credvault-full"]),
-        .executable(name: "credvault-bench", targets: ["credvault-bench"]),
     ],
     targets: [
         // C libraries come from Debian packages through system-library targets.

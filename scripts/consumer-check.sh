@@ -70,6 +70,17 @@ awk -v dir="$work/Sources/App" '
     }
     inside { text = text $0 "\n" }
 ' "$root/README.md"
+# And each ```swift block of docs/API.md that says it is compiled here (a complete example).
+awk -v dir="$work/Sources/App" '
+    /^```swift$/ { inside = 1; text = ""; next }
+    /^```$/ && inside {
+        inside = 0
+        if (text ~ /^\/\/ A complete .*compiled by scripts\/consumer-check.sh/) { n++; file = sprintf("%s/ApiExample%02d.swift", dir, n); printf "%s", text > file; close(file) }
+        next
+    }
+    inside { text = text $0 "\n" }
+' "$root/docs/API.md"
+ls "$work/Sources/App"/ApiExample*.swift >/dev/null 2>&1 || { echo "consumer-check: no compiled example found in docs/API.md" >&2; exit 1; }
 ls "$work/Sources/App"/ReadmeExample*.swift >/dev/null 2>&1 || { echo "consumer-check: no Swift example found in README.md" >&2; exit 1; }
 cd "$work"
 # No index store: nothing reads it, and it costs about a fifth of a debug build's compile time.

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// One `credvault` subcommand.
-public protocol Command: Sendable {
+package protocol Command: Sendable {
     /// The word that selects it.
     static var name: String { get }
     /// One line for the command list.
@@ -27,37 +27,37 @@ public protocol Command: Sendable {
 
 extension Command {
     /// `file`: the sealed file, for every command but the credential helpers (`auto` there).
-    public static var defaultBackend: String { VaultBackend.file.rawValue }
+    package static var defaultBackend: String { VaultBackend.file.rawValue }
 }
 
 /// Exit codes (stable, documented in docs/CLI.md).
-public enum ExitCode {
-    public static let success: Int32 = 0
-    public static let notFound: Int32 = 1
-    public static let usage: Int32 = 2
-    public static let failure: Int32 = 3
-    public static let wrongKey: Int32 = 4
-    public static let damaged: Int32 = 5
-    public static let deviceMismatch: Int32 = 6
-    public static let busy: Int32 = 7
-    public static let notAvailable: Int32 = 8
-    public static let permission: Int32 = 9
-    public static let locked: Int32 = 10
+package enum ExitCode {
+    package static let success: Int32 = 0
+    package static let notFound: Int32 = 1
+    package static let usage: Int32 = 2
+    package static let failure: Int32 = 3
+    package static let wrongKey: Int32 = 4
+    package static let damaged: Int32 = 5
+    package static let deviceMismatch: Int32 = 6
+    package static let busy: Int32 = 7
+    package static let notAvailable: Int32 = 8
+    package static let permission: Int32 = 9
+    package static let locked: Int32 = 10
     /// `credvault auth`: the provider refused (invalid grant, wrong client secret, denied...).
-    public static let authFailed: Int32 = 11
+    package static let authFailed: Int32 = 11
     /// `credvault auth`: the provider could not be reached or did not answer in time.
-    public static let unreachable: Int32 = 12
+    package static let unreachable: Int32 = 12
     /// The vault is older than its rollback counter (`credvault accept-restore` accepts it).
-    public static let rolledBack: Int32 = 13
+    package static let rolledBack: Int32 = 13
     /// The Secret Service provider asks a person (a dialog) and interaction was not allowed
     /// (`--interactive` or `CREDVAULT_INTERACTIVE=1` allow it).
-    public static let interactionRequired: Int32 = 14
+    package static let interactionRequired: Int32 = 14
     /// `credvault exec`: the command was found but cannot be run (not executable, a bad format).
-    public static let commandNotExecutable: Int32 = 126
+    package static let commandNotExecutable: Int32 = 126
     /// `credvault exec`: the command was not found (as a shell reports it).
-    public static let commandNotFound: Int32 = 127
+    package static let commandNotFound: Int32 = 127
 
-    public static func of(_ error: CredentialVaultError) -> Int32 {
+    package static func of(_ error: CredentialVaultError) -> Int32 {
         switch error {
         case .wrongPassphrase: wrongKey
         case .corrupted, .tampered: damaged
@@ -75,30 +75,30 @@ public enum ExitCode {
 }
 
 /// Standard streams, raw bytes in and out (`write(2)`, never a trap: see `StandardOutput`).
-public struct TerminalIO: Sendable {
+package struct TerminalIO: Sendable {
     /// The process's standard streams.
-    public init() {}
+    package init() {}
     /// All of stdin (at most 64 MiB, the largest credential), read without stray copies.
-    public func readStdin() throws -> Data { try SecretReader.readAll(0, limit: 64 << 20, what: "stdin") }
+    package func readStdin() throws -> Data { try SecretReader.readAll(0, limit: 64 << 20, what: "stdin") }
     /// Writes `data` to stdout and returns only once all of it was written (and made durable
     /// when stdout is a regular file); throws `OutputError` otherwise. For output that must not
     /// be lost silently: `lookup` writes the value with it before anything is deleted.
-    public func output(_ data: Data) throws(OutputError) { try StandardOutput.write(data) }
+    package func output(_ data: Data) throws(OutputError) { try StandardOutput.write(data) }
     /// Writes `data` to stdout. A failure is remembered: `CommandLineTool` then exits with code
     /// 3 and one line on stderr, whatever the command returned.
-    public func write(_ data: Data) { try? StandardOutput.write(data) }
+    package func write(_ data: Data) { try? StandardOutput.write(data) }
     /// Writes `line` and a newline to stdout, like `write`.
-    public func print(_ line: String) { write(Data((line + "\n").utf8)) }
+    package func print(_ line: String) { write(Data((line + "\n").utf8)) }
     /// Writes `credvault: LINE` to stderr as one line, its control characters escaped
     /// (`TerminalText`: a name or path in a message can neither forge a line, such as a second
     /// `credvault:` one, nor reach the terminal as an escape sequence). A failure there is
     /// ignored: it cannot be reported.
-    public func error(_ line: String) { error(lines: [line]) }
+    package func error(_ line: String) { error(lines: [line]) }
 
     /// A message of several lines (for example a sentence, then a URL alone on its line, for
     /// scripts to pick up): the first prefixed `credvault: `, each escaped as in `error`, so the
     /// lines are exactly these, whatever text they carry.
-    public func error(lines: [String]) {
+    package func error(lines: [String]) {
         let text = lines.enumerated().map { ($0 == 0 ? "credvault: " : "") + TerminalText.escaped($1) + "\n" }.joined()
         StandardOutput.writeError(Data(text.utf8))
     }
@@ -106,5 +106,5 @@ public struct TerminalIO: Sendable {
     /// Reports a change that is already made (a vault created, re-keyed, rotated): on stderr,
     /// like `error`, so that a stdout that cannot be written never turns a committed change into
     /// a reported failure.
-    public func status(_ line: String) { error(line) }
+    package func status(_ line: String) { error(line) }
 }

@@ -16,7 +16,7 @@ extension CommandLineTool {
     /// ignores `SIGPIPE` (a failed write to stdout is an error with exit code 3, see
     /// `StandardOutput`), then runs the command line (refused when an argument is not UTF-8, see
     /// `RawArguments`) and exits with its code.
-    public static func main(commands: [any Command.Type], handOver: ((String) -> Int32)? = nil) -> Never {
+    package static func main(commands: [any Command.Type], handOver: ((String) -> Int32)? = nil) -> Never {
         // Before anything opens a descriptor: a closed stdout must fail writes, not become
         // whatever the process opens next (an eventfd would swallow a taken secret).
         StandardOutput.reserveStandardDescriptors()

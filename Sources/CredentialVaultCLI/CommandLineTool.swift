@@ -11,7 +11,7 @@ import Glibc
 /// The `credvault` entry point both executables share: pick the command, parse its arguments,
 /// run it, map errors to exit codes with one clear line on stderr (never a secret: errors carry
 /// none).
-public enum CommandLineTool {
+package enum CommandLineTool {
     /// Runs `credvault ARGUMENTS` (without the program name) with `commands`; returns the exit code.
     ///
     /// `handOver` is given by the lean `credvault`: it is called, instead of running anything,
@@ -22,7 +22,7 @@ public enum CommandLineTool {
     ///
     /// Output that could not be written (a broken pipe, a full disk, a closed stdout) makes the
     /// exit code 3 (unless it was already a failure), with one line on stderr.
-    public static func run(
+    package static func run(
         _ arguments: [String], commands: [any Command.Type], handOver: ((String) -> Int32)? = nil
     ) -> Int32 {
         let status = dispatch(arguments, commands: commands, handOver: handOver)

@@ -13,14 +13,14 @@ import Glibc
 /// environment and the same standard streams, so the full one behaves as if it had been run
 /// directly. Nothing has been read from stdin or written to stdout before. Secrets never travel
 /// on the command line (options only name the files that hold them).
-public enum FullExecutable {
+package enum FullExecutable {
     /// Its file name.
-    public static let name = "credvault-full"
+    package static let name = "credvault-full"
 
     /// Replaces this process with `credvault-full` found next to the running executable
     /// (`/proc/self/exe`). Returns only when that is impossible: exit code 8 (not available)
     /// after one line on stderr saying that `needing` needs it.
-    public static func handOver(needing: String) -> Int32 {
+    package static func handOver(needing: String) -> Int32 {
         let io = TerminalIO()
         guard let me = runningExecutable() else {
             io.error("\(needing) needs \(name), and the running executable cannot be found (/proc/self/exe)")

@@ -4,29 +4,29 @@
 /// `--help` and `-h` ask for help only where an option may stand: not as an option's value
 /// (`--vault --help` names a vault called `--help`) and not after `--`, after which every
 /// argument is a positional (`store -- -h alice` stores under the service `-h`).
-public struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
     /// The arguments that are not options, in order (everything after `--` included).
-    public var positionals: [String] = []
+    package var positionals: [String] = []
     /// The flags given (without their `--`); `help` when `--help` or `-h` stood in option position.
-    public var flags: Set<String> = []
+    package var flags: Set<String> = []
     /// The options given, by name (without their `--`), with their values.
-    public var options: [String: String] = [:]
+    package var options: [String: String] = [:]
     /// Every value of each option, in the order given (`options` keeps the last one): for the
     /// options a command takes more than once (`exec --env`, `exec --fd`, `serve-credentials --map`).
-    public var optionValues: [String: [String]] = [:]
+    package var optionValues: [String: [String]] = [:]
     /// How many positionals stood before `--`; `nil` when there was no `--` (`exec` takes its
     /// command only after it).
-    public var separatorIndex: Int?
+    package var separatorIndex: Int?
 
     /// The flag every command accepts: `--help`, or `-h`.
-    public static let helpFlag = "help"
+    package static let helpFlag = "help"
 
     /// Whether `--help` or `-h` was given in option position.
-    public var wantsHelp: Bool { flags.contains(Self.helpFlag) }
+    package var wantsHelp: Bool { flags.contains(Self.helpFlag) }
 
     /// Parses `arguments` knowing which names take a value (`--help` and `-h` are always
     /// accepted as the flag `help`); throws `UsageError` on unknown names.
-    public init(_ arguments: [String], flags allowedFlags: Set<String>, options allowedOptions: Set<String>) throws(UsageError) {
+    package init(_ arguments: [String], flags allowedFlags: Set<String>, options allowedOptions: Set<String>) throws(UsageError) {
         let allowedFlags = allowedFlags.union([Self.helpFlag])
         var iterator = arguments.makeIterator()
         var onlyPositionals = false
@@ -68,7 +68,7 @@ public struct ParsedArguments: Sendable {
     }
 
     /// Exactly `count` positionals, named in the usage message.
-    public func positionals(_ names: String...) throws(UsageError) -> [String] {
+    package func positionals(_ names: String...) throws(UsageError) -> [String] {
         guard positionals.count == names.count else {
             throw UsageError("expected \(names.map { $0.uppercased() }.joined(separator: " "))")
         }
@@ -77,7 +77,7 @@ public struct ParsedArguments: Sendable {
 }
 
 /// A wrong command line: exit code 2 with one line on stderr.
-public struct UsageError: Error {
-    public let message: String
-    public init(_ message: String) { self.message = message }
+package struct UsageError: Error {
+    package let message: String
+    package init(_ message: String) { self.message = message }
 }

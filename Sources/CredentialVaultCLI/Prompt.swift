@@ -9,8 +9,8 @@ import Glibc
 #endif
 
 /// Reads a passphrase from the terminal with echo off (only with --ask-passphrase).
-public enum Prompt {
-    public static func passphrase(confirm: Bool) throws -> VaultKey {
+package enum Prompt {
+    package static func passphrase(confirm: Bool) throws -> VaultKey {
         let fd = open("/dev/tty", O_RDWR)
         guard fd >= 0 else { throw UsageError("--ask-passphrase needs a terminal; use --passphrase-file") }
         defer { close(fd) }

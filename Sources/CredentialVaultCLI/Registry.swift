@@ -11,9 +11,9 @@ import Glibc
 /// The subcommands, in the order `credvault --help` lists them: the vault commands, which every
 /// `credvault` runs, then the commands only `credvault-full` has (they need the Secret Service,
 /// OpenSSL or networking libraries). A new command adds itself here.
-public enum Registry {
+package enum Registry {
     /// The vault commands (this library).
-    public static let vaultCommands: [any Command.Type] = [
+    package static let vaultCommands: [any Command.Type] = [
         StoreCommand.self, LookupCommand.self, DeleteCommand.self, ListCommand.self, InitCommand.self,
         InfoCommand.self, KeygenCommand.self, PasswdCommand.self, RotateCommand.self, CustodyCommand.self,
         AcceptRestoreCommand.self, RetireCommand.self, ExecCommand.self, GitCredentialCommand.self, DockerCredentialCommand.self,
@@ -22,7 +22,7 @@ public enum Registry {
 
     /// The commands `credvault-full` adds, by name and summary (the full executable's command
     /// types take both from here, so `credvault --help` is the same text in either executable).
-    public static let fullOnly: [(name: String, summary: String)] = [
+    package static let fullOnly: [(name: String, summary: String)] = [
         ("migrate", "move credentials from one backend to another"),
         ("auth", "sign in with OpenID Connect and hand out access tokens"),
         ("insforge", "sign in to an InsForge backend, session kept in the vault"),
@@ -30,12 +30,12 @@ public enum Registry {
     ]
 
     /// The summary of the full-only command `name`.
-    public static func summary(of name: String) -> String {
+    package static func summary(of name: String) -> String {
         fullOnly.first { $0.name == name }?.summary ?? ""
     }
 
     /// The top-level help.
-    public static func usage() -> String {
+    package static func usage() -> String {
         var text = """
             credvault - keep credentials encrypted (sealed file, Secret Service, memory)
 
@@ -54,7 +54,7 @@ public enum Registry {
         return text
     }
 
-    public static let exitCodeHelp = """
+    package static let exitCodeHelp = """
         0 success, 1 not found, 2 usage error, 3 other failure (stdout not writable too), 4 wrong
         passphrase or key, 5 corrupted or tampered vault, 6 device mismatch, 7 busy or timed out,
         8 not available, 9 permission denied, 10 locked, 11 the OpenID provider refused (auth),

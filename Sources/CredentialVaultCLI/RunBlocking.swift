@@ -7,7 +7,7 @@ import Dispatch
 import Synchronization
 
 /// Runs async work from the synchronous command and waits for it.
-public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+package func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     try runBlocking(body, started: { _ in })
 }
 

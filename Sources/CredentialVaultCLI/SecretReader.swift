@@ -11,7 +11,7 @@ import Glibc
 /// Reads secrets (stdin, passphrase files) without leaving copies behind: the bytes go into a
 /// buffer that is wiped whenever it grows, instead of through Foundation's reads, whose
 /// intermediate buffers are freed unwiped.
-public enum SecretReader {
+package enum SecretReader {
     /// Everything from `fd` up to `limit` bytes, in one buffer the caller wipes.
     /// Throws `UsageError` (naming `what`) when it cannot be read or is longer than `limit`.
     static func readAll(_ fd: Int32, limit: Int, what: String) throws -> Data {
@@ -52,7 +52,7 @@ public enum SecretReader {
 
     /// The text of another secret file (a client secret, a password, a code: what an API takes
     /// as a `String`), checked and trimmed like a passphrase file; refused when not UTF-8.
-    public static func text(fromFile path: String, what: String) throws -> String {
+    package static func text(fromFile path: String, what: String) throws -> String {
         try withSecretFile(path, what: what) { bytes in
             guard let text = String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) else {
                 throw UsageError("the \(what) file \(path) is not UTF-8 text")

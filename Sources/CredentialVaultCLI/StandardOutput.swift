@@ -87,13 +87,13 @@ enum StandardOutput {
 }
 
 /// Stdout could not be written (`EPIPE`: the reader is gone; `ENOSPC`; `EBADF`: closed...).
-public struct OutputError: Error, Sendable, CustomStringConvertible {
+package struct OutputError: Error, Sendable, CustomStringConvertible {
     /// The `errno` of the failed write.
-    public let code: Int32
+    package let code: Int32
 
     /// Wraps an `errno`.
-    public init(_ code: Int32) { self.code = code }
+    package init(_ code: Int32) { self.code = code }
 
     /// "cannot write to stdout: REASON".
-    public var description: String { "cannot write to stdout: \(String(cString: strerror(code)))" }
+    package var description: String { "cannot write to stdout: \(String(cString: strerror(code)))" }
 }

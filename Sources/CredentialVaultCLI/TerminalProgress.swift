@@ -12,9 +12,9 @@ import Synchronization
 /// stderr when stderr is a terminal, and nothing at all otherwise (a script or a log gets the
 /// result only). Redrawn at most once per `minimumInterval` (a quarter of a second), so that
 /// ten thousand fast steps do not flood a slow terminal, and always for the last step.
-public final class TerminalProgress: Sendable {
+package final class TerminalProgress: Sendable {
     /// The shortest time between two redraws (the first and the last step are always drawn).
-    public static let minimumInterval = Duration.milliseconds(250)
+    package static let minimumInterval = Duration.milliseconds(250)
 
     private let label: String
     private let enabled: Bool
@@ -26,7 +26,7 @@ public final class TerminalProgress: Sendable {
 
     /// A progress line for `label` ("credentials re-sealed"); `enabled` defaults to whether
     /// stderr is a terminal.
-    public convenience init(_ label: String, enabled: Bool = isatty(2) == 1) {
+    package convenience init(_ label: String, enabled: Bool = isatty(2) == 1) {
         self.init(
             label, enabled: enabled, sharesTheTerminalWithStdout: isatty(1) == 1, now: { ContinuousClock.now },
             output: { StandardOutput.writeError($0) })
@@ -47,7 +47,7 @@ public final class TerminalProgress: Sendable {
     }
 
     /// Shows `done` of `total`.
-    public func update(_ done: Int, of total: Int) {
+    package func update(_ done: Int, of total: Int) {
         guard enabled, total > 0, done >= 0 else { return }
         let time = now()
         let percent = Int((Double(min(done, total)) * 100 / Double(total)).rounded(.down))
@@ -63,7 +63,7 @@ public final class TerminalProgress: Sendable {
     /// Runs `print` (which writes lines on stdout) with the progress line cleared before and
     /// drawn again after, when both are on the same terminal: the lines scroll above it
     /// instead of being written into it.
-    public func printAbove(_ print: () throws -> Void) rethrows {
+    package func printAbove(_ print: () throws -> Void) rethrows {
         guard sharesTheTerminalWithStdout, let line = state.withLock({ $0.line }) else { return try print() }
         output(Data("\r\u{1B}[K".utf8))
         defer { output(Data("\r\u{1B}[K\(line)".utf8)) }
@@ -71,7 +71,7 @@ public final class TerminalProgress: Sendable {
     }
 
     /// Clears the line (before the operation's result is printed).
-    public func finish() {
+    package func finish() {
         let onScreen = state.withLock { state in
             defer { state.line = nil }
             return state.line != nil

@@ -12,12 +12,12 @@ import Glibc
 /// neither forge lines or columns (TAB, LF) nor send a terminal escape sequence (ESC, CSI), nor
 /// reorder what the terminal shows (bidirectional overrides); and a backslash is doubled, so an
 /// escape in the output always stands for the character it names, never for itself.
-public enum TerminalText {
+package enum TerminalText {
     /// `text` with every C0 control character, DEL and C1 control character written as `\xHH`
     /// (its code point in hex), the line and paragraph separators and the bidirectional and
     /// invisible formatting characters as `\u{HHHH}`, a backslash as `\\`; everything else as
     /// it is.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
@@ -36,7 +36,7 @@ public enum TerminalText {
     }
 
     /// One line of TAB-separated fields, each escaped.
-    public static func line(_ fields: String...) -> String {
+    package static func line(_ fields: String...) -> String {
         fields.map(escaped).joined(separator: "\t")
     }
 
@@ -44,7 +44,7 @@ public enum TerminalText {
     /// controls, the line separators, bidirectional and invisible formatting characters)
     /// written as `\uHHHH` escapes: the same value for a JSON reader, nothing for a terminal to
     /// act on. (Outside strings, JSON text has none of them.)
-    public static func jsonEscaped(_ json: Data) -> Data {
+    package static func jsonEscaped(_ json: Data) -> Data {
         let text = String(decoding: json, as: UTF8.self)
         guard text.unicodeScalars.contains(where: { isControl($0) || isFormatting($0) }) else { return json }
         var out = ""

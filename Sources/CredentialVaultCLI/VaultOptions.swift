@@ -11,22 +11,22 @@ import Synchronization
 
 /// The options every command shares: which backend and vault, and how to unlock it.
 /// Secrets come only from files, stdin or a no-echo prompt, never from arguments.
-public enum VaultOptions {
-    public static let flags: Set<String> = [
+package enum VaultOptions {
+    package static let flags: Set<String> = [
         "device", "ask-passphrase", "json", "rollback-counter", "no-rollback-counter", "interactive", "insecure-transport",
         "fleet-device-key",
     ]
-    public static let options: Set<String> = [
+    package static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
         "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file", "fleet-private-key",
     ]
 
     /// The common options' help, for commands whose default backend is `file`.
-    public static let help = help(defaultBackend: VaultBackend.file.rawValue)
+    package static let help = help(defaultBackend: VaultBackend.file.rawValue)
 
     /// The common options' help, naming `defaultBackend` as the default (the credential
     /// helpers' is `auto`).
-    public static func help(defaultBackend: String) -> String {
+    package static func help(defaultBackend: String) -> String {
         commonOptionsHelp.replacing("(default: file, or", with: "(default: \(defaultBackend), or")
     }
 
@@ -85,12 +85,12 @@ public enum VaultOptions {
         """
 
     /// The vault file.
-    public static func vaultURL(_ args: ParsedArguments) -> URL {
+    package static func vaultURL(_ args: ParsedArguments) -> URL {
         args.options["vault"].map { URL(fileURLWithPath: $0) } ?? SealedFileStore.defaultURL
     }
 
     /// The unlock key the options ask for; `nil` when none was given (the device key then).
-    public static func explicitKey(_ args: ParsedArguments, confirmNew: Bool = false) throws -> VaultKey? {
+    package static func explicitKey(_ args: ParsedArguments, confirmNew: Bool = false) throws -> VaultKey? {
         try checkOneKeyOption(args)
         var chosen: [VaultKey] = []
         if let path = args.options["passphrase-file"] ?? ProcessInfo.processInfo.environment["CREDVAULT_PASSPHRASE_FILE"] {
@@ -103,7 +103,7 @@ public enum VaultOptions {
     }
 
     /// Throws the usage error for more than one key option, without reading or prompting.
-    public static func checkOneKeyOption(_ args: ParsedArguments) throws {
+    package static func checkOneKeyOption(_ args: ParsedArguments) throws {
         let given = [
             args.options["passphrase-file"] ?? ProcessInfo.processInfo.environment["CREDVAULT_PASSPHRASE_FILE"] != nil,
             args.options["key-file"] != nil, args.flags.contains("ask-passphrase"), args.flags.contains("device"),
@@ -114,19 +114,19 @@ public enum VaultOptions {
     }
 
     /// Reads a passphrase file: the bytes as they are, minus one trailing newline.
-    public static func passphrase(fromFile path: String) throws -> VaultKey {
+    package static func passphrase(fromFile path: String) throws -> VaultKey {
         try SecretReader.passphrase(fromFile: path)
     }
 
     /// The custody `--custody` asks for (default `file`).
-    public static func custody(_ args: ParsedArguments) throws -> DeviceCustody {
+    package static func custody(_ args: ParsedArguments) throws -> DeviceCustody {
         guard let name = args.options["custody"] else { return .file }
         guard let custody = DeviceCustody(name: name) else { throw UsageError("--custody is file, keyring or tpm") }
         return custody
     }
 
     /// Whether a new vault gets a rollback counter (`nil`: the custody's default).
-    public static func rollbackCounter(_ args: ParsedArguments) throws -> Bool? {
+    package static func rollbackCounter(_ args: ParsedArguments) throws -> Bool? {
         switch (args.flags.contains("rollback-counter"), args.flags.contains("no-rollback-counter")) {
         case (true, true): throw UsageError("give --rollback-counter or --no-rollback-counter, not both")
         case (true, false): return true
@@ -138,7 +138,7 @@ public enum VaultOptions {
     /// The sealed-file configuration: the custody and counter a new vault gets, the
     /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`),
     /// and the lock wait (the default, unless a test sets `TestLockWait.variable`).
-    public static func configuration(_ args: ParsedArguments) throws -> SealedFileConfiguration {
+    package static func configuration(_ args: ParsedArguments) throws -> SealedFileConfiguration {
         var configuration = SealedFileConfiguration()
         if let wait = try TestLockWait.current() { configuration.lockTimeout = wait }
         configuration.custody = try custody(args)
@@ -156,7 +156,7 @@ public enum VaultOptions {
     /// The TPM case does not depend on what is at the vault's path now: the command opens the
     /// vault later, and whoever writes the user's files can have nothing (or something
     /// unreadable) there when this looks and the pre-move copy there when the command opens it.
-    public static func custodyNeedingFullExecutable(_ args: ParsedArguments) -> String? {
+    package static func custodyNeedingFullExecutable(_ args: ParsedArguments) -> String? {
         if let name = args.options["custody"], name != DeviceCustody.file.name { return "--custody \(name)" }
         if let custody = LockedVault.custody(at: vaultURL(args)), custody != .file { return "a vault under \(custody.name) custody" }
         if tpmIsReachable(args) { return "a vault on a machine with a TPM (which may hold its rollback counter)" }
@@ -172,7 +172,7 @@ public enum VaultOptions {
     }
 
     /// The Argon2id preset for a new passphrase vault.
-    public static func kdf(_ args: ParsedArguments) throws -> KDFParameters {
+    package static func kdf(_ args: ParsedArguments) throws -> KDFParameters {
         switch args.options["kdf"] ?? "moderate" {
         case "interactive": .interactive
         case "moderate": .moderate
@@ -185,30 +185,30 @@ public enum VaultOptions {
 
     /// Whether the Secret Service provider may ask a person (`--interactive`, or
     /// `CREDVAULT_INTERACTIVE=1`, for callers such as git's credential helper protocol).
-    public static func allowsInteraction(_ args: ParsedArguments) -> Bool {
+    package static func allowsInteraction(_ args: ParsedArguments) -> Bool {
         args.flags.contains("interactive") || ProcessInfo.processInfo.environment["CREDVAULT_INTERACTIVE"] == "1"
     }
 
     /// The backend name from `--backend` or `$CREDVAULT_BACKEND` (default `file`).
-    public static func backendName(_ args: ParsedArguments) -> String {
+    package static func backendName(_ args: ParsedArguments) -> String {
         backendName(args, default: VaultBackend.file.rawValue)
     }
 
     /// The backend name from `--backend` or `$CREDVAULT_BACKEND`, else `fallback` (the
     /// credential helpers' is `auto`, the choice for desktop users).
-    public static func backendName(_ args: ParsedArguments, default fallback: String) -> String {
+    package static func backendName(_ args: ParsedArguments, default fallback: String) -> String {
         args.options["backend"] ?? ProcessInfo.processInfo.environment["CREDVAULT_BACKEND"] ?? fallback
     }
 
     /// Opens the chosen store. With `create`, a missing vault is created; without, `nil` is
     /// returned for a missing vault (read commands then see an empty store).
-    public static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
+    package static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
         try openStore(named: backendName(args), args, create: create)
     }
 
     /// Opens the backend called `name` (`file`, `secret-service`, `memory` or `auto`).
     /// Throws `LockedKeyringError` when `auto` found the keyring locked.
-    public static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
+    package static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
         let resolution = try resolve(name, args)
         if resolution.isLocked { throw LockedKeyringError(message: resolution.reason) }
         switch resolution.kind {
@@ -224,7 +224,7 @@ public enum VaultOptions {
     /// unavailable, reporting a locked keyring with `isLocked`) and
     /// `secret-service` are decided by the installed `ExtendedBackends`. An explicit name was
     /// already chosen over $CREDVAULT_BACKEND, so it is not consulted again.
-    public static func resolve(_ name: String, _ args: ParsedArguments) throws -> BackendResolution {
+    package static func resolve(_ name: String, _ args: ParsedArguments) throws -> BackendResolution {
         switch name {
         case VaultBackend.file.rawValue: return BackendResolution(kind: .file, reason: "chosen explicitly")
         case VaultBackend.memory.rawValue: return BackendResolution(kind: .memory, reason: "chosen explicitly")
@@ -236,13 +236,13 @@ public enum VaultOptions {
 
     /// Whether the backend called `name` needs the Secret Service (which only `credvault-full`
     /// links): `secret-service`, and `auto` (or `automatic`), which asks it.
-    public static func needsFullExecutable(_ name: String) -> Bool {
+    package static func needsFullExecutable(_ name: String) -> Bool {
         ["secret-service", "auto", "automatic", "postgres"].contains(name)
     }
 
     /// `error` as the one line on stderr: in the fleet store's words when the command works on
     /// the fleet store (`backend` postgres), else the common wording.
-    public static func describe(_ error: CredentialVaultError, backend: String?) -> String {
+    package static func describe(_ error: CredentialVaultError, backend: String?) -> String {
         guard backend == VaultBackend.postgres.rawValue, let backends = installed.withLock({ $0 }),
             let text = backends.describeFleetError(error)
         else { return error.description }
@@ -250,7 +250,7 @@ public enum VaultOptions {
     }
 
     /// Installs the Secret Service and the automatic choice (`credvault-full` does, first thing).
-    public static func install(_ backends: any ExtendedBackends) {
+    package static func install(_ backends: any ExtendedBackends) {
         installed.withLock { $0 = backends }
     }
 
@@ -265,7 +265,7 @@ public enum VaultOptions {
 
     /// Opens (or creates) the sealed-file vault with the key the options give, or the device
     /// key when none is given. A vault that needs another kind of key is reported clearly.
-    public static func openSealedFile(_ args: ParsedArguments, create: Bool) throws -> SealedFileStore? {
+    package static func openSealedFile(_ args: ParsedArguments, create: Bool) throws -> SealedFileStore? {
         let url = vaultURL(args)
         // Only a missing file is "no vault": a link, a loose mode or an unreadable directory is
         // reported, never taken for an empty vault or a place to create one.
@@ -320,7 +320,7 @@ public enum VaultOptions {
 
     /// `--key-cache SECONDS` or `$CREDVAULT_KEY_CACHE`: how long the kernel keyring keeps the
     /// vault's unlocked key (1 to 604800; 0 forgets it now); `nil` when not asked (the default).
-    public static func keyCacheSeconds(_ args: ParsedArguments) throws -> Int? {
+    package static func keyCacheSeconds(_ args: ParsedArguments) throws -> Int? {
         guard let text = args.options["key-cache"] ?? ProcessInfo.processInfo.environment["CREDVAULT_KEY_CACHE"] else { return nil }
         guard let seconds = Int(text), (0...604_800).contains(seconds) else {
             throw UsageError("--key-cache is a number of seconds, 0 to 604800 (7 days)")
@@ -330,7 +330,7 @@ public enum VaultOptions {
 }
 
 /// A concrete backend.
-public enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
+package enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
     /// The Secret Service (only in `credvault-full`).
     case secretService = "secret-service"
     /// The sealed file.
@@ -341,21 +341,21 @@ public enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
     case postgres
 
     /// The name as `--backend` takes it.
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// Which backend a name means here, and why (`credvault info` shows why for `auto`).
-public struct BackendResolution: Sendable, Hashable {
+package struct BackendResolution: Sendable, Hashable {
     /// The backend.
-    public var kind: VaultBackend
+    package var kind: VaultBackend
     /// Why, in words ("chosen explicitly", or what the Secret Service answered for `auto`).
-    public var reason: String
+    package var reason: String
     /// `auto` found the Secret Service with its keyring locked (`kind` is then
     /// `.secretService`, and `reason` says how to go on): commands stop with exit code 10.
-    public var isLocked: Bool
+    package var isLocked: Bool
 
     /// Creates a resolution.
-    public init(kind: VaultBackend, reason: String, isLocked: Bool = false) {
+    package init(kind: VaultBackend, reason: String, isLocked: Bool = false) {
         self.kind = kind
         self.reason = reason
         self.isLocked = isLocked
@@ -364,17 +364,17 @@ public struct BackendResolution: Sendable, Hashable {
 
 /// `--backend auto` found the keyring locked: exit code 10 (`locked`), with `message` (how to
 /// unlock, or to choose the file) as the one line on stderr.
-public struct LockedKeyringError: Error, Sendable {
+package struct LockedKeyringError: Error, Sendable {
     /// What happened and what to do.
-    public let message: String
+    package let message: String
 
     /// Creates the error.
-    public init(message: String) { self.message = message }
+    package init(message: String) { self.message = message }
 }
 
 /// The backends that need the Secret Service (libsecret, glib, gio), which the lean `credvault`
 /// does not link: `credvault-full` installs them with `VaultOptions.install`.
-public protocol ExtendedBackends: Sendable {
+package protocol ExtendedBackends: Sendable {
     /// What `name` (`secret-service`, `auto` or `automatic`) means here; `auto` asks the Secret
     /// Service without prompting and falls back to the sealed file at `vaultURL` when it is
     /// unavailable (a locked keyring gives a resolution with `isLocked`).
@@ -394,10 +394,10 @@ public protocol ExtendedBackends: Sendable {
 
 extension ExtendedBackends {
     /// Without the fleet store module: not available.
-    public func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore {
+    package func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore {
         throw CredentialVaultError.notAvailable("the postgres backend is only in \(FullExecutable.name)")
     }
 
     /// Without the fleet store module: the common wording.
-    public func describeFleetError(_ error: CredentialVaultError) -> String? { nil }
+    package func describeFleetError(_ error: CredentialVaultError) -> String? { nil }
 }

@@ -50,6 +50,13 @@ package final class StoreThreads: Sendable {
     package static let keyDerivation = StoreThreads(
         name: "credvault-kdf", limit: max(1, ProcessInfo.processInfo.activeProcessorCount))
 
+    /// The threads of backends that implement only the blocking operations (see
+    /// `AsyncTokenStorage`'s default operations), shared by all of them: up to two per core at
+    /// once, started on demand and ended when idle, jobs in submission order. A backend that
+    /// blocks for long (a network store without deadlines) holds one of them as long.
+    package static let blockingBackends = StoreThreads(
+        name: "credvault-backend", limit: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+
     private struct State {
         /// Jobs in submission order; a slot is emptied as its job starts (or is dropped), so a
         /// job, and what its closure holds (a value being saved), is freed as soon as it is done.

@@ -9,10 +9,10 @@ import Glibc
 #endif
 
 /// `credvault lookup SERVICE ACCOUNT`: exactly the stored bytes on stdout.
-public enum LookupCommand: Command {
-    public static let name = "lookup"
-    public static let summary = "write a credential's exact bytes to stdout"
-    public static let help = """
+package enum LookupCommand: Command {
+    package static let name = "lookup"
+    package static let summary = "write a credential's exact bytes to stdout"
+    package static let help = """
         usage: credvault lookup SERVICE ACCOUNT [--take] [common options]
 
         Writes exactly the stored bytes to stdout (no newline added). Exit code 1 when there is
@@ -21,10 +21,10 @@ public enum LookupCommand: Command {
                    stays stored
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = ["take"]
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = ["take"]
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
         let key = CredentialKey(service: names[0], account: names[1])
         try key.validate()

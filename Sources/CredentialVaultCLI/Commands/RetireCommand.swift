@@ -1,10 +1,10 @@
 import CredentialVault
 
 /// `credvault retire`: remove a vault for good, its rollback counter first.
-public enum RetireCommand: Command {
-    public static let name = "retire"
-    public static let summary = "remove a vault for good, and its rollback counter (a TPM NV index) with it"
-    public static let help = """
+package enum RetireCommand: Command {
+    package static let name = "retire"
+    package static let summary = "remove a vault for good, and its rollback counter (a TPM NV index) with it"
+    package static let help = """
         usage: credvault retire --yes [key options]
 
         Removes the vault and every credential in it, for good. Its rollback counter goes first:
@@ -17,10 +17,10 @@ public enum RetireCommand: Command {
           --yes                  remove it (without it: a usage error, nothing removed)
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = ["yes"]
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = ["yes"]
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let url = VaultOptions.vaultURL(args)
         guard args.flags.contains("yes") else {

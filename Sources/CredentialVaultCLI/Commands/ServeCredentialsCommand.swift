@@ -11,10 +11,10 @@ import Glibc
 /// `credvault serve-credentials --socket PATH --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...`: hands
 /// stored credentials to systemd units through `LoadCredential=CREDNAME:PATH` (see
 /// `CredentialServer`).
-public enum ServeCredentialsCommand: Command {
-    public static let name = "serve-credentials"
-    public static let summary = "serve credentials to systemd units (LoadCredential=NAME:SOCKET)"
-    public static let help = """
+package enum ServeCredentialsCommand: Command {
+    package static let name = "serve-credentials"
+    package static let summary = "serve credentials to systemd units (LoadCredential=NAME:SOCKET)"
+    package static let help = """
         usage: credvault serve-credentials --socket PATH --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...
                                            [--map ...] [--client-timeout SECONDS] [common options]
 
@@ -36,10 +36,10 @@ public enum ServeCredentialsCommand: Command {
                                  to 300 seconds)
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = ["socket", "map", "client-timeout"]
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = ["socket", "map", "client-timeout"]
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         guard let path = args.options["socket"] else { throw UsageError("give --socket PATH") }
         let map = try CredentialMap(args.optionValues["map"] ?? [])

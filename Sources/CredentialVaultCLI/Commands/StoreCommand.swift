@@ -9,10 +9,10 @@ import Glibc
 #endif
 
 /// `credvault store SERVICE ACCOUNT`: the secret comes from stdin, byte for byte.
-public enum StoreCommand: Command {
-    public static let name = "store"
-    public static let summary = "store a credential read from stdin"
-    public static let help = """
+package enum StoreCommand: Command {
+    package static let name = "store"
+    package static let summary = "store a credential read from stdin"
+    package static let help = """
         usage: credvault store SERVICE ACCOUNT [--label TEXT] [--portable] [--ttl SECONDS] [common options]
 
         Reads the secret from stdin (raw bytes, nothing stripped) and stores it under SERVICE and
@@ -22,10 +22,10 @@ public enum StoreCommand: Command {
           --label TEXT    a human-readable label
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = ["portable"]
-    public static let options: Set<String> = ["label", "ttl"]
+    package static let flags: Set<String> = ["portable"]
+    package static let options: Set<String> = ["label", "ttl"]
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
         let key = CredentialKey(service: names[0], account: names[1], label: args.options["label"])
         try key.validate()
@@ -43,19 +43,19 @@ public enum StoreCommand: Command {
 }
 
 /// `credvault delete SERVICE ACCOUNT`.
-public enum DeleteCommand: Command {
-    public static let name = "delete"
-    public static let summary = "delete a credential"
-    public static let help = """
+package enum DeleteCommand: Command {
+    package static let name = "delete"
+    package static let summary = "delete a credential"
+    package static let help = """
         usage: credvault delete SERVICE ACCOUNT [common options]
 
         Deletes the credential. Exit code 1 when there was none.
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let names = try args.positionals("service", "account")
         let key = CredentialKey(service: names[0], account: names[1])
         try key.validate()
@@ -69,10 +69,10 @@ public enum DeleteCommand: Command {
 }
 
 /// `credvault list`: one `SERVICE<TAB>ACCOUNT` line per credential, or JSON.
-public enum ListCommand: Command {
-    public static let name = "list"
-    public static let summary = "list stored credentials (names only)"
-    public static let help = """
+package enum ListCommand: Command {
+    package static let name = "list"
+    package static let summary = "list stored credentials (names only)"
+    package static let help = """
         usage: credvault list [--service SERVICE] [--json] [common options]
 
         Prints one SERVICE<TAB>ACCOUNT line per persistent credential (ephemeral ones are never
@@ -82,10 +82,10 @@ public enum ListCommand: Command {
         older than format 5.0 has none).
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = ["service"]
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = ["service"]
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let store = try VaultOptions.openStore(args, create: false)
         let keys = try store?.listKeys(service: args.options["service"]) ?? []

@@ -9,10 +9,10 @@ import Glibc
 #endif
 
 /// `credvault init`: create a vault explicitly.
-public enum InitCommand: Command {
-    public static let name = "init"
-    public static let summary = "create a sealed-file vault"
-    public static let help = """
+package enum InitCommand: Command {
+    package static let name = "init"
+    package static let summary = "create a sealed-file vault"
+    package static let help = """
         usage: credvault init [--vault PATH] [--passphrase-file PATH | --key-file PATH | --ask-passphrase | --device] [--kdf PRESET]
                               [--custody file|keyring|tpm] [--rollback-counter | --no-rollback-counter]
 
@@ -26,10 +26,10 @@ public enum InitCommand: Command {
         `credvault accept-restore`.
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let url = VaultOptions.vaultURL(args)
         let key = try VaultOptions.explicitKey(args, confirmNew: true) ?? .device
@@ -41,19 +41,19 @@ public enum InitCommand: Command {
 }
 
 /// `credvault keygen PATH`: a new random key file.
-public enum KeygenCommand: Command {
-    public static let name = "keygen"
-    public static let summary = "create a random key file"
-    public static let help = """
+package enum KeygenCommand: Command {
+    package static let name = "keygen"
+    package static let summary = "create a random key file"
+    package static let help = """
         usage: credvault keygen PATH
 
         Writes 32 random bytes to a new file PATH (mode 0600; refuses to overwrite), to use
         with --key-file.
         """
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let path = try args.positionals("path")[0]
         _ = try VaultKey.createKeyFile(at: URL(fileURLWithPath: path))
         return ExitCode.success
@@ -61,10 +61,10 @@ public enum KeygenCommand: Command {
 }
 
 /// `credvault passwd`: change what unlocks the vault.
-public enum PasswdCommand: Command {
-    public static let name = "passwd"
-    public static let summary = "change the passphrase or key that unlocks the vault"
-    public static let help = """
+package enum PasswdCommand: Command {
+    package static let name = "passwd"
+    package static let summary = "change the passphrase or key that unlocks the vault"
+    package static let help = """
         usage: credvault passwd [current key options] (--new-passphrase-file PATH | --new-key-file PATH | --ask-new-passphrase | --new-device)
 
         Re-wraps the vault's data key under the new key; records are not re-encrypted. The
@@ -72,10 +72,10 @@ public enum PasswdCommand: Command {
         with the old key or the new one.
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = ["ask-new-passphrase", "new-device"]
-    public static let options: Set<String> = ["new-passphrase-file", "new-key-file"]
+    package static let flags: Set<String> = ["ask-new-passphrase", "new-device"]
+    package static let options: Set<String> = ["new-passphrase-file", "new-key-file"]
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         var new: [VaultKey] = []
         if let path = args.options["new-passphrase-file"] { new.append(try VaultOptions.passphrase(fromFile: path)) }
@@ -94,20 +94,20 @@ public enum PasswdCommand: Command {
 }
 
 /// `credvault rotate`: a new data key, every record re-sealed.
-public enum RotateCommand: Command {
-    public static let name = "rotate"
-    public static let summary = "replace the vault's data key and re-seal every record"
-    public static let help = """
+package enum RotateCommand: Command {
+    package static let name = "rotate"
+    package static let summary = "replace the vault's data key and re-seal every record"
+    package static let help = """
         usage: credvault rotate [key options]
 
         Makes a new random data key, re-seals every record with it and wraps it with the same
         key as before. Atomic.
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let key = try VaultOptions.explicitKey(args) ?? .device
         guard let store = try VaultOptions.openSealedFile(args, create: false) else {
@@ -120,10 +120,10 @@ public enum RotateCommand: Command {
 }
 
 /// `credvault info`: what the backend is and how it is set up.
-public enum InfoCommand: Command {
-    public static let name = "info"
-    public static let summary = "show the backend, where it stores, how it is unlocked, its capabilities"
-    public static let help = """
+package enum InfoCommand: Command {
+    package static let name = "info"
+    package static let summary = "show the backend, where it stores, how it is unlocked, its capabilities"
+    package static let help = """
         usage: credvault info [--json] [common options]
 
         Shows the backend (with --backend auto: which one was chosen and why), where it stores,
@@ -133,10 +133,10 @@ public enum InfoCommand: Command {
         auto finds it locked (unlock it, or pass --backend file).
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let decision = try VaultOptions.resolve(VaultOptions.backendName(args), args)
         var info: [(String, String)] = [("backend", decision.kind.rawValue)]
@@ -178,10 +178,10 @@ public enum InfoCommand: Command {
 }
 
 /// `credvault custody`: move the vault to another custodian.
-public enum CustodyCommand: Command {
-    public static let name = "custody"
-    public static let summary = "move the vault's device secret and rollback counter to another custodian"
-    public static let help = """
+package enum CustodyCommand: Command {
+    package static let name = "custody"
+    package static let summary = "move the vault's device secret and rollback counter to another custodian"
+    package static let help = """
         usage: credvault custody file|keyring|tpm [--rollback-counter | --no-rollback-counter] [key options]
 
         Moves the vault to the TPM, the login keyring or the host-secret file: the data key is
@@ -191,10 +191,10 @@ public enum CustodyCommand: Command {
         Atomic: after a crash the vault opens under the old custody or the new one.
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let name = try args.positionals("custody")[0]
         guard let custody = DeviceCustody(name: name) else { throw UsageError("the custody is file, keyring or tpm") }
         let key = try VaultOptions.explicitKey(args) ?? .device
@@ -209,10 +209,10 @@ public enum CustodyCommand: Command {
 }
 
 /// `credvault accept-restore`: accept a vault restored from a backup on purpose.
-public enum AcceptRestoreCommand: Command {
-    public static let name = "accept-restore"
-    public static let summary = "accept a vault restored from an older copy (refused with exit 13 until then)"
-    public static let help = """
+package enum AcceptRestoreCommand: Command {
+    package static let name = "accept-restore"
+    package static let summary = "accept a vault restored from an older copy (refused with exit 13 until then)"
+    package static let help = """
         usage: credvault accept-restore [key options]
 
         A vault with a rollback counter refuses an older copy of itself (exit 13): a backup
@@ -225,10 +225,10 @@ public enum AcceptRestoreCommand: Command {
         Credentials revoked or used since that copy are back: revoke them again if needed.
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
         let url = VaultOptions.vaultURL(args)
         guard let locked = try LockedVault.ifPresent(at: url) else { throw CredentialVaultError.notAvailable("no vault at \(url.path)") }

@@ -12,10 +12,10 @@ import Glibc
 /// `credvault exec --env VAR=SERVICE/ACCOUNT --fd VAR=SERVICE/ACCOUNT -- COMMAND [ARGS]`: runs
 /// a command with credentials in its environment or in sealed in-memory files, in place of
 /// `credvault` (see `ProcessImage` for why no child process).
-public enum ExecCommand: Command {
-    public static let name = "exec"
-    public static let summary = "run a command with credentials in its environment or in in-memory files"
-    public static let help = """
+package enum ExecCommand: Command {
+    package static let name = "exec"
+    package static let summary = "run a command with credentials in its environment or in in-memory files"
+    package static let help = """
         usage: credvault exec [--env VAR=SERVICE/ACCOUNT]... [--fd VAR=SERVICE/ACCOUNT]... [--optional]
                               [common options] -- COMMAND [ARGS]
 
@@ -38,14 +38,14 @@ public enum ExecCommand: Command {
         limit of 0.
 
         """ + VaultOptions.help
-    public static let flags: Set<String> = ["optional"]
-    public static let options: Set<String> = ["env", "fd"]
+    package static let flags: Set<String> = ["optional"]
+    package static let options: Set<String> = ["env", "fd"]
 
     /// The longest `VAR=VALUE` the kernel takes in an environment (`MAX_ARG_STRLEN`, 32 pages,
     /// with its NUL).
     static let longestVariable = 131_072 - 1
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         guard let separator = args.separatorIndex else { throw UsageError("give the command after --") }
         guard separator == 0 else { throw UsageError("unexpected '\(args.positionals[0])' before --") }
         let command = args.positionals

@@ -7,10 +7,10 @@ import CredentialVault
 
 /// `credvault docker-credential store|get|erase|list|version`, also run as
 /// `docker-credential-credvault`: docker's credential-helper protocol over any backend.
-public enum DockerCredentialCommand: Command {
-    public static let name = "docker-credential"
-    public static let summary = "docker credential helper (\"credsStore\": \"credvault\")"
-    public static let help = """
+package enum DockerCredentialCommand: Command {
+    package static let name = "docker-credential"
+    package static let summary = "docker credential helper (\"credsStore\": \"credvault\")"
+    package static let help = """
         usage: credvault docker-credential [common options] store|get|erase|list|version
                docker-credential-credvault store|get|erase|list|version   (a link to credvault)
 
@@ -32,9 +32,9 @@ public enum DockerCredentialCommand: Command {
         reachable, else the sealed file). No secret is written anywhere but get's answer.
 
         """ + VaultOptions.help(defaultBackend: "auto")
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
-    public static var defaultBackend: String { "auto" }
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
+    package static var defaultBackend: String { "auto" }
 
     /// The largest input read (docker sends a few hundred bytes).
     static let limit = 1 << 20
@@ -44,7 +44,7 @@ public enum DockerCredentialCommand: Command {
         let message: String
     }
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         do {
             guard args.positionals.count == 1 else { throw Failure(message: "Usage: docker-credential-credvault <store|get|erase|list|version>") }
             let backend = VaultOptions.backendName(args, default: defaultBackend)

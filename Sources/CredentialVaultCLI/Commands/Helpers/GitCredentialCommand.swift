@@ -11,10 +11,10 @@ import Glibc
 
 /// `credvault git-credential get|store|erase`, also run as `git-credential-credvault`: git's
 /// credential helper protocol (gitcredentials(7)) over any backend.
-public enum GitCredentialCommand: Command {
-    public static let name = "git-credential"
-    public static let summary = "git credential helper (git config credential.helper credvault)"
-    public static let help = """
+package enum GitCredentialCommand: Command {
+    package static let name = "git-credential"
+    package static let summary = "git credential helper (git config credential.helper credvault)"
+    package static let help = """
         usage: credvault git-credential [common options] get|store|erase
                git-credential-credvault [common options] get|store|erase   (a link to credvault)
 
@@ -38,11 +38,11 @@ public enum GitCredentialCommand: Command {
         answer is written to stdout; errors go to stderr, without any value.
 
         """ + VaultOptions.help(defaultBackend: "auto")
-    public static let flags: Set<String> = []
-    public static let options: Set<String> = []
-    public static var defaultBackend: String { "auto" }
+    package static let flags: Set<String> = []
+    package static let options: Set<String> = []
+    package static var defaultBackend: String { "auto" }
 
-    public static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         guard args.positionals.count == 1 else { throw UsageError("give one action: get, store or erase") }
         let action = args.positionals[0]
         // gitcredentials(7): a helper silently ignores an operation it does not know.
