@@ -23,6 +23,26 @@ import Testing
         #expect(info.contains("unlocked with: device key"))
     }
 
+    /// A service user's HOME names no directory (`/nonexistent`): the defaults under it are
+    /// refused saying so, and nothing is created there (root could create it anywhere); a
+    /// vault named explicitly is made as asked.
+    @Test func aHomeThatDoesNotExistIsNeverCreatedForTheDefaults() throws {
+        let home = dir.path("nonexistent").path
+        let environment = CLIChild.environment(dir, ["HOME": home]).filter { !$0.key.hasPrefix("XDG_") }
+        let outcome = try CLIChild.run(["store", "svc", "acct"], environment: environment, stdin: Data("v".utf8))
+        #expect(outcome.status == 8)
+        #expect(outcome.stderr.contains("under the home directory \(home) ($HOME), which does not exist"), "\(outcome.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home))
+        let key = dir.path("key")
+        #expect(try CLIChild.run(["keygen", key.path], environment: environment).status == 0)
+        let named = dir.path("vaults/v.cvault")
+        let explicit = try CLIChild.run(
+            ["store", "svc", "acct", "--vault", named.path, "--key-file", key.path, "--portable"], environment: environment,
+            stdin: Data("v".utf8))
+        #expect(explicit.status == 0, "\(explicit.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home))
+    }
+
     @Test func listPrintsTabSeparatedLinesAndJSON() throws {
         _ = try credvault(["store", "svc-b", "bob"], stdin: Data("1".utf8))
         // Whole milliseconds: the file keeps them, the output prints them.

@@ -120,8 +120,27 @@ package enum XDGDirectories {
         if let value = ProcessInfo.processInfo.environment[variable], value.hasPrefix("/") {
             return URL(fileURLWithPath: value)
         }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? passwordHome() ?? "/"
         return URL(fileURLWithPath: home).appendingPathComponent(relative)
+    }
+
+    /// The home directory the defaults are under: `$HOME`, else the password database's, else
+    /// `/`; without trailing slashes.
+    static var home: String {
+        var path = ProcessInfo.processInfo.environment["HOME"] ?? passwordHome() ?? "/"
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    /// The home directory when `path` is one of the default directories under it (or below
+    /// one: `~/.local/...`) and it does not exist. A service user's `$HOME` often names none
+    /// (`/nonexistent`): the library never creates a home directory for its defaults, which as
+    /// root would make that path anywhere. A path named explicitly (an XDG variable, a vault
+    /// path) is made as asked.
+    static func missingHome(under path: String) -> String? {
+        let home = home
+        let defaults = (home == "/" ? "" : home) + "/.local/"
+        guard path.hasPrefix(defaults) || path + "/" == defaults, access(home, F_OK) != 0 else { return nil }
+        return home
     }
 
     /// The user's home directory from the password database (what `NSHomeDirectory()` falls

@@ -50,6 +50,10 @@ package final class PrivateDirectory: Sendable {
     /// Creates the directory (mode 0700, and missing parents 0700 too; existing parents are not
     /// checked, they may be shared like /var/lib) unless it exists, then opens and checks it.
     package static func create(_ path: String, owners: PrivateFiles.Owners = .user) throws(CredentialVaultError) -> PrivateDirectory {
+        if let home = XDGDirectories.missingHome(under: path) {
+            throw .notAvailable(
+                "\(path) is a default location under the home directory \(home) ($HOME), which does not exist, and a home directory is not created for this: set XDG_DATA_HOME and XDG_STATE_HOME (a systemd service: StateDirectory=), or name the vault's path")
+        }
         try makeDirectories(path)
         guard let directory = try open(path, owners: owners) else { throw .io("cannot create the directory \(path)") }
         return directory
