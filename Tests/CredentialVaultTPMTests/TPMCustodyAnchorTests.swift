@@ -195,6 +195,42 @@ extension TPMCustodyAnchorTests {
     }
 }
 
+/// The same, with the pre-move copy put back on the very inode number the open store last read
+/// (file systems such as ext4 hand a freed inode number to the next new file): the store's
+/// shortcut for a file it knows (same inode: read only what was appended) must not adopt it.
+extension TPMCustodyAnchorTests {
+    @Test func aStoreRefusesThePreMoveCopyPutBackOnTheInodeItKnew() async throws {
+        try await offThePool { [self] in
+            try fileVault(counter: true) { setup, early, preMove in
+                var known = stat()
+                #expect(stat(early.url.path, &known) == 0)
+                let mover = try SealedFileStore.open(at: early.url, key: setup.key, configuration: setup.configuration)
+                try mover.changeCustody(to: .tpm, key: setup.key)
+                try mover.save(Data("after the move".utf8), for: before, options: .default)
+                // New files until one gets the inode number the early store read (freed by the
+                // move's rewrite); a file system that never reuses one (tmpfs) has nothing to test.
+                let directory = early.url.deletingLastPathComponent()
+                var reused: URL?
+                for attempt in 0..<256 where reused == nil {
+                    let candidate = directory.appendingPathComponent("candidate-\(attempt)")
+                    #expect(FileManager.default.createFile(atPath: candidate.path, contents: nil))
+                    var info = stat()
+                    if stat(candidate.path, &info) == 0, info.st_ino == known.st_ino { reused = candidate }
+                }
+                guard let reused else { return }
+                try preMove.vault.write(to: reused)  // in place: the inode stays
+                chmod(reused.path, 0o600)
+                try preMove.putBack(at: early.url)  // the counter files of then, and a first copy
+                #expect(rename(reused.path, early.url.path) == 0)
+                #expect { _ = try early.load(before) } throws: { self.isAnchorRefusal($0) }
+                #expect { try early.save(Data("into the old copy".utf8), for: before, options: .default) } throws: {
+                    self.isAnchorRefusal($0)
+                }
+            }
+        }
+    }
+}
+
 /// An open races other processes: it reads the file, derives the key, then asks the counters.
 /// A move to TPM custody that finished in between is not a rollback: the open reads the file
 /// again and opens the moved vault.

@@ -55,6 +55,13 @@ extension SealedFileConfiguration {
         return nil
     }
 
+    /// Whether a configured custodian other than `custody` could hold a counter of a vault
+    /// under `custody` since a move (`anchoredCounter`): then changes to the file are read whole
+    /// and asked about (`SealedFileStore.refresh`).
+    func mayHoldCounterElsewhere(than custody: DeviceCustody) -> Bool {
+        custodians.contains { $0.custody != custody }
+    }
+
     /// Throws `rolledBack` when a configured custodian other than the one `header` names holds
     /// a counter of the vault (`anchoredCounter`): this copy is from before the vault moved
     /// there, or that move did not finish. Asked on every open, and again whenever a store that

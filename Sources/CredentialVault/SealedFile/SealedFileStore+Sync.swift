@@ -22,7 +22,12 @@ extension SealedFileStore {
             if !verify { return }
             if state.contents.journal == nil && headerUnchanged(state.contents.header, location: location) { return }
         }
-        if let journal = state.contents.journal, let known = state.fingerprint,
+        // The appended-entries shortcut trusts that the same inode is the same file. A copy put
+        // back on a reused inode number (a pre-move copy, its bytes the ones this object last
+        // read) would pass it without the question below: with a custodian configured that may
+        // hold the vault's counter since a move, a change is always read whole.
+        if !configuration.mayHoldCounterElsewhere(than: state.contents.header.custody),
+            let journal = state.contents.journal, let known = state.fingerprint,
             let news = JournaledFile.catchUp(
                 from: journal, header: state.contents.header, inode: known, location: location, macKey: state.keys.macKey,
                 writing: verify)
