@@ -35,6 +35,10 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# The output files exist before the server starts: the background job opens them only when it
+# runs, and a first poll before that would read a missing file (under `set -e`, the end).
+: >"$work/server.out"
+: >"$work/server.log"
 python3 "$srv/server.py" --port 0 --config '{"signInFailureLimit": 0}' >"$work/server.out" 2>"$work/server.log" </dev/null &
 server_pid=$!
 port=""
