@@ -32,6 +32,9 @@ public struct TPMCustodian: DeviceCustodian {
     /// `.tpm`.
     public var custody: DeviceCustody { .tpm }
 
+    /// `true`: its counters are found from the vault id (`anchoredCounter`).
+    public var anchorsCounters: Bool { true }
+
     /// A custodian for `configuration` (checked on each call: `invalidArgument`).
     public init(configuration: TPMConfiguration) {
         self.configuration = configuration

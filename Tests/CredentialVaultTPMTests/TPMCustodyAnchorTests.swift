@@ -182,15 +182,28 @@ extension TPMCustodyAnchorTests {
     @Test func aStoreOpenedBeforeTheMoveRefusesThePreMoveCopyPutBackLater() async throws {
         try await offThePool { [self] in
             try fileVault(counter: true) { setup, early, preMove in
-                let mover = try SealedFileStore.open(at: early.url, key: setup.key, configuration: setup.configuration)
-                try mover.changeCustody(to: .tpm, key: setup.key)
-                try mover.save(Data("after the move".utf8), for: before, options: .default)
+                try moveToTPMThroughAnotherStore(early, setup)
                 try preMove.putBack(at: early.url)
-                #expect { _ = try early.load(before) } throws: { self.isAnchorRefusal($0) }
-                #expect { try early.save(Data("into the old copy".utf8), for: before, options: .default) } throws: {
-                    self.isAnchorRefusal($0)
-                }
+                expectRefusesReadsAndWrites(early)
             }
+        }
+    }
+}
+
+extension TPMCustodyAnchorTests {
+    /// Another store of the same vault (another process, as far as `store` can tell) moves it to
+    /// TPM custody and saves once more.
+    fileprivate func moveToTPMThroughAnotherStore(_ store: SealedFileStore, _ setup: CustodySuite.Setup) throws {
+        let mover = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+        try mover.changeCustody(to: .tpm, key: setup.key)
+        try mover.save(Data("after the move".utf8), for: before, options: .default)
+    }
+
+    /// `store` refuses both a read and a write as a copy from before the move.
+    fileprivate func expectRefusesReadsAndWrites(_ store: SealedFileStore) {
+        #expect { _ = try store.load(before) } throws: { self.isAnchorRefusal($0) }
+        #expect { try store.save(Data("into the old copy".utf8), for: before, options: .default) } throws: {
+            self.isAnchorRefusal($0)
         }
     }
 }
@@ -204,9 +217,7 @@ extension TPMCustodyAnchorTests {
             try fileVault(counter: true) { setup, early, preMove in
                 var known = stat()
                 #expect(stat(early.url.path, &known) == 0)
-                let mover = try SealedFileStore.open(at: early.url, key: setup.key, configuration: setup.configuration)
-                try mover.changeCustody(to: .tpm, key: setup.key)
-                try mover.save(Data("after the move".utf8), for: before, options: .default)
+                try moveToTPMThroughAnotherStore(early, setup)
                 // New files until one gets the inode number the early store read (freed by the
                 // move's rewrite); a file system that never reuses one (tmpfs) has nothing to test.
                 let directory = early.url.deletingLastPathComponent()
@@ -222,10 +233,7 @@ extension TPMCustodyAnchorTests {
                 chmod(reused.path, 0o600)
                 try preMove.putBack(at: early.url)  // the counter files of then, and a first copy
                 #expect(rename(reused.path, early.url.path) == 0)
-                #expect { _ = try early.load(before) } throws: { self.isAnchorRefusal($0) }
-                #expect { try early.save(Data("into the old copy".utf8), for: before, options: .default) } throws: {
-                    self.isAnchorRefusal($0)
-                }
+                expectRefusesReadsAndWrites(early)
             }
         }
     }

@@ -28,6 +28,15 @@ final class TPMCustodyTests {
         try check(setup)
     }
 
+    /// `run` with a device-key vault (no passphrase) made and reopened under TPM custody.
+    private func runDeviceKeyVault(_ check: (CustodySuite.Setup, SealedFileStore) throws -> Void) throws {
+        try run { setup in
+            var setup = setup
+            setup.key = .device
+            try check(setup, try CustodySuite.createsAndReopens(setup))
+        }
+    }
+
     @Test(arguments: CustodySuite.Check.allCases)
     func custodySuite(_ check: CustodySuite.Check) async throws {
         try await offThePool {     try run { try CustodySuite.run(check, on: $0) }
@@ -67,10 +76,7 @@ final class TPMCustodyTests {
     /// names the clear, not "sealed on another machine".
     @Test func aClearedTPMSaysItNoLongerHoldsTheDeviceKey() async throws {
         try await offThePool {
-            try run { setup in
-                var setup = setup
-                setup.key = .device
-                let store = try CustodySuite.createsAndReopens(setup)
+            try runDeviceKeyVault { setup, store in
                 try tpm.tool("tpm2_clear", [])
                 #expect {
                     _ = try SealedFileStore.open(at: store.url, key: .device, configuration: setup.configuration)
@@ -85,10 +91,7 @@ final class TPMCustodyTests {
     /// A device-key vault under TPM custody: no passphrase, and the host secret alone opens nothing.
     @Test func aDeviceKeyVaultNeedsTheTPM() async throws {
         try await offThePool {
-            try run { setup in
-                var setup = setup
-                setup.key = .device
-                let store = try CustodySuite.createsAndReopens(setup)
+            try runDeviceKeyVault { setup, store in
                 var asFile = setup.configuration
                 asFile.custodians = []
                 asFile.custody = .file

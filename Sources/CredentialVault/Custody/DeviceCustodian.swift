@@ -52,11 +52,18 @@ public protocol DeviceCustodian: Sendable {
     /// the default is `nil`. A custodian that cannot be reached at all (no TPM here) answers
     /// `nil`: no counter of this user's can be there; one that is reached and fails throws.
     func anchoredCounter(vaultID: [UInt8]) throws(CredentialVaultError) -> UInt32?
+
+    /// Whether `anchoredCounter` can ever answer (the TPM's): the others are not asked, and a
+    /// sealed file configured with none of those keeps its shortcut for reading a changed file.
+    var anchorsCounters: Bool { get }
 }
 
 extension DeviceCustodian {
     /// None: this custodian's state is the user's to put back (see the requirement).
     public func anchoredCounter(vaultID: [UInt8]) throws(CredentialVaultError) -> UInt32? { nil }
+
+    /// `false`: see `anchoredCounter`.
+    public var anchorsCounters: Bool { false }
 }
 
 /// Where a vault's rollback counter is and its value when it was made or read.

@@ -49,7 +49,7 @@ extension SealedFileConfiguration {
     func anchoredCounter(
         of vaultID: [UInt8], besides custody: DeviceCustody, movingTo: DeviceCustody? = nil
     ) throws(CredentialVaultError) -> (DeviceCustody, UInt32)? {
-        for custodian in custodians where custodian.custody != custody && custodian.custody != movingTo {
+        for custodian in custodians where custodian.anchorsCounters && custodian.custody != custody && custodian.custody != movingTo {
             if let reference = try custodian.anchoredCounter(vaultID: vaultID) { return (custodian.custody, reference) }
         }
         return nil
@@ -59,7 +59,7 @@ extension SealedFileConfiguration {
     /// under `custody` since a move (`anchoredCounter`): then changes to the file are read whole
     /// and asked about (`SealedFileStore.refresh`).
     func mayHoldCounterElsewhere(than custody: DeviceCustody) -> Bool {
-        custodians.contains { $0.custody != custody }
+        custodians.contains { $0.anchorsCounters && $0.custody != custody }
     }
 
     /// Throws `rolledBack` when a configured custodian other than the one `header` names holds
