@@ -58,20 +58,20 @@ import Testing
     }
 
     private func open(_ url: URL, _ configuration: SealedFileConfiguration, passphrase: String = passphrase) throws -> SealedFileStore {
-        try SealedFileStore.open(at: url, key: .passphrase(passphrase), configuration: configuration)
+        try SealedFileStore.open(at: url, secret: .passphrase(passphrase), configuration: configuration)
     }
 
     @Test(arguments: ["v1", "v2", "v3", "v4", "v5", "v6"], ["passphrase.cvault", "keyfile.cvault", "device.cvault"])
     func fixturesOpenAndReadExactly(version: String, name: String) throws {
         let (folder, device) = try privateCopy(version)
-        let key: VaultKey =
+        let key: VaultSecret =
             switch name {
             case "passphrase.cvault": .passphrase(Self.passphrase)
             case "keyfile.cvault": .keyFile(folder.appendingPathComponent("keyfile"))
             default: .device
             }
         let store = try SealedFileStore.open(
-            at: folder.appendingPathComponent(name), key: key, configuration: SealedFileConfiguration(device: device))
+            at: folder.appendingPathComponent(name), secret: key, configuration: SealedFileConfiguration(device: device))
         #expect(store.formatVersion == Self.versions[version])
         #expect(try store.listKeys().count == Self.expected.count)
         for (n, (credential, value, options)) in Self.expected.enumerated() {
@@ -92,14 +92,14 @@ import Testing
             let refusal: (CredentialVaultError) -> Bool = name == "device.cvault" ? { $0 == .deviceMismatch } : { $0.isRolledBack }
             expectThrows(refusal) {
                 _ = try SealedFileStore.open(
-                    at: folder.appendingPathComponent(name), key: key,
+                    at: folder.appendingPathComponent(name), secret: key,
                     configuration: SealedFileConfiguration(device: TestVault.device(in: self.dir, name: "other")))
             }
             #expect(store.hasRollbackCounter && store.custody == .file)
         } else if name != "device.cvault" {
             // On another machine the device-only record is refused, the portable ones open.
             let elsewhere = try SealedFileStore.open(
-                at: folder.appendingPathComponent(name), key: key,
+                at: folder.appendingPathComponent(name), secret: key,
                 configuration: SealedFileConfiguration(device: TestVault.device(in: dir, name: "other")))
             #expect(try elsewhere.load(Self.expected[0].0) == Self.expected[0].1)
             #expect(throws: CredentialVaultError.deviceMismatch) { try elsewhere.load(Self.expected[1].0) }
@@ -114,7 +114,7 @@ import Testing
         let store = try open(url, configuration)
         try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
         #expect(try LockedVault(url: url).formatVersion == Self.versions[version], "a write keeps the format")
-        try store.changeKey(from: .passphrase(Self.passphrase), to: .passphrase("upgraded"), kdf: .insecureTestingOnly)
+        try store.changeSecret(from: .passphrase(Self.passphrase), to: .passphrase("upgraded"), kdf: .insecureTestingOnly)
         #expect(try LockedVault(url: url).formatVersion == "\(VaultHeader.currentMajor).0")
         try store.save(Data("after".utf8), for: CredentialKey(service: "s", account: "after"), options: .portable)
         let upgraded = try open(url, configuration, passphrase: "upgraded")
@@ -166,12 +166,12 @@ import Testing
         _ = FileManager.default.createFile(atPath: secret.path, contents: Data((0..<32).map { UInt8($0) }), attributes: [.posixPermissions: 0o600])
         _ = FileManager.default.createFile(atPath: keyFile.path, contents: Data((0..<32).map { UInt8(255 - $0) }), attributes: [.posixPermissions: 0o600])
         let device = DeviceIdentity(hostSecretURL: secret, machineID: Self.machineID)
-        for (name, key) in [("passphrase.cvault", VaultKey.passphrase(Self.passphrase)), ("keyfile.cvault", .keyFile(keyFile)), ("device.cvault", .device)] {
+        for (name, key) in [("passphrase.cvault", VaultSecret.passphrase(Self.passphrase)), ("keyfile.cvault", .keyFile(keyFile)), ("device.cvault", .device)] {
             let clock = ManualClock(start: Self.writingStart)
             var configuration = SealedFileConfiguration(device: device, clock: clock)
             configuration.rollbackCounter = true
             let store = try SealedFileStore.create(
-                at: folder.appendingPathComponent(name), key: key, kdf: .insecureTestingOnly, configuration: configuration)
+                at: folder.appendingPathComponent(name), secret: key, kdf: .insecureTestingOnly, configuration: configuration)
             func save(_ value: Data, _ credential: CredentialKey, _ options: StorageOptions) throws {
                 clock.advance(by: .seconds(1))
                 try store.save(value, for: credential, options: options)
@@ -179,7 +179,7 @@ import Testing
             for (credential, value, options) in Self.expected { try save(value, credential, options) }
             // From format 3 on: the records into the snapshot (a rewrite), then a journal with a
             // put, a delete and a replacement.
-            try store.changeKey(from: key, to: key, kdf: .insecureTestingOnly)
+            try store.changeSecret(from: key, to: key, kdf: .insecureTestingOnly)
             let passing = CredentialKey(service: "fixture.example", account: "deleted")
             try save(Data("gone".utf8), passing, .portable)
             try store.delete(passing)

@@ -21,7 +21,7 @@ import Testing
 
     private func reopen(_ store: SealedFileStore) throws -> SealedFileStore {
         try SealedFileStore.open(
-            at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
+            at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
     }
 
     // MARK: - Sealed file, format 5.0
@@ -109,7 +109,7 @@ import Testing
     @Test func aFormat5RecordHasTheDocumentedLayout() throws {
         let (folder, device) = try GoldenFixtureTests.privateCopy("v5", in: dir)
         let store = try SealedFileStore.open(
-            at: folder.appendingPathComponent("passphrase.cvault"), key: .passphrase(GoldenFixtureTests.passphrase),
+            at: folder.appendingPathComponent("passphrase.cvault"), secret: .passphrase(GoldenFixtureTests.passphrase),
             configuration: SealedFileConfiguration(device: device))
         let (vaultID, keys, records) = store.state.withLock { ($0.contents.header.vaultID, $0.keys, Array($0.contents.records.values)) }
         func u64(_ bytes: [UInt8], at offset: Int) -> UInt64 {
@@ -158,17 +158,17 @@ import Testing
     /// readers could not read a record with times): `nil` throughout. A key change upgrades it
     /// to 5.0; from then on saves record times, and a key saved before keeps an unknown
     /// created time (its first save was not recorded).
-    @Test(arguments: ["v1", "v2", "v3", "v4"], ["changeKey", "rotateDataKey"])
+    @Test(arguments: ["v1", "v2", "v3", "v4"], ["changeSecret", "rotateDataKey"])
     func anOlderVaultReportsNoTimesUntilItsUpgrade(version: String, upgrade: String) throws {
         let (folder, device) = try GoldenFixtureTests.privateCopy(version, in: dir)
         let url = folder.appendingPathComponent("passphrase.cvault")
         let configuration = SealedFileConfiguration(device: device, clock: clock)
-        let passphrase = VaultKey.passphrase(GoldenFixtureTests.passphrase)
-        let store = try SealedFileStore.open(at: url, key: passphrase, configuration: configuration)
+        let passphrase = VaultSecret.passphrase(GoldenFixtureTests.passphrase)
+        let store = try SealedFileStore.open(at: url, secret: passphrase, configuration: configuration)
         let old = GoldenFixtureTests.expected[0].0
         try store.save(Data("new".utf8), for: key, options: .portable)
         try store.save(Data("again".utf8), for: old, options: .portable)
-        for reader in [store, try SealedFileStore.open(at: url, key: passphrase, configuration: configuration)] {
+        for reader in [store, try SealedFileStore.open(at: url, secret: passphrase, configuration: configuration)] {
             #expect(reader.formatVersion == GoldenFixtureTests.versions[version])
             for name in [old, key] {
                 let metadata = try #require(try reader.metadata(for: name))
@@ -177,17 +177,17 @@ import Testing
         }
 
         clock.advance(by: .seconds(5))
-        if upgrade == "changeKey" {
-            try store.changeKey(from: passphrase, to: passphrase, kdf: .insecureTestingOnly)
+        if upgrade == "changeSecret" {
+            try store.changeSecret(from: passphrase, to: passphrase, kdf: .insecureTestingOnly)
         } else {
-            try store.rotateDataKey(key: passphrase, kdf: .insecureTestingOnly)
+            try store.rotateDataKey(secret: passphrase, kdf: .insecureTestingOnly)
         }
         #expect(store.formatVersion == "5.0")
         #expect(try store.metadata(for: old)?.modified == nil, "the upgrade rewrites no record's times")
         clock.advance(by: .seconds(1))
         try store.save(Data("after".utf8), for: old, options: .portable)
         try store.save(Data("fresh".utf8), for: other, options: .portable)
-        let upgraded = try SealedFileStore.open(at: url, key: passphrase, configuration: configuration)
+        let upgraded = try SealedFileStore.open(at: url, secret: passphrase, configuration: configuration)
         let resaved = try #require(try upgraded.metadata(for: old))
         #expect(resaved.created == nil && resaved.modified == at(6), "created before times were recorded: unknown")
         let fresh = try #require(try upgraded.metadata(for: other))

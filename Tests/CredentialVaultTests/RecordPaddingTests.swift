@@ -28,7 +28,7 @@ import Testing
         #expect(sizes.allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock == 0 }, "\(sizes)")
         #expect(Set(sizes).count == 2, "the three short records look alike: \(sizes.sorted())")
         // And they read back exactly, from a fresh open too.
-        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(CredentialKey(service: "s", account: "b")) == Data(count: 14))
         #expect(try reopened.load(CredentialKey(service: "s", account: "c")) == Data(count: 1000))
     }
@@ -43,7 +43,7 @@ import Testing
                 keys: s.keys, deviceKey: nil, padded: false)
         }
         #expect(boxSizes(store).allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock != 0 }, "an unpadded record, as 3.0 wrote")
-        try store.rotateDataKey(key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf)
+        try store.rotateDataKey(secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf)
         #expect(boxSizes(store).allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock == 0 })
         #expect(try store.load(key) == Data(count: 5))
     }
