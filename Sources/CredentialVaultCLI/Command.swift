@@ -62,13 +62,13 @@ package enum ExitCode {
         case .wrongPassphrase: wrongKey
         case .corrupted, .tampered: damaged
         case .deviceMismatch: deviceMismatch
-        case .busy, .timedOut: busy
+        case .busy, .timedOut, .reopenRequired: busy
         case .notAvailable: notAvailable
         case .permissionDenied: permission
         case .locked: locked
         case .rolledBack: rolledBack
         case .interactionRequired: interactionRequired
-        case .invalidArgument: usage
+        case .invalidArgument, .alreadyExists: usage
         case .expired, .unsupported, .io, .cancelled: failure
         }
     }

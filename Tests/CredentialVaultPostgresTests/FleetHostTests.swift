@@ -60,7 +60,7 @@ struct FleetHostTests {
             #expect(try rotated.synchronous.load(key) == Data("one".utf8))
             #expect(try fleet.reopen().synchronous.listKeys().count == 2)
             // The old key no longer reads; hosts not kept must be enrolled again.
-            #expect(throws: CredentialVaultError.locked) { try fleet.store.synchronous.load(key) }
+            #expect(throws: CredentialVaultError.reopenRequired(.keyChanged)) { try fleet.store.synchronous.load(key) }
             #expect {
                 try PostgresStore.open(fleet.configuration(), host: "dropped", secret: .passphrase("p"))
             } throws: { error in

@@ -30,7 +30,7 @@ struct FleetRotationRaceTests {
     @Test func aSaveHeldUntilARotationCommitsIsRefusedAndLeavesNoOrphanRow() throws {
         let fleet = try TestFleet(freshness: .zero)
         let (outcome, rotated) = try saveHeldAcrossRotation(fleet, holding: "insert")
-        #expect(outcome == .locked, "a write sealed with the retired key is refused: \(String(describing: outcome))")
+        #expect(outcome == .reopenRequired(.keyChanged), "a write sealed with the retired key is refused: \(String(describing: outcome))")
         // Nothing under the old key landed: the store lists and rotates again.
         #expect(try rotated.synchronous.listKeys() == [])
         #expect(try TestCluster.psql("SELECT count(*) FROM \(fleet.records) WHERE key_epoch <> 2") == "0")
@@ -45,7 +45,7 @@ struct FleetRotationRaceTests {
         let fleet = try TestFleet(freshness: .zero)
         try fleet.store.synchronous.save(Data("old".utf8), for: key, options: .portable)
         let (outcome, rotated) = try saveHeldAcrossRotation(fleet, holding: "update")
-        #expect(outcome == .locked, "\(String(describing: outcome))")
+        #expect(outcome == .reopenRequired(.keyChanged), "\(String(describing: outcome))")
         #expect(try rotated.synchronous.load(key) == Data("old".utf8), "the refused save changed nothing")
     }
 
@@ -55,9 +55,9 @@ struct FleetRotationRaceTests {
         let early = try fleet.reopen(freshness: .zero)
         let rotated = try fleet.rotateElsewhere()
         // A revocation or sign-out must not silently do nothing.
-        #expect(throws: CredentialVaultError.locked) { try early.synchronous.delete(key) }
-        #expect(throws: CredentialVaultError.locked) { try early.synchronous.deleteAll() }
-        #expect(throws: CredentialVaultError.locked) { try early.synchronous.take(key) }
+        #expect(throws: CredentialVaultError.reopenRequired(.keyChanged)) { try early.synchronous.delete(key) }
+        #expect(throws: CredentialVaultError.reopenRequired(.keyChanged)) { try early.synchronous.deleteAll() }
+        #expect(throws: CredentialVaultError.reopenRequired(.keyChanged)) { try early.synchronous.take(key) }
         #expect(try rotated.synchronous.load(key) == Data("revoke me".utf8), "nothing was deleted")
         #expect(try fleet.reopen(freshness: .zero).synchronous.delete(key), "reopened, the delete deletes")
         #expect(try rotated.synchronous.load(key) == nil)
@@ -68,10 +68,10 @@ struct FleetRotationRaceTests {
         let early = try fleet.reopen(freshness: .zero)
         let rotated = try fleet.rotateElsewhere()
         // Its wrapping would be of the retired data key: acknowledged, and of no use.
-        #expect(throws: CredentialVaultError.locked) {
+        #expect(throws: CredentialVaultError.reopenRequired(.keyChanged)) {
             try early.addHost("web-9", secret: .passphrase("web-9 passphrase"), kdf: .insecureTestingOnly)
         }
-        #expect(throws: CredentialVaultError.locked) { try early.removeHost("test-host") }
+        #expect(throws: CredentialVaultError.reopenRequired(.keyChanged)) { try early.removeHost("test-host") }
         #expect(try rotated.hosts().map(\.name) == ["test-host"])
     }
 

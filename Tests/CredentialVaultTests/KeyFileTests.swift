@@ -33,13 +33,13 @@ import Glibc
     @Test func neverReplacesAFileOrFollowsALink() throws {
         let existing = dir.path("existing.key")
         try Data("keep me".utf8).write(to: existing)
-        expectThrows(\CredentialVaultError.isInvalidArgument) { try VaultSecret.createKeyFile(at: existing) }
+        expectThrows(\CredentialVaultError.isAlreadyExists) { try VaultSecret.createKeyFile(at: existing) }
         #expect(try Data(contentsOf: existing) == Data("keep me".utf8))
 
         let target = dir.path("target")
         let link = dir.path("link.key")
         symlink(target.path, link.path)  // dangling: creating through it would make `target`
-        expectThrows(\CredentialVaultError.isInvalidArgument) { try VaultSecret.createKeyFile(at: link) }
+        expectThrows(\CredentialVaultError.isAlreadyExists) { try VaultSecret.createKeyFile(at: link) }
         #expect(!FileManager.default.fileExists(atPath: target.path), "nothing was created through the link")
     }
 

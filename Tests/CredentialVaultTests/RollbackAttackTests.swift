@@ -320,11 +320,11 @@ import Testing
         try store.changeCustody(to: .file, secret: .passphrase(TestVault.passphrase), rollbackCounter: true)
         #expect(try store.delete(Self.token))
         try Self.writeInPlace(preMove, to: store.url)
-        // locked: the vault's custody changed under the store, which must be opened again.
-        #expect(throws: CredentialVaultError.locked, "the load of a copy without the counter") {
+        // The vault's custody changed under the store, which must be opened again.
+        #expect(throws: CredentialVaultError.reopenRequired(.custodyChanged), "the load of a copy without the counter") {
             Issue.record("it read \(String(decoding: try store.load(Self.token) ?? Data("nothing".utf8), as: UTF8.self))")
         }
-        #expect(throws: CredentialVaultError.locked, "the listing") { _ = try store.listKeys() }
+        #expect(throws: CredentialVaultError.reopenRequired(.custodyChanged), "the listing") { _ = try store.listKeys() }
     }
 }
 

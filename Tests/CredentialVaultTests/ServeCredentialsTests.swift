@@ -2,6 +2,7 @@ import Foundation
 import CredentialVaultTestSupport
 import Testing
 
+import CredentialVault
 @testable import CredentialVaultCLI
 
 #if canImport(Glibc)
@@ -310,7 +311,7 @@ import Glibc
 
     /// Another vault is put at the vault's path while the server runs (a restore from another
     /// backup, the vault made anew with the same key): the server opens the one now there and
-    /// serves its values (it answered every unit "replaced by another file" and stayed up).
+    /// serves its values (it answered every unit that the vault was replaced, and stayed up).
     @Test func aVaultReplacedByAnotherIsServedAfterwards() throws {
         let server = try serve(["db=db.example.com/app"])
         #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "db")) == Data(Self.secret.utf8))
@@ -319,7 +320,7 @@ import Glibc
         #expect(AbstractClient.request(socket, from: .systemd(unit: "a.service", credential: "db")) == Data("the-new-vault's".utf8))
         let (status, log) = server.stop()
         #expect(status == 0)
-        #expect(!log.contains("replaced by another file"), "\(log)")
+        #expect(!log.contains(ReopenReason.replaced.description), "\(log)")
     }
 
     /// An ancestor of the socket's directory that others may write (not sticky) or that belongs

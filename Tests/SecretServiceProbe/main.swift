@@ -46,6 +46,8 @@ func caseName(_ error: CredentialVaultError) -> String {
     case .cancelled: "cancelled"
     case .rolledBack: "rolledBack"
     case .interactionRequired: "interactionRequired"
+    case .reopenRequired: "reopenRequired"
+    case .alreadyExists: "alreadyExists"
     }
 }
 

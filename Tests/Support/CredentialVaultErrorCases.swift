@@ -20,4 +20,6 @@ extension CredentialVaultError {
     package var isRolledBack: Bool { if case .rolledBack = self { true } else { false } }
     /// `.interactionRequired`, whatever its reason.
     package var isInteractionRequired: Bool { if case .interactionRequired = self { true } else { false } }
+    /// `.alreadyExists`, whatever it names.
+    package var isAlreadyExists: Bool { if case .alreadyExists = self { true } else { false } }
 }

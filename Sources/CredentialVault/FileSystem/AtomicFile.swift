@@ -114,8 +114,8 @@ package enum AtomicFile {
             return
         }
         if let expected, UInt64(info.st_dev) != expected.device || UInt64(info.st_ino) != expected.inode {
-            throw .io(
-                "\(location.path) was replaced by another file while it was locked for writing (a restore from a backup?); it was not overwritten and nothing was changed: open it again")
+            // Not overwritten: a restore from a backup, or another vault, took the name.
+            throw .reopenRequired(.replaced)
         }
         if info.st_mode & S_IFMT == S_IFLNK {
             throw .invalidArgument("\(location.path) was replaced by a symbolic link; it was not overwritten (nothing was changed)")

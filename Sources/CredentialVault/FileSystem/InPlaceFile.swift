@@ -59,7 +59,7 @@ struct InPlaceFile: ~Copyable {
     func check(expected: AtomicFile.Fingerprint, reaches end: Int) throws(CredentialVaultError) -> Int {
         let current = try fingerprint()
         guard current.device == expected.device, current.inode == expected.inode else {
-            throw .io("\(path) was replaced while it was locked for writing; nothing was changed")
+            throw .reopenRequired(.replaced)
         }
         guard current.size >= Int64(end) else { throw .corrupted("truncated file: the journal ends before its last commit") }
         return Int(current.size)

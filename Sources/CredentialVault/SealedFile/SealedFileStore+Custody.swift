@@ -37,9 +37,10 @@ extension SealedFileStore {
         // counter the vault lives on, and the vault refused itself from then on.)
         try holdingVaultLock { () throws(CredentialVaultError) in
             let current = try read { $0 }
-            guard current.keys.dataKey.constantTimeEquals(known.keys.dataKey), current.contents.header.custody == old.custody,
-                current.contents.header.hasRollbackCounter == old.hasRollbackCounter
-            else { throw CredentialVaultError.locked }  // another process moved it or changed its key meanwhile
+            // Another process moved it or changed its key meanwhile.
+            guard current.keys.dataKey.constantTimeEquals(known.keys.dataKey) else { throw CredentialVaultError.reopenRequired(.keyChanged) }
+            guard current.contents.header.custody == old.custody, current.contents.header.hasRollbackCounter == old.hasRollbackCounter
+            else { throw CredentialVaultError.reopenRequired(.custodyChanged) }
             let oldGuard = current.rollback, oldStamp = current.contents.journal?.counter ?? RollbackStamp()
             // The counter the vault lives on now (moving to the same custodian gets it back from
             // `createCounter`): never removed by this call.
@@ -56,9 +57,8 @@ extension SealedFileStore {
             }
             let change = VaultChange { [newGuard, newStamp] (s) throws(CredentialVaultError) in
                 // Another process changed the key meanwhile: the prepared wrap is for another one.
-                guard s.keys.dataKey.constantTimeEquals(known.keys.dataKey), s.contents.header.custody == old.custody else {
-                    throw CredentialVaultError.locked
-                }
+                guard s.keys.dataKey.constantTimeEquals(known.keys.dataKey) else { throw CredentialVaultError.reopenRequired(.keyChanged) }
+                guard s.contents.header.custody == old.custody else { throw CredentialVaultError.reopenRequired(.custodyChanged) }
                 for (name, entry) in s.contents.records where entry.accessibility == .deviceOnly {
                     let value = try RecordCodec.openValue(entry.sealed, vaultID: old.vaultID, keys: s.keys) { () throws(CredentialVaultError) in
                         try self.deviceKey(&s)

@@ -26,7 +26,7 @@ extension SealedFileStore {
     func persist(_ draft: inout State, previousHeader: VaultHeader, lock: VaultLock) throws(CredentialVaultError) -> CredentialVaultError? {
         let contents = draft.contents
         guard contents.header.hasRollbackCounter == (draft.rollback != nil) else {
-            throw .locked  // the vault's custody changed under this object: open it again
+            throw .reopenRequired(.custodyChanged)
         }
         // The counter value the new state carries (checked against the custodian first).
         let known = contents.journal?.counter ?? RollbackStamp()

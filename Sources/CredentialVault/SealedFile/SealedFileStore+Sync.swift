@@ -38,7 +38,7 @@ extension SealedFileStore {
             // is asked before anything of the file is adopted (one counter read per change).
             var checked: UInt64?
             if state.contents.header.hasRollbackCounter && !state.acceptingRollback {
-                guard let rollback = state.rollback else { throw .locked }  // its custody changed: open it again
+                guard let rollback = state.rollback else { throw .reopenRequired(.custodyChanged) }
                 checked = try rollback.verify(news.position.counter)
             }
             if (try? state.contents.apply(news.entries, keys: state.keys, expectedCount: news.position.recordCount)) != nil {
@@ -55,8 +55,7 @@ extension SealedFileStore {
         guard header.vaultID == state.contents.header.vaultID else {
             // Not damage: another file took the name (a restore from a backup, another vault
             // moved there). Nothing of it is read or written; the caller opens it again.
-            throw .io(
-                "\(location.path) was replaced by another file (a different vault) since it was opened; it was not overwritten and nothing was changed: open it again")
+            throw .reopenRequired(.replaced)
         }
         do throws(CredentialVaultError) {
             // Under the lock (`verify`) the file is stable; without it, a verdict is re-read first.
@@ -73,13 +72,13 @@ extension SealedFileStore {
             if contents.header.custody != state.contents.header.custody
                 || contents.header.hasRollbackCounter != state.contents.header.hasRollbackCounter
             {
-                throw CredentialVaultError.locked
+                throw CredentialVaultError.reopenRequired(.custodyChanged)
             }
             // A copy from before a move to another custodian put back: the user's files (the
             // counter file, the mark) may have been put back with it, that custodian cannot.
             if !state.acceptingRollback { try configuration.refuseIfAnchoredElsewhere(contents.header, movingTo: state.movingTo) }
             if contents.header.hasRollbackCounter {
-                guard let rollback = state.rollback else { throw CredentialVaultError.locked }  // its custody changed: open it again
+                guard let rollback = state.rollback else { throw CredentialVaultError.reopenRequired(.custodyChanged) }
                 // Not while a restore is being accepted (`acceptRestore`): that write replaces the counter.
                 if let journal = contents.journal, !state.acceptingRollback {
                     let value = try rollback.verify(journal.counter)
@@ -90,7 +89,7 @@ extension SealedFileStore {
             state.fingerprint = settled(read, journal: contents.journal)
         } catch .tampered where header.wrappedKey != state.contents.header.wrappedKey {
             // Another process rotated the data key: our key no longer opens the file.
-            throw .locked
+            throw .reopenRequired(.keyChanged)
         }
     }
 

@@ -130,7 +130,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     }
 
     /// Creates a new, empty vault (its directory 0700, the file 0600) with a random data key
-    /// wrapped by `key`. Throws `invalidArgument` when a vault already exists there, also one
+    /// wrapped by `key`. Throws `alreadyExists` when a vault already exists there, also one
     /// that appeared while this one was being made: an existing file is never replaced.
     public static func create(
         at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate,
@@ -141,7 +141,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
         if try location.status() != nil {
-            throw .invalidArgument("a vault already exists at \(url.path)")
+            throw .alreadyExists("a vault at \(url.path)")
         }
         AtomicFile.removeStaleTemporaries(of: location)  // of a create killed mid-write
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
@@ -179,7 +179,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         }
         guard created else {
             discard()
-            throw .invalidArgument("a vault already exists at \(url.path) (it appeared while this one was being created); it was not replaced and nothing was changed")
+            throw .alreadyExists("a vault at \(url.path) (it appeared while this one was being created; it was not replaced)")
         }
         try directory.checkStillAtPath(after: "the creation of \(url.path)")
         return try SealedFileStore(
@@ -198,7 +198,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         } catch .notAvailable {
             do {
                 return try create(at: url, secret: key, kdf: kdf, configuration: configuration)
-            } catch .invalidArgument {
+            } catch .alreadyExists {
                 // Another process created it in between: open theirs.
                 return try open(at: url, secret: key, configuration: configuration)
             }

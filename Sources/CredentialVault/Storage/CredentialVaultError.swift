@@ -3,10 +3,19 @@
 ///
 /// A missing credential is not an error (`load` returns `nil`); a locked store is never
 /// reported as a missing credential.
+///
+/// **Compatibility rule (from 1.0.0).** This enum is not frozen: a minor release (1.x) may add
+/// a case, for a condition callers could not tell apart before; a case never changes its
+/// meaning, its payload or its name within a major version, and no case is removed. So match
+/// the cases you act on and end every `switch` over it with `default:` (a `catch .locked`
+/// needs nothing more). Messages (`description`, the `String` payloads) are for people: they
+/// may be reworded in any release; branch on cases and typed payloads, never on text.
 public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The backend cannot be reached (no D-Bus session, no Secret Service provider, ...).
     case notAvailable(String)
-    /// The store is locked; unlock it (or open the vault with its key) and retry.
+    /// The store is locked; unlock it (or open the vault with its key) and retry. Only a lock a
+    /// person or the application can lift: a store made stale by another process is
+    /// `reopenRequired`, never `locked`.
     case locked
     /// The passphrase, key file or device key does not unlock this vault.
     case wrongPassphrase
@@ -44,6 +53,14 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
     /// interaction; nothing was changed by the step that asked. The message says what was asked
     /// and how to allow it (`SecretServiceConfiguration.allowsInteraction`, `credvault --interactive`).
     case interactionRequired(String)
+    /// This store object can no longer be used: another process (or fleet host) changed the
+    /// vault under it in a way it cannot follow (see `ReopenReason`). Nothing was read or
+    /// changed by the call; open the store again (`SealedFileStore.open`, `PostgresStore.open`)
+    /// and retry with the new object.
+    case reopenRequired(ReopenReason)
+    /// What the call would create exists already (a vault at that path, a key file, an enrolled
+    /// fleet host, a fleet schema); nothing was changed or overwritten. The message names it.
+    case alreadyExists(String)
 
     /// One line saying what happened and what to do.
     public var description: String {
@@ -67,6 +84,8 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
         case .rolledBack(let why):
             "the vault was rolled back (\(why)): a revoked or used credential could come back, so it was not opened; if you restored it from a backup on purpose, run `credvault accept-restore`"
         case .interactionRequired(let why): "a person must answer the credential store first: \(why)"
+        case .reopenRequired(let reason): "\(reason) after this store was opened: nothing was changed; open it again and retry"
+        case .alreadyExists(let what): "already exists: \(what); nothing was changed"
         }
     }
 }

@@ -2,6 +2,11 @@ import CredentialVault
 
 /// Every failure of the auth client. Messages say what happened and what to do; they never
 /// contain a token, a code, a verifier or a secret (provider texts are redacted and truncated).
+///
+/// Not frozen, under the rule `CredentialVaultError` states: a minor release may add a case, none
+/// is removed or changes meaning or payload within a major version; end a `switch` with
+/// `default:` and branch on cases and typed payloads (`status`, `retryAfterSeconds`, `code`),
+/// never on message text.
 public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The client's own credentials (client id / secret) were rejected (`invalid_client`, 401).
     case invalidCredentials

@@ -19,14 +19,14 @@ final class ReopeningStore {
         self.open = open
     }
 
-    /// The value of `key`; on `locked` (re-keyed, custody moved) or `io` (the file was
-    /// replaced by another vault, as a restore or a new `init` does, or removed), the vault is
+    /// The value of `key`; on `reopenRequired` (re-keyed, custody moved, replaced by another
+    /// vault, as a restore or a new `init` does) or `io` (the file was removed), the vault is
     /// opened again and asked once more. An older copy of this vault put back is refused by the
     /// open as by any other (`rolledBack` is never reopened).
     func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
         do {
             return try store.load(key)
-        } catch .locked, .io {
+        } catch .reopenRequired, .io {
             let reopened: (any TokenStorageAdapter)?
             do { reopened = try open() } catch let error as CredentialVaultError { throw error } catch {
                 throw .io("the vault changed and cannot be opened again: \(error)")

@@ -38,12 +38,12 @@ struct FleetState: Sendable {
 
 extension PostgresStore {
     /// Checks a state read from the server before anything read with it is believed or written
-    /// on top of: a newer epoch is a rotation (`locked`: reopen); an older epoch, or an older
+    /// on top of: a newer epoch is a rotation (`reopenRequired`); an older epoch, or an older
     /// generation than this host has seen, is an older copy of the database put back
     /// (`rolledBack`); a generation its seal does not match was moved without the data key (a
     /// row inserted, edited or deleted by hand: `tampered`). Remembers the state when newer.
     func verify(_ state: FleetState) throws(CredentialVaultError) {
-        if state.epoch > keys.keyEpoch { throw .locked }
+        if state.epoch > keys.keyEpoch { throw .reopenRequired(.keyChanged) }
         try Self.verify(state, keys: keys, memory: memory)
     }
 
@@ -77,7 +77,7 @@ extension PostgresStore {
         case moved(to: FleetState)
     }
 
-    /// Runs a sealed write (`FleetSchema.sealedWrite`) made over `state`; `locked` after a
+    /// Runs a sealed write (`FleetSchema.sealedWrite`) made over `state`; `reopenRequired` after a
     /// rotation. The seal it left is remembered as seen.
     ///
     /// `params` are the statement's own; the generation read and the seal of the state after
@@ -108,17 +108,17 @@ extension PostgresStore {
     /// Makes `state` (read by the open) the one this host remembers, even if older than what it
     /// saw (a deliberate restore). A seal that does not match (rows changed without the key, a
     /// write by a host from before the seal) is replaced by this state's, over exactly this
-    /// epoch and generation: the administrator accepts the database as it is. `locked` when a
+    /// epoch and generation: the administrator accepts the database as it is. `reopenRequired` when a
     /// write or rotation moved it since it was read (the open reads it again).
     func accept(_ state: FleetState) throws(CredentialVaultError) {
-        guard state.epoch == keys.keyEpoch else { throw .locked }
+        guard state.epoch == keys.keyEpoch else { throw .reopenRequired(.keyChanged) }
         if state.seal.map({ !keys.isStateSeal($0, generation: state.generation) }) ?? true {
             let result = try pool.withConnection { (c: PGConnection) throws(PGFailure) -> PGResult in
                 try c.queryUnprepared(
                     schema.resealState, [.bytes(keys.stateSeal(generation: state.generation)), .int8(state.epoch), .int8(state.generation)],
                     deadline: pool.statementDeadline)
             }
-            guard result.affectedRows == 1 else { throw .locked }
+            guard result.affectedRows == 1 else { throw .reopenRequired(.keyChanged) }
         }
         try memory.accept(state.mark, key: FleetMemory.KnownKey(epoch: keys.keyEpoch, verifyKey: keys.verifyKey))
     }

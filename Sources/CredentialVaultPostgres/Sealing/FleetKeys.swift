@@ -65,7 +65,7 @@ struct FleetKeys: Sendable {
     /// Opens a row; `tampered` when its ciphertext, name hash, version or epoch was changed.
     func open(_ sealed: Data, nameHash: Data, version: Int64, epoch: Int64) throws(CredentialVaultError) -> Data {
         // Every row is read in one snapshot with the meta row, whose epoch was checked to be
-        // this key's first (a rotation since is `locked` there): a row of another epoch, older
+        // this key's first (a rotation since is `reopenRequired` there): a row of another epoch, older
         // or newer, was edited or put back by hand. (Reporting a newer one as a rotation would
         // send every host to reopen, forever.)
         guard epoch == keyEpoch else { throw .tampered }

@@ -4,10 +4,10 @@ import Foundation
 /// Writes bound to the data key's epoch (`FleetSchema`'s guarded and sealed statements): each
 /// changes rows only while the store's epoch is this store's, in the same statement, so a
 /// process that opened the store before a rotation never lands a row sealed with the retired
-/// key, never deletes nothing while saying the credential was not there, and gets `locked`
+/// key, never deletes nothing while saying the credential was not there, and gets `reopenRequired`
 /// (reopen) instead.
 extension PostgresStore {
-    /// What a guarded statement reported: the rows changed, or `locked` when the store's epoch
+    /// What a guarded statement reported: the rows changed, or `reopenRequired(.keyChanged)` when the store's epoch
     /// is not `keyEpoch` (nothing was changed then).
     static func changedRows(_ result: PGResult, keyEpoch: Int64) throws(CredentialVaultError) -> Int {
         guard result.rowCount == 1, let storeEpoch = result.int8(0, 0) else {
@@ -15,7 +15,7 @@ extension PostgresStore {
         }
         // A newer epoch is a rotation since this store was opened. An older one (the meta row
         // put back by hand) cannot be written under this key either: reopening shows which.
-        guard storeEpoch == keyEpoch else { throw .locked }
+        guard storeEpoch == keyEpoch else { throw .reopenRequired(.keyChanged) }
         guard let changed = result.int8(0, 1) else { throw .corrupted("the fleet store answered a write without its row count") }
         return Int(changed)
     }
@@ -40,7 +40,7 @@ extension PostgresStore {
         throw .busy
     }
 
-    /// Deletes every expired ephemeral row (on open, and with `listKeys`): `locked` when the
+    /// Deletes every expired ephemeral row (on open, and with `listKeys`): `reopenRequired` when the
     /// store was rotated since this store was opened.
     func purgeExpired() throws(CredentialVaultError) {
         let ms = FleetRecord.milliseconds(configuration.clock.now())

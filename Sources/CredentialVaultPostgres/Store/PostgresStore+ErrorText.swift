@@ -9,7 +9,7 @@ extension PostgresStore {
     /// (never a secret: the errors carry none). Conditions the common wording fits keep it.
     public static func describe(_ error: CredentialVaultError) -> String {
         switch error {
-        case .locked:
+        case .reopenRequired:
             "the fleet store's data key was rotated (credvault fleet rotate) after this process opened it: nothing was changed; "
                 + "open the store again (run the command again) to use the new key"
         case .tampered:

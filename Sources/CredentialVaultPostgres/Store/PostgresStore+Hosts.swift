@@ -32,7 +32,7 @@ public struct FleetStatus: Sendable, Hashable {
 /// Enrolling and removing hosts, the status, and the data key's rotation.
 extension PostgresStore {
     /// Enrols `name` with its own key: the data key is wrapped for it (no record is re-sealed).
-    /// Throws `invalidArgument` when the host is enrolled already.
+    /// Throws `alreadyExists` when the host is enrolled already.
     public func addHost(_ name: String, secret key: FleetHostSecret, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
         try Self.validateHostName(name)
         try enrol(
@@ -42,7 +42,7 @@ extension PostgresStore {
     /// Enrols `name` by its public key (32 bytes: `FleetHostSecret.publicKey(ofPrivateKeyFile:)`,
     /// `credvault fleet public-key` on that host): the data key is sealed to it, and every
     /// rotation seals the new one to it too. It opens the store with `.keyPair(its private key
-    /// file)`. Throws `invalidArgument` when the host is enrolled already.
+    /// file)`. Throws `alreadyExists` when the host is enrolled already.
     public func addHost(_ name: String, publicKey: Data) throws(CredentialVaultError) {
         try Self.validateHostName(name)
         guard publicKey.count == Crypto.boxPublicKeyBytes else {
@@ -63,7 +63,7 @@ extension PostgresStore {
                 throw error
             }
         }
-        guard let added else { throw .invalidArgument("host \(name) is enrolled already: remove it first to give it another key") }
+        guard let added else { throw .alreadyExists("host \(name) is enrolled (remove it first to give it another key)") }
         _ = try Self.changedRows(added, keyEpoch: keys.keyEpoch)
     }
 
@@ -122,7 +122,7 @@ extension PostgresStore {
     /// with `addHost`). The new key is signed by the old one (`FleetKeyChain`), so hosts that
     /// knew the old key believe the new one. This host must stay: enrolled by public key, or in
     /// `hosts`. Returns the store opened with the new key; this store, and every other
-    /// process's, then reports `locked` (reopen it).
+    /// process's, then reports `reopenRequired(.keyChanged)` (reopen it).
     ///
     /// `progress` is called with the rows written so far and their number, after each (on the
     /// calling thread). Interrupted (the process ends, the connection is lost) before it
@@ -211,7 +211,7 @@ extension PostgresStore {
                     deadline: pool.statementDeadline)
                 guard moved.affectedRows == 1 else {
                     try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
-                    return .failure(.locked)
+                    return .failure(.reopenRequired(.keyChanged))
                 }
                 try c.simple("COMMIT", deadline: pool.statementDeadline)
                 return .success(generation)

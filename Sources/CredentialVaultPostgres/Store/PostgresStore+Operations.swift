@@ -143,7 +143,7 @@ extension PostgresStore {
             wipe(&plain)
             let expiresParam: PGParam = expires.map { .int8($0) } ?? .nullInt8
             // Bound to this key's epoch and the state read: after a rotation nothing lands under
-            // the old key (`locked`), and a write on top of a state another write moved is made
+            // the old key (`reopenRequired`), and a write on top of a state another write moved is made
             // again on the new one.
             let outcome: SealedWriteOutcome
             if let row {
@@ -227,7 +227,7 @@ extension PostgresStore {
         try key.validate()
         let nameHash = keys.nameHash(key)
         // Read from the server (never a stale "there was none"), then deleted over that state.
-        // After a rotation the read reports it: `locked`.
+        // After a rotation the read reports it: `reopenRequired`.
         for _ in 0..<Self.maxRounds {
             let (fetched, state) = try fetchWithState(nameHash)
             guard let row = fetched else { return false }

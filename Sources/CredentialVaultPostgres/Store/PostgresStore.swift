@@ -10,7 +10,7 @@ import Foundation
 /// - The data key is wrapped once per host key (`FleetHostSecret`: a key file or a passphrase).
 /// - Every write is a compare-and-swap on the row version; `take` is single use across hosts.
 /// - Every write and delete is bound to the data key's epoch in the same statement: a process
-///   that opened the store before a rotation gets `locked` (reopen), never a lost write or a
+///   that opened the store before a rotation gets `reopenRequired(.keyChanged)`, never a lost write or a
 ///   false "not found".
 /// - A store-wide generation, sealed with the data key and advanced by every write in its
 ///   statement, is checked by every read, and each host remembers the newest state it has
@@ -135,7 +135,7 @@ public final class PostgresStore: Sendable {
                 return store
             } catch {
                 // Rotated between the read and the purge: read the new epoch and wrapping.
-                guard error == .locked, attempt < openAttempts else { throw error }
+                guard error == .reopenRequired(.keyChanged), attempt < openAttempts else { throw error }
                 attempt += 1
             }
         }
@@ -229,7 +229,7 @@ public final class PostgresStore: Sendable {
             }
         }
         guard created else {
-            throw .invalidArgument("a fleet store (or another schema) named \(configuration.schema) exists already: open it, or pick another schema")
+            throw .alreadyExists("a fleet store (or another schema) named \(configuration.schema): open it, or pick another schema")
         }
         let memory = try FleetMemory(directory: configuration.stateDirectory, storeID: storeID)
         memory.remember(FleetMemory.KnownKey(epoch: 1, verifyKey: keys.verifyKey))
