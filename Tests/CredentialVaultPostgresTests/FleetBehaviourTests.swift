@@ -73,7 +73,7 @@ struct FleetBehaviourTests {
             #expect {
                 try PostgresStore.initialize(fleet.configuration(), host: "other", secret: .keyFile(fleet.keys.keyFile))
             } throws: { error in
-                guard case .invalidArgument = error as? CredentialVaultError else { return false }
+                guard case .alreadyExists = error as? CredentialVaultError else { return false }
                 return true
             }
             try TestCluster.psql("UPDATE \(fleet.schema).fleet_meta SET schema_version = 2")

@@ -18,7 +18,7 @@ struct FleetHostTests {
             #expect {
                 try fleet.store.addHost("web-2", secret: .passphrase("other"), kdf: .insecureTestingOnly)
             } throws: { error in
-                guard case .invalidArgument = error as? CredentialVaultError else { return false }
+                guard case .alreadyExists = error as? CredentialVaultError else { return false }
                 return true
             }
             #expect(try TestCluster.psql("SELECT encode(sealed, 'hex') FROM \(fleet.records)") == before, "no row was re-sealed")

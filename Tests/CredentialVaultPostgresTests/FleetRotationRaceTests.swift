@@ -75,7 +75,7 @@ struct FleetRotationRaceTests {
         #expect(try rotated.hosts().map(\.name) == ["test-host"])
     }
 
-    @Test func aCommandLineStoreRacingARotationExitsLockedAndLosesNothing() throws {
+    @Test func aCommandLineStoreRacingARotationExitsToBeRetriedAndLosesNothing() throws {
         let fleet = try TestFleet(freshness: .zero)
         let gate = try StatementGate()
         defer { gate.stop() }
@@ -89,7 +89,7 @@ struct FleetRotationRaceTests {
         gate.release()
         let outcome = try #require(store.value()).get()
         // Exit 0 here would be an acknowledged write that no host can read.
-        #expect(outcome.status == 10, "\(outcome)")
+        #expect(outcome.status == 7, "\(outcome)")
         #expect(outcome.stderr.contains("rotated") && !outcome.stderr.contains("unlock it"), "\(outcome)")
         #expect(try rotated.synchronous.listKeys() == [], "no orphan row: list and rotate still work")
         let again = try cli.run(["store", "--backend", "postgres", "--portable", "api.example", "deploy"], conninfo: fleet.conninfo, stdin: Data("v1".utf8))
@@ -97,7 +97,7 @@ struct FleetRotationRaceTests {
         #expect(try cli.run(["lookup", "--backend", "postgres", "api.example", "deploy"], conninfo: fleet.conninfo).stdout == "v1")
     }
 
-    @Test func aCommandLineDeleteRacingARotationExitsLockedNotMissing() throws {
+    @Test func aCommandLineDeleteRacingARotationExitsToBeRetriedNotMissing() throws {
         let fleet = try TestFleet(freshness: .zero)
         try fleet.store.synchronous.save(Data("revoke me".utf8), for: key, options: .portable)
         let gate = try StatementGate()
@@ -111,7 +111,7 @@ struct FleetRotationRaceTests {
         gate.release()
         let outcome = try #require(delete.value()).get()
         // Exit 1 ("no credential") would be a false answer: the credential is there.
-        #expect(outcome.status == 10 && outcome.stderr.contains("rotated"), "\(outcome)")
+        #expect(outcome.status == 7 && outcome.stderr.contains("rotated"), "\(outcome)")
         #expect(try rotated.synchronous.load(key) == Data("revoke me".utf8))
         let again = try cli.run(["delete", "--backend", "postgres", "api.example", "deploy"], conninfo: fleet.conninfo)
         #expect(again.status == 0, "\(again)")
