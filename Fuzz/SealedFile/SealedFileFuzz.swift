@@ -25,7 +25,7 @@ private final class Fixture: @unchecked Sendable {
     let directory: URL
     let keyFile: URL
     let identity: DeviceIdentity
-    let passphrase = VaultKey.passphrase("golden fixture passphrase v1")
+    let passphrase = VaultKey.passphrase("golden fixture passphrase")
     let header: VaultHeader
     let keys: VaultKeys
 
