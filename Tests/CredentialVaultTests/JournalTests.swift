@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Format 3's journal: what a save writes, what each crash point leaves and how it reads, and
+/// The journal: what a save writes, what each crash point leaves and how it reads, and
 /// when the file is rewritten.
 @Suite(.ownThread) final class JournalTests {
     let dir = TempDirectory()
