@@ -42,7 +42,7 @@ extension KeyringCustodyTests {
             let found = try CLIChild.run(try SecretTool.path(), ["lookup"] + Self.custodyAttributes + ["username", "device-secret"])
             #expect(found.status == 0 && found.stdout.prefix(32) == secret, "the device secret is found by its documented attributes")
             let bytes = Array(try Data(contentsOf: url))
-            let vaultID = bytes[20..<36].map { String(format: "%02x", $0) }.joined()
+            let vaultID = bytes[20..<36].map { String(format: "%02x", $0) }.joined()  // the header's vault id (FORMAT.md)
             let (reference, value) = GoldenFixtures.newestCounter(bytes)
             let counter = "rollback-counter:\(vaultID).\(String(format: "%08x", reference))"
             let stored = try CLIChild.run(

@@ -9,8 +9,9 @@ import Glibc
 /// The golden vault files of format 1.0 (Tests/CredentialVaultTests/Fixtures/1.0/, described
 /// in docs/FORMAT.md, *Golden fixtures*), kept forever: every later version must still open
 /// them and read exactly these values. They are written once, by the library itself, with
-/// `CREDVAULT_WRITE_FIXTURES=1` (scripts/test.sh --filter 'GoldenFixture', which also starts
-/// the keyring and the TPM the custody fixtures need); a file that exists is never rewritten.
+/// `CREDVAULT_WRITE_FIXTURES=1 scripts/test.sh --filter 'writeFixtures|writeTheGolden'` (the
+/// script also starts the keyring and the TPM the custody fixtures need); a file that exists is
+/// never rewritten.
 ///
 /// Made on "a machine" of their own: the host secret `hostSecret` (the folder's `host-secret`)
 /// and the machine id `machineID`, with `passphrase` and the key file `keyFile` (the folder's
