@@ -26,7 +26,7 @@ import Foundation
 @main struct Lean {
     static func main() throws {
         let a = CommandLine.arguments
-        let store = try SealedFileStore.open(at: URL(fileURLWithPath: a[1]), key: .keyFile(URL(fileURLWithPath: a[2])))
+        let store = try SealedFileStore.open(at: URL(fileURLWithPath: a[1]), secret: .keyFile(URL(fileURLWithPath: a[2])))
         guard let value = try store.load(CredentialKey(service: a[3], account: a[4])) else { exit(1) }
         FileHandle.standardOutput.write(value)
     }

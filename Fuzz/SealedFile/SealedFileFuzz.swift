@@ -25,7 +25,7 @@ private final class Fixture: @unchecked Sendable {
     let directory: URL
     let keyFile: URL
     let identity: DeviceIdentity
-    let passphrase = VaultKey.passphrase("golden fixture passphrase")
+    let passphrase = VaultSecret.passphrase("golden fixture passphrase")
     let header: VaultHeader
     let keys: VaultKeys
 
@@ -48,7 +48,7 @@ private final class Fixture: @unchecked Sendable {
             dataKey: dataKey, generation: 1, custody: .file, rollbackCounter: false, configuration: SealedFileConfiguration(device: identity))
     }
 
-    func key(for header: VaultHeader) -> VaultKey? {
+    func key(for header: VaultHeader) -> VaultSecret? {
         switch header.keySource {
         case .keyFile: return .keyFile(keyFile)
         case .device: return .device

@@ -10,7 +10,7 @@ import Glibc
 
 /// Reads a passphrase from the terminal with echo off (only with --ask-passphrase).
 package enum Prompt {
-    package static func passphrase(confirm: Bool) throws -> VaultKey {
+    package static func passphrase(confirm: Bool) throws -> VaultSecret {
         let fd = open("/dev/tty", O_RDWR)
         guard fd >= 0 else { throw UsageError("--ask-passphrase needs a terminal; use --passphrase-file") }
         defer { close(fd) }

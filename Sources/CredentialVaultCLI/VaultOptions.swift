@@ -90,9 +90,9 @@ package enum VaultOptions {
     }
 
     /// The unlock key the options ask for; `nil` when none was given (the device key then).
-    package static func explicitKey(_ args: ParsedArguments, confirmNew: Bool = false) throws -> VaultKey? {
+    package static func explicitKey(_ args: ParsedArguments, confirmNew: Bool = false) throws -> VaultSecret? {
         try checkOneKeyOption(args)
-        var chosen: [VaultKey] = []
+        var chosen: [VaultSecret] = []
         if let path = args.options["passphrase-file"] ?? ProcessInfo.processInfo.environment["CREDVAULT_PASSPHRASE_FILE"] {
             chosen.append(try passphrase(fromFile: path))
         }
@@ -114,7 +114,7 @@ package enum VaultOptions {
     }
 
     /// Reads a passphrase file: the bytes as they are, minus one trailing newline.
-    package static func passphrase(fromFile path: String) throws -> VaultKey {
+    package static func passphrase(fromFile path: String) throws -> VaultSecret {
         try SecretReader.passphrase(fromFile: path)
     }
 
@@ -202,13 +202,13 @@ package enum VaultOptions {
 
     /// Opens the chosen store. With `create`, a missing vault is created; without, `nil` is
     /// returned for a missing vault (read commands then see an empty store).
-    package static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
+    package static func openStore(_ args: ParsedArguments, create: Bool) throws -> (any TokenStorageBackend)? {
         try openStore(named: backendName(args), args, create: create)
     }
 
     /// Opens the backend called `name` (`file`, `secret-service`, `memory` or `auto`).
     /// Throws `LockedKeyringError` when `auto` found the keyring locked.
-    package static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any CredentialStore)? {
+    package static func openStore(named name: String, _ args: ParsedArguments, create: Bool) throws -> (any TokenStorageBackend)? {
         let resolution = try resolve(name, args)
         if resolution.isLocked { throw LockedKeyringError(message: resolution.reason) }
         switch resolution.kind {
@@ -275,10 +275,10 @@ package enum VaultOptions {
         guard let locked = present else {
             guard create else { return nil }
             let key = try explicitKey(args, confirmNew: true)
-            return try SealedFileStore.openOrCreate(at: url, key: key ?? .device, kdf: kdf(args), configuration: configuration)
+            return try SealedFileStore.openOrCreate(at: url, secret: key ?? .device, kdf: kdf(args), configuration: configuration)
         }
         // Asked for only when needed: with a cached key, a passphrase is neither read nor prompted for.
-        func key() throws -> VaultKey {
+        func key() throws -> VaultSecret {
             if let key = try explicitKey(args) { return key }
             guard locked.keySource == .device else {
                 throw UsageError(
@@ -298,7 +298,7 @@ package enum VaultOptions {
         let opened: (store: SealedFileStore, hit: Bool, stored: Bool)
         do {
             opened = try locked.unlock(cachingKeyIn: cache, for: .seconds(seconds), configuration: configuration) {
-                () throws(CredentialVaultError) -> VaultKey in
+                () throws(CredentialVaultError) -> VaultSecret in
                 do {
                     return try key()
                 } catch let error as CredentialVaultError {
@@ -380,21 +380,21 @@ package protocol ExtendedBackends: Sendable {
     /// unavailable (a locked keyring gives a resolution with `isLocked`).
     func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution
     /// The Secret Service store; with `allowingInteraction`, its provider may ask a person.
-    func openSecretService(allowingInteraction: Bool) -> any CredentialStore
+    func openSecretService(allowingInteraction: Bool) -> any TokenStorageBackend
     /// Adds the Secret Service's state, collection and capabilities to `info` (`credvault
     /// info`); returns the exit code. Never prompts.
     func describeSecretService(into info: inout [(String, String)]) -> Int32
     /// The keyring and TPM custodians (`--tpm-tcti` or `$CREDVAULT_TPM_TCTI` names the TPM).
     func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian]
     /// The fleet store of `--postgres` (or `$CREDVAULT_POSTGRES`), opened as this host.
-    func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore
+    func openPostgres(_ args: ParsedArguments) throws -> any TokenStorageBackend
     /// `error`, raised by the fleet store, in its own words (`nil`: the common wording).
     func describeFleetError(_ error: CredentialVaultError) -> String?
 }
 
 extension ExtendedBackends {
     /// Without the fleet store module: not available.
-    package func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore {
+    package func openPostgres(_ args: ParsedArguments) throws -> any TokenStorageBackend {
         throw CredentialVaultError.notAvailable("the postgres backend is only in \(FullExecutable.name)")
     }
 

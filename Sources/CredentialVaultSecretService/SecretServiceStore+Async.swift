@@ -1,7 +1,7 @@
 import CredentialVault
 import Foundation
 
-/// `AsyncTokenStorage` conformance: the same operations, semantics, deadlines and errors as the
+/// `AsyncTokenStorageAdapter` conformance: the same operations, semantics, deadlines and errors as the
 /// synchronous API, never blocking the caller's thread.
 ///
 /// **Where the work runs.** Every operation is the synchronous implementation, run on one of
@@ -36,7 +36,7 @@ import Foundation
 ///
 /// The synchronous API, called on any other thread, behaves exactly as before: it has no task
 /// to be cancelled by.
-extension SecretServiceStore: AsyncTokenStorage {
+extension SecretServiceStore: AsyncTokenStorageAdapter {
     /// How many threads a store's async operations run on at most (see the extension).
     static let threadLimit = 4
 

@@ -66,7 +66,7 @@ import Synchronization
 /// attributes of the others it finds, to skip applications' items (`CredentialNaming.search`).
 /// Expired ephemeral items are swept when one this store
 /// wrote has expired, else at most once a minute per process.
-/// Thread-safe: every instance may be used from any thread. The async API (`AsyncTokenStorage`)
+/// Thread-safe: every instance may be used from any thread. The async API (`AsyncTokenStorageAdapter`)
 /// runs these same operations on threads the store owns and is cancellable (see
 /// `SecretServiceStore+Async.swift`).
 public final class SecretServiceStore: TokenStorageAdapter {

@@ -41,13 +41,13 @@ public struct ConformanceBackend: Sendable, CustomStringConvertible {
 public struct StoreUnderTest: Sendable {
     /// The store through `TokenStorageAdapter`, when it implements it.
     public let sync: (any TokenStorageAdapter)?
-    /// The store through `AsyncTokenStorage`, when it implements it.
-    public let async: (any AsyncTokenStorage)?
+    /// The store through `AsyncTokenStorageAdapter`, when it implements it.
+    public let async: (any AsyncTokenStorageAdapter)?
     /// Kept alive with the store (a temporary directory that is removed on deinit, ...).
     public let owner: (any Sendable)?
 
     /// A store implementing both protocols.
-    public init<Store: TokenStorageAdapter & AsyncTokenStorage>(_ store: Store, owner: (any Sendable)? = nil) {
+    public init<Store: TokenStorageAdapter & AsyncTokenStorageAdapter>(_ store: Store, owner: (any Sendable)? = nil) {
         sync = store
         async = store
         self.owner = owner
@@ -61,7 +61,7 @@ public struct StoreUnderTest: Sendable {
     }
 
     /// A store implementing the asynchronous protocol only.
-    public init(async store: any AsyncTokenStorage, owner: (any Sendable)? = nil) {
+    public init(async store: any AsyncTokenStorageAdapter, owner: (any Sendable)? = nil) {
         sync = nil
         async = store
         self.owner = owner
@@ -72,7 +72,7 @@ public struct StoreUnderTest: Sendable {
 public enum ConformanceAPI: String, Sendable, CaseIterable, CustomStringConvertible {
     /// `TokenStorageAdapter`.
     case sync
-    /// `AsyncTokenStorage`.
+    /// `AsyncTokenStorageAdapter`.
     case async
 
     /// The protocol's short name.

@@ -4,7 +4,7 @@ import Testing
 
 /// The one conformance suite every backend must pass, through each storage protocol it
 /// implements (in the spirit of jaraco/keyring's backend tests): every check is written once
-/// and runs through `TokenStorageAdapter` and through `AsyncTokenStorage`. Run it from a test
+/// and runs through `TokenStorageAdapter` and through `AsyncTokenStorageAdapter`. Run it from a test
 /// target, third-party backends' included:
 ///
 /// ```swift

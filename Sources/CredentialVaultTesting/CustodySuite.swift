@@ -41,13 +41,13 @@ public enum CustodySuite {
         /// A scratch directory (0700) for the vault and its copies.
         public var directory: URL
         /// What unlocks the vault.
-        public var key: VaultKey
+        public var secret: VaultSecret
 
         /// A setup for one check.
-        public init(configuration: SealedFileConfiguration, directory: URL, key: VaultKey) {
+        public init(configuration: SealedFileConfiguration, directory: URL, secret: VaultSecret) {
             self.configuration = configuration
             self.directory = directory
-            self.key = key
+            self.secret = secret
         }
 
         var vaultURL: URL { directory.appendingPathComponent("custody.cvault") }
@@ -66,7 +66,7 @@ public enum CustodySuite {
                 device: DeviceIdentity(hostSecretURL: directory.appendingPathComponent("state/host-secret"), machineID: "custody-suite"))
             configuration.custody = custody
             configuration.custodians = custodians
-            return Setup(configuration: configuration, directory: directory, key: .passphrase("custody suite"))
+            return Setup(configuration: configuration, directory: directory, secret: .passphrase("custody suite"))
         }
 
         /// Removes the scratch directory.
@@ -81,13 +81,13 @@ public enum CustodySuite {
     public static func createsAndReopens(_ setup: Setup) throws -> SealedFileStore {
         var configuration = setup.configuration
         configuration.rollbackCounter = true
-        let store = try SealedFileStore.create(at: setup.vaultURL, key: setup.key, kdf: .insecureTestingOnly, configuration: configuration)
+        let store = try SealedFileStore.create(at: setup.vaultURL, secret: setup.secret, kdf: .insecureTestingOnly, configuration: configuration)
         #expect(store.custody == configuration.custody)
         #expect(store.hasRollbackCounter)
         #expect(store.formatVersion == "1.0")
         try store.save(Data("portable".utf8), for: portable, options: .portable)
         try store.save(Data("device".utf8), for: deviceOnly, options: .default)
-        let again = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: configuration)
+        let again = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: configuration)
         #expect(try again.load(deviceOnly) == Data("device".utf8))
         #expect(try again.load(portable) == Data("portable".utf8))
         let locked = try LockedVault(url: setup.vaultURL)
@@ -105,19 +105,19 @@ public enum CustodySuite {
         _ = try store.take(deviceOnly)
         let newer = try Data(contentsOf: setup.vaultURL)
         try writeInPlace(older, to: setup.vaultURL)
-        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration) }
+        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration) }
         expectRolledBack { _ = try store.load(portable) }
         expectRolledBack { try store.save(Data("x".utf8), for: portable, options: .portable) }
         // Nothing was changed by the refusals: the file is still the older copy.
         #expect(try Data(contentsOf: setup.vaultURL) == older)
 
-        let restored = try SealedFileStore.acceptRestore(at: setup.vaultURL, key: setup.key, configuration: setup.configuration)
+        let restored = try SealedFileStore.acceptRestore(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration)
         #expect(try restored.load(portable) == Data("portable".utf8))
         #expect(try restored.load(deviceOnly) == Data("device".utf8))
         try replaceByRename(newer, at: setup.vaultURL)
-        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration) }
+        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration) }
         try replaceByRename(older, at: setup.vaultURL)
-        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration) }
+        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration) }
     }
 
     /// Saves keep the counter in step: many saves, reopened, still accepted; the copy from
@@ -127,50 +127,50 @@ public enum CustodySuite {
         for i in 0..<5 { try store.save(Data("v\(i)".utf8), for: portable, options: .portable) }
         let oneBack = try Data(contentsOf: setup.vaultURL)
         try store.save(Data("last".utf8), for: portable, options: .portable)
-        let reopened = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration)
+        let reopened = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration)
         #expect(try reopened.load(portable) == Data("last".utf8))
         try writeInPlace(oneBack, to: setup.vaultURL)
-        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration) }
+        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration) }
     }
 
     /// Moves the vault to the host-secret file and back: values, device-only ones included,
     /// survive; after the move the old custody's counter no longer guards it, the new one does.
     public static func movesBetweenCustodians(_ setup: Setup) throws {
         let store = try createsAndReopens(setup)
-        try store.changeCustody(to: .file, key: setup.key, rollbackCounter: true)
+        try store.changeCustody(to: .file, secret: setup.secret, rollbackCounter: true)
         #expect(store.custody == .file)
         var fileConfiguration = setup.configuration
         fileConfiguration.custodians = []
-        let asFile = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: fileConfiguration)
+        let asFile = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: fileConfiguration)
         #expect(try asFile.load(deviceOnly) == Data("device".utf8))
-        let mover = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration)
-        try mover.changeCustody(to: setup.configuration.custody, key: setup.key)
-        let back = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration)
+        let mover = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration)
+        try mover.changeCustody(to: setup.configuration.custody, secret: setup.secret)
+        let back = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration)
         #expect(back.custody == setup.configuration.custody)
         #expect(try back.load(deviceOnly) == Data("device".utf8))
         #expect(try back.load(portable) == Data("portable".utf8))
         if setup.configuration.custody != .file {
             // Never with the file alone once the custodian holds it.
             #expect(throws: CredentialVaultError.self) {
-                _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: fileConfiguration).load(deviceOnly)
+                _ = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: fileConfiguration).load(deviceOnly)
             }
         }
     }
 
-    /// `changeKey` (`credvault passwd`) and `rotateDataKey` keep the custody and the counter: the
+    /// `changeSecret` (`credvault passwd`) and `rotateDataKey` keep the custody and the counter: the
     /// vault reopens under its custodian with every value, and an older copy is still refused.
     public static func keyChangesAndRotationKeepCustody(_ setup: Setup) throws {
         let store = try createsAndReopens(setup)
         let older = try Data(contentsOf: setup.vaultURL)
-        let newKey = VaultKey.passphrase("custody suite, changed")
-        try store.changeKey(from: setup.key, to: newKey, kdf: .insecureTestingOnly)
-        try store.rotateDataKey(key: newKey)
-        let reopened = try SealedFileStore.open(at: setup.vaultURL, key: newKey, configuration: setup.configuration)
+        let newKey = VaultSecret.passphrase("custody suite, changed")
+        try store.changeSecret(from: setup.secret, to: newKey, kdf: .insecureTestingOnly)
+        try store.rotateDataKey(secret: newKey)
+        let reopened = try SealedFileStore.open(at: setup.vaultURL, secret: newKey, configuration: setup.configuration)
         #expect(reopened.custody == setup.configuration.custody && reopened.hasRollbackCounter)
         #expect(try reopened.load(deviceOnly) == Data("device".utf8))
         #expect(try reopened.load(portable) == Data("portable".utf8))
         try writeInPlace(older, to: setup.vaultURL)
-        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, key: setup.key, configuration: setup.configuration) }
+        expectRolledBack { _ = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: setup.configuration) }
     }
 
     /// Records an issue unless `body` throws `rolledBack`; `what` names the attempt.

@@ -15,7 +15,7 @@ import Synchronization
 /// store.inject(.fail(.locked), into: .load)              // every load throws `locked`
 /// store.inject(.stall(.seconds(3)), into: .save, times: 1)  // the next save takes 3 s
 /// ```
-public final class FaultInjectingStore: TokenStorageAdapter, AsyncTokenStorage, ExclusiveAccessStore {
+public final class FaultInjectingStore: TokenStorageAdapter, AsyncTokenStorageAdapter, ExclusiveAccessStore {
     /// The operations a fault can be injected into.
     public enum Operation: String, Sendable, Hashable, CaseIterable {
         case save, load, take, delete, listKeys, metadata, deleteAll
@@ -44,13 +44,13 @@ public final class FaultInjectingStore: TokenStorageAdapter, AsyncTokenStorage, 
         var calls: [Operation: Int] = [:]
     }
 
-    private let base: any TokenStorageAdapter & AsyncTokenStorage
+    private let base: any TokenStorageAdapter & AsyncTokenStorageAdapter
     private let state = Mutex(State())
     /// The lock of `withExclusiveAccess` when the underlying store has none of its own.
     private let exclusive = AsyncExclusion()
 
     /// Wraps `base` (a fresh `InMemoryStore` by default).
-    public init(wrapping base: any TokenStorageAdapter & AsyncTokenStorage = InMemoryStore()) {
+    public init(wrapping base: any TokenStorageAdapter & AsyncTokenStorageAdapter = InMemoryStore()) {
         self.base = base
     }
 
@@ -167,7 +167,7 @@ public final class FaultInjectingStore: TokenStorageAdapter, AsyncTokenStorage, 
         return try base.synchronous.deleteAll(service: service)
     }
 
-    // MARK: - AsyncTokenStorage
+    // MARK: - AsyncTokenStorageAdapter
 
     /// Forwards to the underlying store, after the injected fault if any.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {

@@ -133,7 +133,7 @@ struct SuiteStore: Sendable {
 
     private func concurrently<T: Sendable>(
         _ count: Int, sync: @escaping @Sendable (any TokenStorageAdapter, Int) throws -> T,
-        async: @escaping @Sendable (any AsyncTokenStorage, Int) async throws -> T
+        async: @escaping @Sendable (any AsyncTokenStorageAdapter, Int) async throws -> T
     ) async throws -> [T] {
         switch api {
         case .sync:

@@ -43,7 +43,7 @@ struct SecretServiceBackends: ExtendedBackends {
         return [KeyringCustodian(timeout: try SecretServiceTimeout.current()), TPMCustodian(configuration: TPMConfiguration(tcti: tcti))]
     }
 
-    func openSecretService(allowingInteraction: Bool) -> any CredentialStore {
+    func openSecretService(allowingInteraction: Bool) -> any TokenStorageBackend {
         // The variable was checked by `resolve`, which every Secret Service command passes first.
         let timeout = (try? SecretServiceTimeout.current()) ?? .seconds(5)
         return SecretServiceStore(configuration: SecretServiceConfiguration(application: .credvault, timeout: timeout, allowsInteraction: allowingInteraction))

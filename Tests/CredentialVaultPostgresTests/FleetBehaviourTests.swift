@@ -46,7 +46,7 @@ struct FleetBehaviourTests {
         let fleet = try await offThePool { try TestFleet(freshness: .zero) }
         try fleet.store.synchronous.save(Data("v".utf8), for: key, options: .portable)
         let impatient = try await PostgresStore.open(
-            fleet.configuration(freshness: .zero, statementTimeout: .milliseconds(300)), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+            fleet.configuration(freshness: .zero, statementTimeout: .milliseconds(300)), host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         // The administrator locks the table from another session, until terminated.
         let holder = try LiveChild(
             URL(fileURLWithPath: "/usr/bin/psql"),
@@ -71,14 +71,14 @@ struct FleetBehaviourTests {
         try await offThePool {
             let fleet = try TestFleet()
             #expect {
-                try PostgresStore.initialize(fleet.configuration(), host: "other", key: .keyFile(fleet.keys.keyFile))
+                try PostgresStore.initialize(fleet.configuration(), host: "other", secret: .keyFile(fleet.keys.keyFile))
             } throws: { error in
                 guard case .invalidArgument = error as? CredentialVaultError else { return false }
                 return true
             }
             try TestCluster.psql("UPDATE \(fleet.schema).fleet_meta SET schema_version = 2")
             let error = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+                try PostgresStore.open(fleet.configuration(), host: "test-host", secret: .keyFile(fleet.keys.keyFile))
             }
             guard case .unsupported? = error else { return #expect(Bool(false), "schema 2: \(String(describing: error))") }
         }
@@ -90,17 +90,17 @@ struct FleetBehaviourTests {
             var configuration = fleet.configuration()
             configuration.schema = "t_missing_store"
             let missing = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+                try PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
             }
             guard case .notAvailable(let why)? = missing else { return #expect(Bool(false), "missing: \(String(describing: missing))") }
             #expect(why.contains("fleet init"))
             let stranger = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.open(fleet.configuration(), host: "stranger", key: .keyFile(fleet.keys.keyFile))
+                try PostgresStore.open(fleet.configuration(), host: "stranger", secret: .keyFile(fleet.keys.keyFile))
             }
             guard case .permissionDenied? = stranger else { return #expect(Bool(false), "stranger: \(String(describing: stranger))") }
             let wrong = KeyFileDirectory()
             #expect(throws: CredentialVaultError.wrongPassphrase) {
-                try PostgresStore.open(fleet.configuration(), host: "test-host", key: .keyFile(wrong.keyFile))
+                try PostgresStore.open(fleet.configuration(), host: "test-host", secret: .keyFile(wrong.keyFile))
             }
         }
     }
@@ -109,7 +109,7 @@ struct FleetBehaviourTests {
         try await offThePool {
             let configuration = PostgresConfiguration(
                 connectionString: "host=127.0.0.1 port=1 user=postgres dbname=postgres", schema: "credvault", reconnectAttempts: 0)
-            let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(configuration, host: "h", key: .passphrase("x")) }
+            let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(configuration, host: "h", secret: .passphrase("x")) }
             guard case .notAvailable? = error else { return #expect(Bool(false), "closed port: \(String(describing: error))") }
         }
     }

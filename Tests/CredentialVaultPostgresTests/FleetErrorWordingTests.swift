@@ -69,7 +69,7 @@ struct FleetErrorWordingTests {
 
     @Test(arguments: malformed) func aMalformedConnectionStringIsRefusedWithoutBeingRepeated(conninfo: String, secret: String) throws {
         let keys = KeyFileDirectory()
-        let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(PostgresConfiguration(connectionString: conninfo), host: "h", key: .keyFile(keys.keyFile)) }
+        let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(PostgresConfiguration(connectionString: conninfo), host: "h", secret: .keyFile(keys.keyFile)) }
         let text = String(describing: error)
         #expect(!text.contains(secret) && !text.contains("postgresql://") && !text.contains("password="), "\(text)")
         guard case .invalidArgument = error else {

@@ -52,7 +52,7 @@ struct FleetFailoverTests {
         var configuration = fleet.configuration(freshness: .zero, statementTimeout: .seconds(60))
         configuration.reconnectAttempts = 10
         configuration.listensForChanges = false
-        let store = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let store = try await PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         let log = WriteLog()
         let writer = Thread {
             var i = 0
@@ -80,7 +80,7 @@ struct FleetFailoverTests {
         try #require(await log.finished.reached(1), "the writer stopped")
 
         // Every acknowledged write is on the new primary, with its value.
-        let reader = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let reader = try await PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         for i in log.acknowledged.withLock({ $0 }) {
             #expect(try reader.synchronous.load(CredentialKey(service: "failover", account: "k\(i)")) == Data("value-\(i)".utf8), "write \(i) lost")
         }

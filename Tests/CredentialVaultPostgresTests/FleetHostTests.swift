@@ -14,23 +14,23 @@ struct FleetHostTests {
             let fleet = try TestFleet(freshness: .zero)
             try fleet.store.synchronous.save(Data("shared".utf8), for: key, options: .portable)
             let before = try TestCluster.psql("SELECT encode(sealed, 'hex') FROM \(fleet.records)")
-            try fleet.store.addHost("web-2", key: .passphrase("web-2 passphrase"), kdf: .insecureTestingOnly)
+            try fleet.store.addHost("web-2", secret: .passphrase("web-2 passphrase"), kdf: .insecureTestingOnly)
             #expect {
-                try fleet.store.addHost("web-2", key: .passphrase("other"), kdf: .insecureTestingOnly)
+                try fleet.store.addHost("web-2", secret: .passphrase("other"), kdf: .insecureTestingOnly)
             } throws: { error in
                 guard case .invalidArgument = error as? CredentialVaultError else { return false }
                 return true
             }
             #expect(try TestCluster.psql("SELECT encode(sealed, 'hex') FROM \(fleet.records)") == before, "no row was re-sealed")
-            let web2 = try PostgresStore.open(fleet.configuration(), host: "web-2", key: .passphrase("web-2 passphrase"))
+            let web2 = try PostgresStore.open(fleet.configuration(), host: "web-2", secret: .passphrase("web-2 passphrase"))
             #expect(try web2.synchronous.load(key) == Data("shared".utf8))
             #expect(throws: CredentialVaultError.wrongPassphrase) {
-                try PostgresStore.open(fleet.configuration(), host: "web-2", key: .passphrase("wrong"))
+                try PostgresStore.open(fleet.configuration(), host: "web-2", secret: .passphrase("wrong"))
             }
             #expect(try fleet.store.hosts().map(\.name) == ["test-host", "web-2"])
             #expect(try fleet.store.removeHost("web-2"))
             #expect {
-                try PostgresStore.open(fleet.configuration(), host: "web-2", key: .passphrase("web-2 passphrase"))
+                try PostgresStore.open(fleet.configuration(), host: "web-2", secret: .passphrase("web-2 passphrase"))
             } throws: { error in
                 guard case .permissionDenied = error as? CredentialVaultError else { return false }
                 return true
@@ -51,7 +51,7 @@ struct FleetHostTests {
             let fleet = try TestFleet(freshness: .zero)
             try fleet.store.synchronous.save(Data("one".utf8), for: key, options: .portable)
             try fleet.store.synchronous.save(Data("two".utf8), for: CredentialKey(service: "b", account: "2"), options: .portable)
-            try fleet.store.addHost("dropped", key: .passphrase("p"), kdf: .insecureTestingOnly)
+            try fleet.store.addHost("dropped", secret: .passphrase("p"), kdf: .insecureTestingOnly)
             let before = try TestCluster.psql("SELECT string_agg(encode(name_hash, 'hex'), ',' ORDER BY name_hash) FROM \(fleet.records)")
             let rotated = try fleet.store.rotateDataKey(hosts: ["test-host": .keyFile(fleet.keys.keyFile)])
             #expect(rotated.keyEpoch == 2)
@@ -62,7 +62,7 @@ struct FleetHostTests {
             // The old key no longer reads; hosts not kept must be enrolled again.
             #expect(throws: CredentialVaultError.locked) { try fleet.store.synchronous.load(key) }
             #expect {
-                try PostgresStore.open(fleet.configuration(), host: "dropped", key: .passphrase("p"))
+                try PostgresStore.open(fleet.configuration(), host: "dropped", secret: .passphrase("p"))
             } throws: { error in
                 guard case .permissionDenied = error as? CredentialVaultError else { return false }
                 return true

@@ -72,7 +72,7 @@ struct FleetMultiProcessTests {
         let fleet = try await offThePool { try TestFleet() }
         var configuration = fleet.configuration()
         configuration.exclusiveAccessTimeout = .milliseconds(300)
-        let store = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let store = try await PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         let holder = try await offThePool {
             let holder = try fleetHelper("hold-exclusive", fleet)
             try holder.waitForLine(startingWith: "holding")
@@ -89,7 +89,7 @@ struct FleetMultiProcessTests {
         holder.kill()
         try await TestCluster.untilServer(answers: "0", to: TestCluster.fleetLockQuery(store, granted: true))
         configuration.exclusiveAccessTimeout = .seconds(120)
-        let again = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let again = try await PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         #expect(try await again.withExclusiveAccess { 42 } == 42)
     }
 
@@ -97,7 +97,7 @@ struct FleetMultiProcessTests {
         let fleet = try await offThePool { try TestFleet() }
         var configuration = fleet.configuration()
         configuration.exclusiveAccessTimeout = .milliseconds(200)
-        let other = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let other = try await PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         let key = CredentialKey(service: "lock", account: "k")
         let value = try await fleet.store.withExclusiveAccess {
             // Re-entrant in the holding task, and the store's operations work inside.
@@ -148,7 +148,7 @@ struct FleetMultiProcessTests {
         let fleet = try await offThePool { try TestFleet() }
         var configuration = fleet.configuration()
         configuration.exclusiveAccessTimeout = .seconds(3600)
-        let other = try await PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let other = try await PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         let holder = try await offThePool {
             let holder = try fleetHelper("hold-exclusive", fleet)
             try holder.waitForLine(startingWith: "holding")
@@ -177,7 +177,7 @@ struct FleetMultiProcessTests {
         let key = CredentialKey(service: "stale", account: "k")
         var quiet = fleet.configuration(freshness: interval)
         quiet.listensForChanges = false
-        let reader = try await PostgresStore.open(quiet, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let reader = try await PostgresStore.open(quiet, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         try fleet.store.synchronous.save(Data("v1".utf8), for: key, options: .portable)
         #expect(try await reader.load(key) == Data("v1".utf8))
         try fleet.store.synchronous.save(Data("v2".utf8), for: key, options: .portable)
@@ -195,8 +195,8 @@ struct FleetMultiProcessTests {
         // An hour's interval: within the test, only the NOTIFY can expire the listener's cache.
         var quiet = fleet.configuration(freshness: .seconds(3600))
         quiet.listensForChanges = false
-        let cached = try await PostgresStore.open(quiet, host: "test-host", key: .keyFile(fleet.keys.keyFile))
-        let listening = try await PostgresStore.open(fleet.configuration(freshness: .seconds(3600)), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let cached = try await PostgresStore.open(quiet, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
+        let listening = try await PostgresStore.open(fleet.configuration(freshness: .seconds(3600)), host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         #expect(try cached.synchronous.load(key) == Data("v1".utf8))
         #expect(try listening.synchronous.load(key) == Data("v1".utf8))
         try fleet.store.synchronous.save(Data("v2".utf8), for: key, options: .portable)

@@ -22,7 +22,7 @@ struct FleetOpenRotationTests {
         if prepared { gate.holdPrepared(pattern) } else { gate.hold(pattern) }
         let configuration = fleet.configuration(through: gate)
         let keyFile = fleet.keys.keyFile
-        let open = Background { Result { () throws(CredentialVaultError) in try PostgresStore.open(configuration, host: "test-host", key: .keyFile(keyFile)) } }
+        let open = Background { Result { () throws(CredentialVaultError) in try PostgresStore.open(configuration, host: "test-host", secret: .keyFile(keyFile)) } }
         #expect(gate.held.waitBlocking(for: 1), "the open's statement reached the gate")
         _ = try fleet.rotateElsewhere()
         gate.release()

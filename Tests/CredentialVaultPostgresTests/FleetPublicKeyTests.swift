@@ -108,14 +108,14 @@ struct FleetPublicKeyTests {
         let fleet: TestFleet
         let home = KeyFileDirectory()
         var configuration: PostgresConfiguration
-        var key: FleetHostKey { FleetHostKey.keyPair(home.keyFile) }
+        var secret: FleetHostSecret { FleetHostSecret.keyPair(home.keyFile) }
 
         init() throws {
             fleet = try TestFleet(freshness: .zero)
-            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: home.keyFile))
+            try fleet.store.addHost("web-2", publicKey: try FleetHostSecret.publicKey(ofPrivateKeyFile: home.keyFile))
             configuration = fleet.configuration(freshness: .zero)
             configuration.stateDirectory = home.url
-            try PostgresStore.open(configuration, host: "web-2", key: key).synchronous.save(
+            try PostgresStore.open(configuration, host: "web-2", secret: secret).synchronous.save(
                 Data("real".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
         }
 
@@ -125,7 +125,7 @@ struct FleetPublicKeyTests {
         func forgeAdministratorsStore(epoch: Int64) throws {
             let storeID = Data((0..<16).map { i in UInt8(fleet.store.storeID.dropFirst(2 * i).prefix(2), radix: 16)! })
             let forged = try FleetKeys(dataKey: SecureBytes.random(count: 32), storeID: storeID, keyEpoch: epoch)
-            let publicKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: home.keyFile))
+            let publicKey = Array(try FleetHostSecret.publicKey(ofPrivateKeyFile: home.keyFile))
             let wrapping = HostWrapping.sealed(host: "web-2", publicKey: publicKey, dataKey: forged.dataKey, storeID: storeID, epoch: epoch)
             let generation = try TestCluster.psql("SELECT generation + 1 FROM \(fleet.schema).fleet_meta")
             let hex = { (data: Data) in "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea" }
@@ -144,12 +144,12 @@ struct FleetPublicKeyTests {
         try await offThePool {
             var web2 = try EnrolledHost()
             try web2.forgeAdministratorsStore(epoch: 2)
-            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(web2.configuration, host: "web-2", key: web2.key) }
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(web2.configuration, host: "web-2", secret: web2.secret) }
 
             // What remains possible: a host that never knew a key of this store believes it.
             let fresh = KeyFileDirectory()
             web2.configuration.stateDirectory = fresh.url
-            #expect(try PostgresStore.open(web2.configuration, host: "web-2", key: web2.key).keyEpoch == 2)
+            #expect(try PostgresStore.open(web2.configuration, host: "web-2", secret: web2.secret).keyEpoch == 2)
         }
     }
 
@@ -158,10 +158,10 @@ struct FleetPublicKeyTests {
             // The same epoch as the host knew (as anyone can seal to web-2): a "restored" store.
             let web2 = try EnrolledHost()
             try web2.forgeAdministratorsStore(epoch: 1)
-            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(web2.configuration, host: "web-2", key: web2.key) }
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.open(web2.configuration, host: "web-2", secret: web2.secret) }
             // Told that the database was restored, the operator accepts it: the key is still not
             // the one this host knew, so nothing it stores next is sealed with the administrator's.
-            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.acceptRestore(web2.configuration, host: "web-2", key: web2.key) }
+            #expect(throws: CredentialVaultError.tampered) { try PostgresStore.acceptRestore(web2.configuration, host: "web-2", secret: web2.secret) }
         }
     }
 
@@ -170,12 +170,12 @@ struct FleetPublicKeyTests {
             let fleet = try TestFleet(freshness: .zero)
             let web2 = KeyFileDirectory()
             let web3 = KeyFileDirectory()
-            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
-            try fleet.store.addHost("web-3", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web3.keyFile))
+            try fleet.store.addHost("web-2", publicKey: try FleetHostSecret.publicKey(ofPrivateKeyFile: web2.keyFile))
+            try fleet.store.addHost("web-3", publicKey: try FleetHostSecret.publicKey(ofPrivateKeyFile: web3.keyFile))
             // The administrator (no key of the fleet's) adds a host of its own by public key, and
             // puts its public key in web-2's row: rows anyone with the store's role can write.
             let attacker = KeyFileDirectory()
-            let attackerKey = Array(try FleetHostKey.publicKey(ofPrivateKeyFile: attacker.keyFile))
+            let attackerKey = Array(try FleetHostSecret.publicKey(ofPrivateKeyFile: attacker.keyFile))
             let storeID = Data((0..<16).map { i in UInt8(fleet.store.storeID.dropFirst(2 * i).prefix(2), radix: 16)! })
             let own = HostWrapping.sealed(host: "evil", publicKey: attackerKey, dataKey: SecureBytes.random(count: 32), storeID: storeID, epoch: 1)
             let hex = { (data: Data) in "'\\x" + data.map { String(format: "%02x", $0) }.joined() + "'::bytea" }
@@ -194,12 +194,12 @@ struct FleetPublicKeyTests {
             configuration.stateDirectory = attacker.url
             for host in ["evil", "web-2"] {
                 let error = thrownError { () throws(CredentialVaultError) in
-                    try PostgresStore.open(configuration, host: host, key: .keyPair(attacker.keyFile)).synchronous.load(secret)
+                    try PostgresStore.open(configuration, host: host, secret: .keyPair(attacker.keyFile)).synchronous.load(secret)
                 }
                 guard case .permissionDenied? = error else { return #expect(Bool(false), "\(host): \(String(describing: error))") }
             }
             configuration.stateDirectory = web3.url
-            #expect(try PostgresStore.open(configuration, host: "web-3", key: .keyPair(web3.keyFile)).synchronous.load(secret) == Data("new secret".utf8))
+            #expect(try PostgresStore.open(configuration, host: "web-3", secret: .keyPair(web3.keyFile)).synchronous.load(secret) == Data("new secret".utf8))
         }
     }
 
@@ -207,7 +207,7 @@ struct FleetPublicKeyTests {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)
             let web2 = KeyFileDirectory()
-            try fleet.store.addHost("web-2", publicKey: try FleetHostKey.publicKey(ofPrivateKeyFile: web2.keyFile))
+            try fleet.store.addHost("web-2", publicKey: try FleetHostSecret.publicKey(ofPrivateKeyFile: web2.keyFile))
             #expect { try fleet.store.rotateDataKey() } throws: { error in
                 guard case .invalidArgument = error as? CredentialVaultError else { return false }
                 return true
@@ -216,9 +216,9 @@ struct FleetPublicKeyTests {
             #expect(try rotated.hosts().map(\.keyKind) == ["key file", "public key"])
             var configuration = fleet.configuration(freshness: .zero)
             configuration.stateDirectory = web2.url
-            #expect(try PostgresStore.open(configuration, host: "web-2", key: .keyPair(web2.keyFile)).keyEpoch == 2)
+            #expect(try PostgresStore.open(configuration, host: "web-2", secret: .keyPair(web2.keyFile)).keyEpoch == 2)
             #expect(throws: CredentialVaultError.wrongPassphrase) {
-                try PostgresStore.open(configuration, host: "web-2", key: .keyPair(fleet.keys.keyFile))
+                try PostgresStore.open(configuration, host: "web-2", secret: .keyPair(fleet.keys.keyFile))
             }
         }
     }
@@ -227,14 +227,14 @@ struct FleetPublicKeyTests {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)
             let machineA = KeyFileDirectory(), machineB = KeyFileDirectory()
-            let a = FleetHostKey.device(DeviceIdentity(hostSecretURL: machineA.url.appendingPathComponent("host-secret"), machineID: "machine-a"))
-            let b = FleetHostKey.device(DeviceIdentity(hostSecretURL: machineB.url.appendingPathComponent("host-secret"), machineID: "machine-b"))
-            try fleet.store.addHost("a", publicKey: try FleetHostKey.publicKey(of: a))
-            try fleet.store.addHost("b", publicKey: try FleetHostKey.publicKey(of: b))
-            func open(_ host: String, _ key: FleetHostKey, _ state: KeyFileDirectory) throws -> PostgresStore {
+            let a = FleetHostSecret.device(DeviceIdentity(hostSecretURL: machineA.url.appendingPathComponent("host-secret"), machineID: "machine-a"))
+            let b = FleetHostSecret.device(DeviceIdentity(hostSecretURL: machineB.url.appendingPathComponent("host-secret"), machineID: "machine-b"))
+            try fleet.store.addHost("a", publicKey: try FleetHostSecret.publicKey(of: a))
+            try fleet.store.addHost("b", publicKey: try FleetHostSecret.publicKey(of: b))
+            func open(_ host: String, _ key: FleetHostSecret, _ state: KeyFileDirectory) throws -> PostgresStore {
                 var configuration = fleet.configuration(freshness: .zero)
                 configuration.stateDirectory = state.url
-                return try PostgresStore.open(configuration, host: host, key: key)
+                return try PostgresStore.open(configuration, host: host, secret: key)
             }
             let key = CredentialKey(service: "s", account: "a")
             try open("a", a, machineA).synchronous.save(Data("from a".utf8), for: key, options: .portable)
@@ -243,7 +243,7 @@ struct FleetPublicKeyTests {
             #expect(try rotated.hosts().map(\.name) == ["a", "b"])
             #expect(try open("b", b, machineB).synchronous.load(key) == Data("from a".utf8))
             // b's host secret on another machine (another machine id) is not b's key.
-            let elsewhere = FleetHostKey.device(DeviceIdentity(hostSecretURL: machineB.url.appendingPathComponent("host-secret"), machineID: "machine-c"))
+            let elsewhere = FleetHostSecret.device(DeviceIdentity(hostSecretURL: machineB.url.appendingPathComponent("host-secret"), machineID: "machine-c"))
             #expect(throws: CredentialVaultError.wrongPassphrase) { try open("b", elsewhere, machineB) }
         }
     }

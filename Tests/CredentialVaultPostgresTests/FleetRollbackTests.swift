@@ -155,10 +155,10 @@ struct FleetRollbackTests {
         try await offThePool {
             let fleet = try TestFleet(freshness: .zero)
             let removed = KeyFileDirectory()
-            try fleet.store.addHost("removed", key: .keyFile(removed.keyFile))
+            try fleet.store.addHost("removed", secret: .keyFile(removed.keyFile))
             var removedConfiguration = fleet.configuration(freshness: .zero)
             removedConfiguration.stateDirectory = removed.url
-            let before = try PostgresStore.open(removedConfiguration, host: "removed", key: .keyFile(removed.keyFile))
+            let before = try PostgresStore.open(removedConfiguration, host: "removed", secret: .keyFile(removed.keyFile))
             try before.synchronous.save(Data("old".utf8), for: alice, options: .portable)
             // While enrolled, it copies the tables with plain SELECTs.
             try copy(fleet, as: "stolen")

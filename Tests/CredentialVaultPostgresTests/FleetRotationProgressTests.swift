@@ -30,7 +30,7 @@ struct FleetRotationProgressTests {
         let fleet = try fleet(rows: 3)
         let gate = try StatementGate()
         defer { gate.stop() }
-        let early = try PostgresStore.open(fleet.configuration(through: gate), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let early = try PostgresStore.open(fleet.configuration(through: gate), host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         // The rotation's first re-sealed row on its way to the server (the old rows are deleted
         // in its transaction by then).
         gate.hold("fleet_records (name_hash, version, key_epoch, expires_at, sealed) VALUES")
@@ -58,7 +58,7 @@ struct FleetRotationProgressTests {
         defer { second.stop() }
         var configuration = fleet.configuration(through: second)
         configuration.statementTimeout = .seconds(2)  // a deadline of 3 s for each statement
-        let store = try PostgresStore.open(configuration, host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let store = try PostgresStore.open(configuration, host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         first.hold("DELETE FROM \(fleet.schema).fleet_records")
         second.hold("DELETE FROM \(fleet.schema).fleet_hosts")
         let keyFile = fleet.keys.keyFile

@@ -18,7 +18,7 @@ struct FleetRotationRaceTests {
     func saveHeldAcrossRotation(_ fleet: TestFleet, holding statement: String) throws -> (CredentialVaultError?, PostgresStore) {
         let gate = try StatementGate()
         defer { gate.stop() }
-        let early = try PostgresStore.open(fleet.configuration(through: gate), host: "test-host", key: .keyFile(fleet.keys.keyFile))
+        let early = try PostgresStore.open(fleet.configuration(through: gate), host: "test-host", secret: .keyFile(fleet.keys.keyFile))
         gate.holdPrepared(statement)
         let save = Background { thrownError { () throws(CredentialVaultError) in try early.synchronous.save(Data("new".utf8), for: key, options: .portable) } }
         #expect(gate.held.waitBlocking(for: 1), "the save's \(statement) reached the gate")
@@ -69,7 +69,7 @@ struct FleetRotationRaceTests {
         let rotated = try fleet.rotateElsewhere()
         // Its wrapping would be of the retired data key: acknowledged, and of no use.
         #expect(throws: CredentialVaultError.locked) {
-            try early.addHost("web-9", key: .passphrase("web-9 passphrase"), kdf: .insecureTestingOnly)
+            try early.addHost("web-9", secret: .passphrase("web-9 passphrase"), kdf: .insecureTestingOnly)
         }
         #expect(throws: CredentialVaultError.locked) { try early.removeHost("test-host") }
         #expect(try rotated.hosts().map(\.name) == ["test-host"])

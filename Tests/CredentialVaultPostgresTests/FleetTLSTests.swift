@@ -39,7 +39,7 @@ struct FleetTLSTests {
             let wrongCA = conninfo.replacingOccurrences(
                 of: #"sslrootcert=\S+"#, with: "sslrootcert=\(ca.path)", options: .regularExpression)
             let error = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.open(PostgresConfiguration(connectionString: wrongCA), host: "h", key: .passphrase("x"))
+                try PostgresStore.open(PostgresConfiguration(connectionString: wrongCA), host: "h", secret: .passphrase("x"))
             }
             guard case .permissionDenied(let why)? = error else { return #expect(Bool(false), "wrong CA: \(String(describing: error))") }
             #expect(why.contains("TLS verification failed") && why.contains("certificate verify failed"), "\(why)")
@@ -50,7 +50,7 @@ struct FleetTLSTests {
         try await offThePool {
             let wrongPassword = conninfo.replacingOccurrences(of: #"passfile=\S+"#, with: "password=wrong-password", options: .regularExpression)
             let error = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.open(PostgresConfiguration(connectionString: wrongPassword), host: "h", key: .passphrase("x"))
+                try PostgresStore.open(PostgresConfiguration(connectionString: wrongPassword), host: "h", secret: .passphrase("x"))
             }
             guard case .permissionDenied(let why)? = error else { return #expect(Bool(false), "wrong password: \(String(describing: error))") }
             #expect(why.contains("refused the password"))
@@ -62,7 +62,7 @@ struct FleetTLSTests {
         try await offThePool {
             var plain = PostgresConfiguration(connectionString: conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=disable"))
             plain.insecureTransport = true
-            let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(plain, host: "h", key: .passphrase("x")) }
+            let error = thrownError { () throws(CredentialVaultError) in try PostgresStore.open(plain, host: "h", secret: .passphrase("x")) }
             guard case .permissionDenied? = error else { return #expect(Bool(false), "no TLS: \(String(describing: error))") }
         }
     }
@@ -79,7 +79,7 @@ struct FleetTLSTests {
             let configuration = PostgresConfiguration(connectionString: withoutSSLMode, schema: TestCluster.freshSchema())
             #expect(configuration.transportWarning == nil)
             let error = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+                try PostgresStore.initialize(configuration, host: "h", secret: .passphrase("x"), kdf: .insecureTestingOnly)
             }
             guard case .permissionDenied(let why)? = error else { return #expect(Bool(false), "unverified: \(String(describing: error))") }
             #expect(why.contains("TLS verification failed"), "\(why)")
@@ -92,13 +92,13 @@ struct FleetTLSTests {
             var configuration = PostgresConfiguration(
                 connectionString: conninfo.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=require"), schema: TestCluster.freshSchema())
             let error = thrownError { () throws(CredentialVaultError) in
-                try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+                try PostgresStore.initialize(configuration, host: "h", secret: .passphrase("x"), kdf: .insecureTestingOnly)
             }
             guard case .invalidArgument(let why)? = error else { return #expect(Bool(false), "require: \(String(describing: error))") }
             #expect(why.contains("verify-full") && why.contains("insecureTransport") && !why.contains("passfile"), "\(why)")
             configuration.insecureTransport = true
             configuration.stateDirectory = nil  // this test's memory of the store: in the process
-            let store = try PostgresStore.initialize(configuration, host: "h", key: .passphrase("x"), kdf: .insecureTestingOnly)
+            let store = try PostgresStore.initialize(configuration, host: "h", secret: .passphrase("x"), kdf: .insecureTestingOnly)
             try store.synchronous.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
             #expect(configuration.transportWarning?.contains("sslmode=require") == true)
         }

@@ -95,7 +95,7 @@ struct TestFleet: Sendable {
         var configuration = PostgresConfiguration(
             connectionString: self.conninfo, schema: schema, statementTimeout: statementTimeout, freshnessInterval: freshness, clock: clock)
         configuration.stateDirectory = keys.url
-        store = try PostgresStore.initialize(configuration, host: "test-host", key: .keyFile(keys.keyFile))
+        store = try PostgresStore.initialize(configuration, host: "test-host", secret: .keyFile(keys.keyFile))
     }
 
     func configuration(
@@ -110,7 +110,7 @@ struct TestFleet: Sendable {
 
     /// The same store opened again, as another process (host) would.
     func reopen(clock: any CredentialClock = SystemClock(), freshness: Duration = .seconds(1)) throws -> PostgresStore {
-        try PostgresStore.open(configuration(clock: clock, freshness: freshness), host: "test-host", key: .keyFile(keys.keyFile))
+        try PostgresStore.open(configuration(clock: clock, freshness: freshness), host: "test-host", secret: .keyFile(keys.keyFile))
     }
 
     /// The same store opened as host `test-host` would be on another machine: its memory of
@@ -118,12 +118,12 @@ struct TestFleet: Sendable {
     func reopen(rememberingIn state: KeyFileDirectory) throws -> PostgresStore {
         var configuration = configuration(freshness: .zero)
         configuration.stateDirectory = state.url
-        return try PostgresStore.open(configuration, host: "test-host", key: .keyFile(keys.keyFile))
+        return try PostgresStore.open(configuration, host: "test-host", secret: .keyFile(keys.keyFile))
     }
 
     /// `PostgresStore.acceptRestore` on this host (no cache).
     func acceptRestore() throws -> PostgresStore {
-        try PostgresStore.acceptRestore(configuration(freshness: .zero), host: "test-host", key: .keyFile(keys.keyFile))
+        try PostgresStore.acceptRestore(configuration(freshness: .zero), host: "test-host", secret: .keyFile(keys.keyFile))
     }
 
     /// `fleet_records` of this store, as the administrator names it.

@@ -33,7 +33,7 @@ extension KeyringCustodyTests {
             configuration.custodians = [custodian]
             // Another keyring's secret: the device key is another one.
             try custodian.store.save(Data(repeating: 7, count: 32), for: KeyringCustodian.secretKey, options: .portable)
-            #expect(throws: CredentialVaultError.deviceMismatch) { try SealedFileStore.open(at: url, key: .device, configuration: configuration) }
+            #expect(throws: CredentialVaultError.deviceMismatch) { try SealedFileStore.open(at: url, secret: .device, configuration: configuration) }
 
             // The recorded secret, and the counter at the value the newest commit record carries,
             // as items with the documented attributes (the counter stored by secret-tool).
@@ -51,7 +51,7 @@ extension KeyringCustodyTests {
             #expect(stored.status == 0, "\(stored.stderr)")
             defer { _ = try? CLIChild.run(try SecretTool.path(), ["clear"] + Self.custodyAttributes + ["username", counter]) }
 
-            let store = try SealedFileStore.open(at: url, key: .device, configuration: configuration)
+            let store = try SealedFileStore.open(at: url, secret: .device, configuration: configuration)
             try GoldenFixtures.expectExactContents(store)
             #expect(store.custody == .keyring && store.hasRollbackCounter)
             try store.save(Data("x".utf8), for: CredentialKey(service: "s", account: "x"), options: .portable)

@@ -32,7 +32,7 @@ import Testing
                 let saved = try #require(try custodian.store.load(KeyringCustodian.secretKey))
                 #expect(try custodian.store.delete(KeyringCustodian.secretKey))
                 defer { try? custodian.store.save(saved, for: KeyringCustodian.secretKey, options: .portable) }
-                let reopened = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+                let reopened = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect {
                     _ = try reopened.load(CredentialKey(service: "custody", account: "device-only"))
                 } throws: { error in
@@ -41,7 +41,7 @@ import Testing
                 }
                 // Restored (as a keyring restored from a backup gives it back): opens again.
                 try custodian.store.save(saved, for: KeyringCustodian.secretKey, options: .portable)
-                let again = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+                let again = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try again.load(CredentialKey(service: "custody", account: "device-only")) == Data("device".utf8))
             }
         }
@@ -53,13 +53,13 @@ import Testing
         try await offThePool {
             try run { setup in
                 var setup = setup
-                setup.key = .device
+                setup.secret = .device
                 let store = try CustodySuite.createsAndReopens(setup)
                 var asFile = setup.configuration
                 asFile.custodians = []
                 asFile.custody = .file
                 #expect {
-                    _ = try SealedFileStore.open(at: store.url, key: .device, configuration: asFile)
+                    _ = try SealedFileStore.open(at: store.url, secret: .device, configuration: asFile)
                 } throws: { error in
                     guard case .notAvailable(let message) = error as? CredentialVaultError else { return false }
                     return message.contains("keyring custodian, which was not configured")

@@ -41,7 +41,7 @@ final class SecretServiceCLITests {
         let device = DeviceIdentity(
             hostSecretURL: home.appendingPathComponent("state/credential-vault/host-secret"), machineID: machineID)
         return try SealedFileStore.open(
-            at: home.appendingPathComponent("data/credential-vault/default.cvault"), key: .device,
+            at: home.appendingPathComponent("data/credential-vault/default.cvault"), secret: .device,
             configuration: SealedFileConfiguration(device: device))
     }
 

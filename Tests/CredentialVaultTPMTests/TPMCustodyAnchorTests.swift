@@ -35,7 +35,7 @@ final class TPMCustodyAnchorTests {
         setup.configuration.rollbackCounter = counter
         setup.configuration.custodians = [custodian(setup)]
         let url = setup.directory.appendingPathComponent("v.cvault")
-        let store = try SealedFileStore.create(at: url, key: setup.key, kdf: .insecureTestingOnly, configuration: setup.configuration)
+        let store = try SealedFileStore.create(at: url, secret: setup.secret, kdf: .insecureTestingOnly, configuration: setup.configuration)
         try store.save(Data("before the move".utf8), for: before, options: .default)
         try body(setup, store, try UserFiles(setup, vault: url))
     }
@@ -73,17 +73,17 @@ final class TPMCustodyAnchorTests {
     func aCopyFromBeforeTheMoveIsRefusedWhateverTheUsersFilesSay(fileCounter: Bool) async throws {
         try await offThePool { [self] in
             try fileVault(counter: fileCounter) { setup, store, preMove in
-                try store.changeCustody(to: .tpm, key: setup.key)
+                try store.changeCustody(to: .tpm, secret: setup.secret)
                 try store.save(Data("after the move".utf8), for: before, options: .default)
                 try preMove.putBack(at: store.url)
-                #expect { _ = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration) } throws: {
+                #expect { _ = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration) } throws: {
                     self.isAnchorRefusal($0)
                 }
                 // Without the TPM to ask, the same files open as the pre-move vault: the refusal
                 // above comes from the TPM alone.
                 var withoutTPM = setup.configuration
                 withoutTPM.custodians = []
-                let opened = try SealedFileStore.open(at: store.url, key: setup.key, configuration: withoutTPM)
+                let opened = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: withoutTPM)
                 #expect(try opened.load(before) == Data("before the move".utf8))
             }
         }
@@ -94,18 +94,18 @@ final class TPMCustodyAnchorTests {
     @Test func acceptRestoreKeepsThePreMoveCopyAndReleasesTheTPMCounter() async throws {
         try await offThePool { [self] in
             try fileVault(counter: false) { setup, store, preMove in
-                try store.changeCustody(to: .tpm, key: setup.key)
+                try store.changeCustody(to: .tpm, secret: setup.secret)
                 let vaultID = try LockedVault(url: store.url).header.vaultID
                 let tpmCustodian = custodian(setup)
                 #expect(try tpmCustodian.anchoredCounter(vaultID: vaultID) != nil)
                 try preMove.putBack(at: store.url)
-                let accepted = try SealedFileStore.acceptRestore(at: store.url, key: setup.key, configuration: setup.configuration)
+                let accepted = try SealedFileStore.acceptRestore(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try accepted.load(before) == Data("before the move".utf8))
                 #expect(accepted.custody == .file)
                 #expect(try tpmCustodian.anchoredCounter(vaultID: vaultID) == nil)
-                let reopened = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
-                try reopened.changeCustody(to: .tpm, key: setup.key)
-                #expect(try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration).custody == .tpm)
+                let reopened = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
+                try reopened.changeCustody(to: .tpm, secret: setup.secret)
+                #expect(try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration).custody == .tpm)
             }
         }
     }
@@ -119,11 +119,11 @@ final class TPMCustodyAnchorTests {
                 let vaultID = try LockedVault(url: store.url).header.vaultID
                 let binding = try setup.configuration.resolvedDevice().custodianBinding(need: { .none })
                 _ = try custodian(setup).createCounter(vaultID: vaultID, binding: binding)
-                #expect { _ = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration) } throws: {
+                #expect { _ = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration) } throws: {
                     self.isAnchorRefusal($0)
                 }
-                _ = try SealedFileStore.acceptRestore(at: store.url, key: setup.key, configuration: setup.configuration)
-                let opened = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+                _ = try SealedFileStore.acceptRestore(at: store.url, secret: setup.secret, configuration: setup.configuration)
+                let opened = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try opened.load(before) == Data("before the move".utf8))
             }
         }
@@ -134,11 +134,11 @@ final class TPMCustodyAnchorTests {
     @Test func movingOutOfTPMCustodyReleasesTheAnchor() async throws {
         try await offThePool { [self] in
             try fileVault(counter: false) { setup, store, _ in
-                try store.changeCustody(to: .tpm, key: setup.key)
-                try store.changeCustody(to: .file, key: setup.key)
+                try store.changeCustody(to: .tpm, secret: setup.secret)
+                try store.changeCustody(to: .file, secret: setup.secret)
                 let vaultID = try LockedVault(url: store.url).header.vaultID
                 #expect(try custodian(setup).anchoredCounter(vaultID: vaultID) == nil)
-                let opened = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+                let opened = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try opened.load(before) == Data("before the move".utf8))
             }
         }
@@ -152,7 +152,7 @@ final class TPMCustodyAnchorTests {
                 configuration.custodians = [custodian(setup, tcti: "swtpm:path=\(setup.directory.path)/no-tpm")]
                 let vaultID = try LockedVault(url: store.url).header.vaultID
                 #expect(try configuration.custodians[0].anchoredCounter(vaultID: vaultID) == nil)
-                let opened = try SealedFileStore.open(at: store.url, key: setup.key, configuration: configuration)
+                let opened = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: configuration)
                 #expect(try opened.load(before) == Data("before the move".utf8))
             }
         }
@@ -169,7 +169,7 @@ final class TPMCustodyAnchorTests {
                     "0x" + String(index, radix: 16), "-C", "o", "-s", "8", "-a", "nt=counter|authread|authwrite|ownerread|no_da",
                 ])
                 #expect(try custodian(setup).anchoredCounter(vaultID: vaultID) == nil)
-                #expect(try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration).custody == .file)
+                #expect(try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration).custody == .file)
             }
         }
     }
@@ -194,8 +194,8 @@ extension TPMCustodyAnchorTests {
     /// Another store of the same vault (another process, as far as `store` can tell) moves it to
     /// TPM custody and saves once more.
     fileprivate func moveToTPMThroughAnotherStore(_ store: SealedFileStore, _ setup: CustodySuite.Setup) throws {
-        let mover = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
-        try mover.changeCustody(to: .tpm, key: setup.key)
+        let mover = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
+        try mover.changeCustody(to: .tpm, secret: setup.secret)
         try mover.save(Data("after the move".utf8), for: before, options: .default)
     }
 
@@ -247,8 +247,8 @@ extension TPMCustodyAnchorTests {
         try await offThePool { [self] in
             try fileVault(counter: false) { setup, store, _ in
                 let readBeforeTheMove = try LockedVault(url: store.url)
-                try store.changeCustody(to: .tpm, key: setup.key)
-                let opened = try readBeforeTheMove.unlock(with: setup.key, configuration: setup.configuration)
+                try store.changeCustody(to: .tpm, secret: setup.secret)
+                let opened = try readBeforeTheMove.unlock(with: setup.secret, configuration: setup.configuration)
                 #expect(opened.custody == .tpm)
                 #expect(try opened.load(before) == Data("before the move".utf8))
             }
@@ -263,16 +263,16 @@ extension TPMCustodyAnchorTests {
     @Test func retiringACopyFromBeforeTheMoveIsRefusedAndLeavesNoOrphanCounter() async throws {
         try await offThePool { [self] in
             try fileVault(counter: false) { setup, store, preMove in
-                try store.changeCustody(to: .tpm, key: setup.key)
+                try store.changeCustody(to: .tpm, secret: setup.secret)
                 let vaultID = try LockedVault(url: store.url).header.vaultID
                 try preMove.putBack(at: store.url)
-                #expect { try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration) } throws: {
+                #expect { try SealedFileStore.retire(at: store.url, secret: setup.secret, configuration: setup.configuration) } throws: {
                     self.isAnchorRefusal($0)
                 }
                 #expect(FileManager.default.fileExists(atPath: store.url.path))
                 // Accepted on purpose, it retires cleanly: nothing of it is left at the TPM.
-                _ = try SealedFileStore.acceptRestore(at: store.url, key: setup.key, configuration: setup.configuration)
-                try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration)
+                _ = try SealedFileStore.acceptRestore(at: store.url, secret: setup.secret, configuration: setup.configuration)
+                try SealedFileStore.retire(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try custodian(setup).anchoredCounter(vaultID: vaultID) == nil)
             }
         }

@@ -32,7 +32,7 @@ final class TPMCustodyTests {
     private func runDeviceKeyVault(_ check: (CustodySuite.Setup, SealedFileStore) throws -> Void) throws {
         try run { setup in
             var setup = setup
-            setup.key = .device
+            setup.secret = .device
             try check(setup, try CustodySuite.createsAndReopens(setup))
         }
     }
@@ -60,12 +60,12 @@ final class TPMCustodyTests {
                     var configuration = setup.configuration
                     configuration.custodians = [custodian]
                     #expect {
-                        _ = try SealedFileStore.open(at: store.url, key: setup.key, configuration: configuration).load(deviceOnly)
+                        _ = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: configuration).load(deviceOnly)
                     } throws: { error in
                         (error as? CredentialVaultError).map(expected) ?? false
                     }
                 }
-                let again = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+                let again = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try again.load(deviceOnly) == Data("device".utf8))
             }
         }
@@ -79,7 +79,7 @@ final class TPMCustodyTests {
             try runDeviceKeyVault { setup, store in
                 try tpm.tool("tpm2_clear", [])
                 #expect {
-                    _ = try SealedFileStore.open(at: store.url, key: .device, configuration: setup.configuration)
+                    _ = try SealedFileStore.open(at: store.url, secret: .device, configuration: setup.configuration)
                 } throws: { error in
                     guard case .notAvailable(let message) = error as? CredentialVaultError else { return false }
                     return message.contains("the TPM no longer holds the key") && message.contains("cleared")
@@ -96,7 +96,7 @@ final class TPMCustodyTests {
                 asFile.custodians = []
                 asFile.custody = .file
                 #expect {
-                    _ = try SealedFileStore.open(at: store.url, key: .device, configuration: asFile)
+                    _ = try SealedFileStore.open(at: store.url, secret: .device, configuration: asFile)
                 } throws: { error in
                     guard case .notAvailable(let message) = error as? CredentialVaultError else { return false }
                     return message.contains("tpm custodian, which was not configured")

@@ -32,7 +32,7 @@ final class TPMGoldenFixtureTests {
 
             // Another TPM: the sealed secret's parent key is not there.
             let other = try SoftwareTPM()
-            expectThrows(\CredentialVaultError.isNotAvailable) { try SealedFileStore.open(at: url, key: .device, configuration: self.configuration(folder, other)) }
+            expectThrows(\CredentialVaultError.isNotAvailable) { try SealedFileStore.open(at: url, secret: .device, configuration: self.configuration(folder, other)) }
 
             let scratch = ScratchDirectory()
             let state = scratch.sub("tpm")
@@ -40,11 +40,11 @@ final class TPMGoldenFixtureTests {
             try FileManager.default.copyItem(
                 atPath: folder.appendingPathComponent("tpm-state/tpm2-00.permall").path, toPath: state + "/tpm2-00.permall")
             let tpm = try SoftwareTPM(state: state)
-            let store = try SealedFileStore.open(at: url, key: .device, configuration: configuration(folder, tpm))
+            let store = try SealedFileStore.open(at: url, secret: .device, configuration: configuration(folder, tpm))
             try GoldenFixtures.expectExactContents(store)
             #expect(store.custody == .tpm && store.hasRollbackCounter)
             try store.save(Data("x".utf8), for: CredentialKey(service: "s", account: "x"), options: .portable)
-            #expect(try SealedFileStore.open(at: url, key: .device, configuration: configuration(folder, tpm)).load(CredentialKey(service: "s", account: "x")) != nil)
+            #expect(try SealedFileStore.open(at: url, secret: .device, configuration: configuration(folder, tpm)).load(CredentialKey(service: "s", account: "x")) != nil)
         }
     }
 

@@ -30,7 +30,7 @@ final class TPMRetireTests {
         setup.configuration.custodians = [TPMCustodian(configuration: TPMConfiguration(
             tcti: tpm.tcti, directory: setup.directory.appendingPathComponent("state").path, deadline: TPMTest.deadline))]
         let store = try SealedFileStore.create(
-            at: setup.directory.appendingPathComponent("v.cvault"), key: setup.key, kdf: .insecureTestingOnly, configuration: setup.configuration)
+            at: setup.directory.appendingPathComponent("v.cvault"), secret: setup.secret, kdf: .insecureTestingOnly, configuration: setup.configuration)
         try store.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .default)
         try body(setup, store)
     }
@@ -39,7 +39,7 @@ final class TPMRetireTests {
         try await offThePool {
             try vault { setup, store in
                 #expect(try nvIndices().count == 1, "the vault's counter")
-                try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration)
+                try SealedFileStore.retire(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try nvIndices().isEmpty, "the NV index is released")
                 #expect(!FileManager.default.fileExists(atPath: store.url.path))
             }
@@ -53,14 +53,14 @@ final class TPMRetireTests {
                 try FileManager.default.copyItem(at: store.url, to: older)
                 try store.save(Data("w".utf8), for: CredentialKey(service: "s", account: "b"), options: .default)
                 #expect {
-                    try SealedFileStore.retire(at: older, key: setup.key, configuration: setup.configuration)
+                    try SealedFileStore.retire(at: older, secret: setup.secret, configuration: setup.configuration)
                 } throws: { error in
                     guard case .rolledBack(let why) = error as? CredentialVaultError else { return false }
                     return why.contains("not retired")
                 }
                 #expect(try nvIndices().count == 1, "the newer copy's counter stays")
                 #expect(FileManager.default.fileExists(atPath: older.path))
-                let newer = try SealedFileStore.open(at: store.url, key: setup.key, configuration: setup.configuration)
+                let newer = try SealedFileStore.open(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(try newer.load(CredentialKey(service: "s", account: "b")) == Data("w".utf8))
             }
         }
@@ -71,7 +71,7 @@ final class TPMRetireTests {
             try vault { setup, store in
                 let index = try #require(try nvIndices().first)
                 try tpm.tool("tpm2_nvundefine", [index])
-                try SealedFileStore.retire(at: store.url, key: setup.key, configuration: setup.configuration)
+                try SealedFileStore.retire(at: store.url, secret: setup.secret, configuration: setup.configuration)
                 #expect(!FileManager.default.fileExists(atPath: store.url.path))
             }
         }

@@ -47,7 +47,7 @@ import CredentialVaultTestSupport
         holder.kill()
         for save in saves { try await save.value }
         await heartbeat.stop()
-        let reader = try await SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reader = try await SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         await #expect(try reader.listKeys(service: "async").count == 64, "every save landed")
     }
 
@@ -104,7 +104,7 @@ import CredentialVaultTestSupport
         #expect(store.threads.submittedJobs == before, "cache hits hopped to the store's thread")
 
         // Another process (here: another handle) writes: the next load catches up off the caller's thread.
-        let other = try await SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let other = try await SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         try await other.save(Data("w".utf8), for: Self.key(1), options: .portable)
         #expect(try await store.load(Self.key(1)) == Data("w".utf8))
         #expect(store.threads.submittedJobs == before + 1, "the catch-up ran on the store's thread")
@@ -114,10 +114,10 @@ import CredentialVaultTestSupport
         let store = try TestVault.create(dir, lockTimeout: .milliseconds(500))
         let value = try await store.withExclusiveAccess { () async throws -> Data? in
             try await store.save(Data("inside".utf8), for: Self.key(1), options: .portable)
-            try await store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("another passphrase"), kdf: TestVault.kdf)
+            try await store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("another passphrase"), kdf: TestVault.kdf)
             return try await store.take(Self.key(1))
         }
         #expect(value == Data("inside".utf8), "no self-deadlock: the writes found the lock held by this task")
-        _ = try await SealedFileStore.open(at: store.url, key: .passphrase("another passphrase"), configuration: TestVault.configuration(dir))
+        _ = try await SealedFileStore.open(at: store.url, secret: .passphrase("another passphrase"), configuration: TestVault.configuration(dir))
     }
 }

@@ -31,7 +31,7 @@ import CredentialVaultTestSupport
             try? TestVault.write(bytes, to: url)
             var configuration = TestVault.configuration(dir)
             if let derivations { configuration.beforePassphraseDerivation = { derivations.arrive() } }
-            let store = try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+            let store = try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: configuration)
             var all: [CredentialKey: Data] = [:]
             for key in try store.listKeys() { all[key] = try store.load(key) }
             return all
@@ -122,7 +122,7 @@ import CredentialVaultTestSupport
     @Test func snapshotRecordsCannotBeDroppedOrReordered() throws {
         let store = try TestVault.create(dir)
         for account in ["one", "two"] { try store.save(Data(account.utf8), for: CredentialKey(service: "s", account: account), options: .portable) }
-        try store.rotateDataKey(key: .passphrase(TestVault.passphrase))  // a rewrite: both records now in the snapshot
+        try store.rotateDataKey(secret: .passphrase(TestVault.passphrase))  // a rewrite: both records now in the snapshot
         var bytes = try TestVault.bytes(store.url)
         let start = CommitRecord.snapshotOffset
         let firstLength = Int(bytes[start]) | Int(bytes[start + 1]) << 8

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// A third-party backend that implements only the blocking operations, each of which blocks its
-/// thread (as file or network I/O does), and declares `AsyncTokenStorage` with no operation of
+/// thread (as file or network I/O does), and declares `AsyncTokenStorageAdapter` with no operation of
 /// its own: the library's default async operations pass the conformance suite through the
 /// async API, and saves blocked in the backend leave the cooperative pool free.
 @Suite(.ownThread) struct BlockingBackendDefaultsTests {
@@ -114,5 +114,5 @@ import Testing
 }
 
 /// The declaration a third-party backend writes: nothing else.
-extension BlockingBackendDefaultsTests.BlockingOnlyStore: AsyncTokenStorage {}
-extension BlockingBackendDefaultsTests.GatedStore: AsyncTokenStorage {}
+extension BlockingBackendDefaultsTests.BlockingOnlyStore: AsyncTokenStorageAdapter {}
+extension BlockingBackendDefaultsTests.GatedStore: AsyncTokenStorageAdapter {}

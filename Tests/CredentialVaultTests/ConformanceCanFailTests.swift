@@ -11,7 +11,7 @@ import Testing
     /// An in-memory store that misbehaves as a careless backend would: its async saves and
     /// loads sleep on the caller's thread (`blocks`, blocking code called from `async`
     /// functions), or its saves refuse invalid arguments with an I/O error (`misreportsRefusals`).
-    final class CarelessStore: AsyncTokenStorage {
+    final class CarelessStore: AsyncTokenStorageAdapter {
         let base = InMemoryStore()
         let blocks: Bool
         let misreportsRefusals: Bool

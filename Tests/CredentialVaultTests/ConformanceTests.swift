@@ -19,7 +19,7 @@ import Testing
                 let dir = store.owner as! TempDirectory
                 let url = (store.sync as! SealedFileStore).url
                 let again = try SealedFileStore.open(
-                    at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
+                    at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
                 return StoreUnderTest(again, owner: dir)
             }),
         // The fault-injecting store of the testing product, with no fault armed, is a store too.

@@ -16,7 +16,7 @@ import Glibc
     let dir = TempDirectory()
 
     enum Write: String, CaseIterable {
-        case changeKey, rotate, save, compaction
+        case changeSecret, rotate, save, compaction
     }
 
     @Test(arguments: Write.allCases)
@@ -44,11 +44,11 @@ import Glibc
         }
         var passphrase = TestVault.passphrase
         switch write {
-        case .changeKey:
-            expectMovedError { try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new passphrase"), kdf: TestVault.kdf) }
+        case .changeSecret:
+            expectMovedError { try store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new passphrase"), kdf: TestVault.kdf) }
             passphrase = "new passphrase"
         case .rotate:
-            expectMovedError { try store.rotateDataKey(key: .passphrase(TestVault.passphrase)) }
+            expectMovedError { try store.rotateDataKey(secret: .passphrase(TestVault.passphrase)) }
         case .save:
             expectMovedError { try store.save(Data("after".utf8), for: key, options: .portable) }
         case .compaction:
@@ -61,7 +61,7 @@ import Glibc
         #expect(entries == [store.url.lastPathComponent], "no temp or lock file in the impostor: \(entries)")
         // The vault in use, wherever its directory went, has the write.
         let inUse = try SealedFileStore.open(
-            at: movedAway.appendingPathComponent(store.url.lastPathComponent), key: .passphrase(passphrase),
+            at: movedAway.appendingPathComponent(store.url.lastPathComponent), secret: .passphrase(passphrase),
             configuration: TestVault.configuration(dir))
         if write == .save { #expect(try inUse.load(key) == Data("after".utf8)) }
         if write == .compaction { #expect(try inUse.listKeys(service: "big").count == 12) }
@@ -86,7 +86,7 @@ import Glibc
             mkdir(original.path, 0o700)
         }
         let error = #expect(throws: CredentialVaultError.self) {
-            try SealedFileStore.create(at: url, key: .passphrase("p"), kdf: TestVault.kdf, configuration: configuration)
+            try SealedFileStore.create(at: url, secret: .passphrase("p"), kdf: TestVault.kdf, configuration: configuration)
         }
         guard case .io(let message)? = error else {
             Issue.record("expected io, got \(String(describing: error))")

@@ -124,7 +124,7 @@ import Glibc
     /// The key file goes through the same check: a FIFO or a link is refused, never read.
     @Test func aKeyFileThatIsAFIFOOrALinkIsRefused() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let fifo = dir.path("fifo-key"), link = dir.path("link-key")
         #expect(mkfifo(fifo.path, 0o600) == 0 && symlink(keyFile.path, link.path) == 0)
         let configuration = TestVault.configuration(dir), vault = store.url
@@ -135,7 +135,7 @@ import Glibc
                 if fd >= 0 { close(fd) }
             }) { () -> CredentialVaultError? in
                 do throws(CredentialVaultError) {
-                    _ = try SealedFileStore.open(at: vault, key: .keyFile(candidate), configuration: configuration)
+                    _ = try SealedFileStore.open(at: vault, secret: .keyFile(candidate), configuration: configuration)
                     return nil
                 } catch { return error }
             }
@@ -145,7 +145,7 @@ import Glibc
             }
             #expect(message.contains(word))
         }
-        _ = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        _ = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         // The same rule for other secret files read by path (the CLI's passphrase files).
         expectThrows(\CredentialVaultError.isInvalidArgument) { try SecretFile.read(fifo.path, what: "the passphrase file", limit: 64) }
         chmod(keyFile.path, 0o644)

@@ -22,15 +22,15 @@ import Glibc
         let (folder, device) = try GoldenFixtures.privateCopy(in: dir)
         let url = folder.appendingPathComponent(name)
         let key = GoldenFixtures.key(name, in: folder)
-        let store = try SealedFileStore.open(at: url, key: key, configuration: SealedFileConfiguration(device: device))
+        let store = try SealedFileStore.open(at: url, secret: key, configuration: SealedFileConfiguration(device: device))
         try GoldenFixtures.expectExactContents(store)
         #expect(store.custody == .file && !store.hasRollbackCounter)
         let elsewhere = SealedFileConfiguration(device: TestVault.device(in: dir, name: "other"))
         guard name != "device.cvault" else {
-            #expect(throws: CredentialVaultError.deviceMismatch) { try SealedFileStore.open(at: url, key: key, configuration: elsewhere) }
+            #expect(throws: CredentialVaultError.deviceMismatch) { try SealedFileStore.open(at: url, secret: key, configuration: elsewhere) }
             return
         }
-        let other = try SealedFileStore.open(at: url, key: key, configuration: elsewhere)
+        let other = try SealedFileStore.open(at: url, secret: key, configuration: elsewhere)
         #expect(try other.load(GoldenFixtures.expected[0].0) == GoldenFixtures.expected[0].1)
         #expect(throws: CredentialVaultError.deviceMismatch) { try other.load(GoldenFixtures.expected[1].0) }
     }
@@ -52,7 +52,7 @@ import Glibc
         #expect(FileManager.default.fileExists(atPath: counters.appendingPathComponent(hexID + ".protected").path))
 
         let key = GoldenFixtures.key("counter.cvault", in: folder)
-        let store = try SealedFileStore.open(at: url, key: key, configuration: SealedFileConfiguration(device: device))
+        let store = try SealedFileStore.open(at: url, secret: key, configuration: SealedFileConfiguration(device: device))
         try GoldenFixtures.expectExactContents(store)
         #expect(store.custody == .file && store.hasRollbackCounter)
         try store.save(Data("x".utf8), for: CredentialKey(service: "s", account: "x"), options: .portable)
@@ -61,11 +61,11 @@ import Glibc
         let saved = try TestVault.bytes(counterFile)
         try FileManager.default.removeItem(at: counterFile)
         expectThrows(\CredentialVaultError.isRolledBack) {
-            try SealedFileStore.open(at: url, key: key, configuration: SealedFileConfiguration(device: device))
+            try SealedFileStore.open(at: url, secret: key, configuration: SealedFileConfiguration(device: device))
         }
         try TestVault.write(saved, to: counterFile)
         expectThrows(\CredentialVaultError.isRolledBack) {
-            try SealedFileStore.open(at: url, key: key, configuration: SealedFileConfiguration(device: TestVault.device(in: self.dir, name: "other")))
+            try SealedFileStore.open(at: url, secret: key, configuration: SealedFileConfiguration(device: TestVault.device(in: self.dir, name: "other")))
         }
     }
 
@@ -80,14 +80,14 @@ import Glibc
         let url = folder.appendingPathComponent(name)
         let key = GoldenFixtures.key(name, in: folder)
         let configuration = SealedFileConfiguration(device: device)
-        let store = try SealedFileStore.open(at: url, key: key, configuration: configuration)
+        let store = try SealedFileStore.open(at: url, secret: key, configuration: configuration)
         let (extra, value) = GoldenFixtures.interrupted
         #expect(try store.load(extra) == (rolledForward ? value : nil))
         for (credential, value, _) in GoldenFixtures.expected { #expect(try store.load(credential) == value) }
         #expect(try store.listKeys().count == GoldenFixtures.expected.count + (rolledForward ? 1 : 0))
         let after = CredentialKey(service: "s", account: "after the crash")
         try store.save(Data("next".utf8), for: after, options: .portable)
-        let reopened = try SealedFileStore.open(at: url, key: key, configuration: configuration)
+        let reopened = try SealedFileStore.open(at: url, secret: key, configuration: configuration)
         #expect(try reopened.load(after) == Data("next".utf8))
         #expect(try reopened.load(extra) == (rolledForward ? value : nil))
     }

@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func anUnknownCompatibleFeatureIsIgnoredKeptWithTheWrapAndDroppedByANewWrap() throws {
-        let key = VaultKey.passphrase(TestVault.passphrase)
+        let key = VaultSecret.passphrase(TestVault.passphrase)
         let configuration = TestVault.configuration(dir)
         let store = try TestVault.create(dir)
         let credential = CredentialKey(service: "s", account: "a")
@@ -61,17 +61,17 @@ import Testing
         #expect(try bitsOnDisk() == unknownBit)
 
         // Read as if it were not there.
-        let reader = try SealedFileStore.open(at: store.url, key: key, configuration: configuration)
+        let reader = try SealedFileStore.open(at: store.url, secret: key, configuration: configuration)
         #expect(try reader.load(credential) == Data("before".utf8))
         // A save (a journal entry) and a compaction keep the wrap, so they keep the bit.
         try reader.save(Data("saved".utf8), for: credential, options: .portable)
         #expect(try bitsOnDisk() == unknownBit)
         try reader.mutate { (s) throws(CredentialVaultError) in s.rewriteRequested = true }
         #expect(try bitsOnDisk() == unknownBit)
-        #expect(try SealedFileStore.open(at: store.url, key: key, configuration: configuration).load(credential) == Data("saved".utf8))
+        #expect(try SealedFileStore.open(at: store.url, secret: key, configuration: configuration).load(credential) == Data("saved".utf8))
         // A new wrap writes only the bits this library knows.
-        try reader.changeKey(from: key, to: key, kdf: TestVault.kdf)
+        try reader.changeSecret(from: key, to: key, kdf: TestVault.kdf)
         #expect(try bitsOnDisk() == VaultHeader.knownCompatibleFeatures)
-        #expect(try SealedFileStore.open(at: store.url, key: key, configuration: configuration).load(credential) == Data("saved".utf8))
+        #expect(try SealedFileStore.open(at: store.url, secret: key, configuration: configuration).load(credential) == Data("saved".utf8))
     }
 }

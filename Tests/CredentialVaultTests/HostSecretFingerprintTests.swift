@@ -38,8 +38,8 @@ import Glibc
         #expect(unlink(secret.path) == 0)
         let b = try TestVault.create(dir, name: "b/b.cvault")
         expectRefusal(#expect(throws: CredentialVaultError.self) { try b.save(Data("new".utf8), for: self.key, options: .default) })
-        expectRefusal(#expect(throws: CredentialVaultError.self) { try TestVault.create(self.dir, name: "c/c.cvault", key: .device) })
-        let reopened = try SealedFileStore.open(at: a.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        expectRefusal(#expect(throws: CredentialVaultError.self) { try TestVault.create(self.dir, name: "c/c.cvault", secret: .device) })
+        let reopened = try SealedFileStore.open(at: a.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         let error = #expect(throws: CredentialVaultError.self) { try reopened.load(self.key) }
         guard case .notAvailable? = error else {
             Issue.record("vault a says \(String(describing: error)), not that the host secret is missing")
@@ -65,7 +65,7 @@ import Glibc
         let a = try TestVault.create(dir)
         try a.save(Data("stays".utf8), for: key, options: .default)
         #expect(unlink(secret.path + ".id") == 0)
-        let reopened = try SealedFileStore.open(at: a.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: a.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(key) == Data("stays".utf8))
         #expect(FileManager.default.fileExists(atPath: secret.path + ".id"))
     }
@@ -76,7 +76,7 @@ import Glibc
         let store = try TestVault.create(dir)
         try store.save(Data("stays".utf8), for: key, options: .default)
         #expect(truncate(secret.path, 0) == 0)
-        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         let error = #expect(throws: CredentialVaultError.self) { try reopened.load(self.key) }
         guard case .notAvailable(let message)? = error else {
             Issue.record("expected notAvailable naming the host secret, got \(String(describing: error))")

@@ -18,8 +18,8 @@ import Glibc
 
     private var secret: URL { TestVault.device(in: dir).hostSecretURL }
 
-    private func reopen(_ store: SealedFileStore, key: VaultKey = .passphrase(TestVault.passphrase)) throws -> SealedFileStore {
-        try SealedFileStore.open(at: store.url, key: key, configuration: TestVault.configuration(dir))
+    private func reopen(_ store: SealedFileStore, secret key: VaultSecret = .passphrase(TestVault.passphrase)) throws -> SealedFileStore {
+        try SealedFileStore.open(at: store.url, secret: key, configuration: TestVault.configuration(dir))
     }
 
     /// Says what happened (missing, which file), what is lost and how to recover.
@@ -51,14 +51,14 @@ import Glibc
     }
 
     @Test func aDeletedHostSecretIsAnErrorForADeviceKeyVault() throws {
-        let store = try TestVault.create(dir, key: .device)
+        let store = try TestVault.create(dir, secret: .device)
         try store.save(Data("v".utf8), for: portable, options: .portable)
         #expect(unlink(secret.path) == 0)
-        let error = #expect(throws: CredentialVaultError.self) { try self.reopen(store, key: .device) }
+        let error = #expect(throws: CredentialVaultError.self) { try self.reopen(store, secret: .device) }
         expectMissingSecretError(error, losing: "unlocked with the device key")
         // openOrCreate does not take it for a missing vault either.
         let again = #expect(throws: CredentialVaultError.self) {
-            try SealedFileStore.openOrCreate(at: store.url, key: .device, kdf: TestVault.kdf, configuration: TestVault.configuration(self.dir))
+            try SealedFileStore.openOrCreate(at: store.url, secret: .device, kdf: TestVault.kdf, configuration: TestVault.configuration(self.dir))
         }
         expectMissingSecretError(again, losing: "unlocked with the device key")
     }

@@ -16,7 +16,7 @@ import Glibc
     let b = CredentialKey(service: "s", account: "b")
 
     private func open(_ url: URL) throws -> SealedFileStore {
-        try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
     }
 
     private func everything(_ store: SealedFileStore) throws -> [CredentialKey: Data] {
@@ -131,7 +131,7 @@ import Glibc
     /// The journal is compacted into a new snapshot once it outgrows the old one: the file
     /// stays bounded however many saves it takes, and reads the same.
     @Test func theJournalIsCompactedWhenItOutgrowsTheSnapshot() throws {
-        let store = try TestVault.create(dir, key: .keyFile(try TestVault.keyFile(dir)))
+        let store = try TestVault.create(dir, secret: .keyFile(try TestVault.keyFile(dir)))
         let value = Data(repeating: 0x5A, count: 200)
         var inodes: Set<UInt64> = []
         var largest = 0
@@ -142,7 +142,7 @@ import Glibc
         }
         #expect(inodes.count >= 2, "at least one rewrite")
         #expect(largest <= JournaledFile.minimumSize + 7 * 400 + SealedFileStore.minimumJournalLimit + 400)
-        let reopened = try SealedFileStore.open(at: store.url, key: .keyFile(dir.path("key")), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .keyFile(dir.path("key")), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(CredentialKey(service: "s", account: "\(999 % 7)")) == value + Data("999".utf8))
         #expect(try reopened.listKeys().count == 7)
     }

@@ -20,7 +20,7 @@ import Testing
     }
 
     /// Unlocks through the cache; returns whether the key was asked for and the store.
-    private func unlock(_ url: URL, key: VaultKey = .passphrase(TestVault.passphrase), timeout: Duration = .seconds(60)) throws
+    private func unlock(_ url: URL, secret key: VaultSecret = .passphrase(TestVault.passphrase), timeout: Duration = .seconds(60)) throws
         -> (asked: Bool, hit: Bool, store: SealedFileStore)
     {
         let asked = Mutex(false)
@@ -46,18 +46,18 @@ import Testing
         let locked = try LockedVault(url: url)
         _ = try unlock(url)
         let oldName = locked.keyCacheName
-        try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
-            .changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
+        try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+            .changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
         #expect(try LockedVault(url: url).keyCacheName != oldName, "the name follows the key wrap")
-        #expect(throws: CredentialVaultError.wrongPassphrase) { _ = try self.unlock(url, key: .passphrase("wrong")) }
+        #expect(throws: CredentialVaultError.wrongPassphrase) { _ = try self.unlock(url, secret: .passphrase("wrong")) }
         // Another process of this uid writes garbage under the name: asked for the key, replaced.
         try cache.store(SecureBytes.random(count: 32), name: try LockedVault(url: url).keyCacheName, timeout: .seconds(60))
-        let opened = try unlock(url, key: .passphrase("new one"))
+        let opened = try unlock(url, secret: .passphrase("new one"))
         #expect(opened.asked && !opened.hit)
-        #expect(!(try unlock(url, key: .passphrase("new one"))).asked)
+        #expect(!(try unlock(url, secret: .passphrase("new one"))).asked)
         try LockedVault(url: url).forgetCachedKey(in: cache)
         try cache.remove(name: oldName)
-        #expect(try unlock(url, key: .passphrase("new one")).asked, "forgotten")
+        #expect(try unlock(url, secret: .passphrase("new one")).asked, "forgotten")
         try LockedVault(url: url).forgetCachedKey(in: cache)
     }
 

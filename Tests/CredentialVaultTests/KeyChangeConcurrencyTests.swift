@@ -55,34 +55,34 @@ import CredentialVaultTestSupport
     @Test func loadsDoNotWaitForTheKeyDerivationsOfAKeyChange() throws {
         let derivations = HeldDerivations()
         let store = try SealedFileStore.create(
-            at: dir.path("v/change.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
+            at: dir.path("v/change.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
             configuration: derivations.configuration(dir))
         try store.save(Data("v".utf8), for: key, options: .portable)
         try loadAnswersWhileADerivationIsHeld(store, derivations) {
-            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
+            try store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
         }
-        _ = try SealedFileStore.open(at: store.url, key: .passphrase("new one"), configuration: TestVault.configuration(dir))
+        _ = try SealedFileStore.open(at: store.url, secret: .passphrase("new one"), configuration: TestVault.configuration(dir))
     }
 
     @Test func loadsDoNotWaitForTheKeyDerivationsOfARotation() throws {
         let derivations = HeldDerivations()
         let store = try SealedFileStore.create(
-            at: dir.path("v/rotation.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
+            at: dir.path("v/rotation.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
             configuration: derivations.configuration(dir))
         try store.save(Data("v".utf8), for: key, options: .portable)
-        try loadAnswersWhileADerivationIsHeld(store, derivations) { try store.rotateDataKey(key: .passphrase(TestVault.passphrase)) }
+        try loadAnswersWhileADerivationIsHeld(store, derivations) { try store.rotateDataKey(secret: .passphrase(TestVault.passphrase)) }
         #expect(try store.load(key) == Data("v".utf8))
     }
 
     @Test func aKeyChangedByAnotherProcessMeanwhileIsCheckedAgainUnderTheLock() throws {
         let store = try TestVault.create(dir)
         try store.save(Data("v".utf8), for: key, options: .portable)
-        let other = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
-        try other.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("theirs"), kdf: TestVault.kdf)
+        let other = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        try other.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("theirs"), kdf: TestVault.kdf)
         // Our handle still knows the old wrapping; the old passphrase no longer unlocks the vault.
         #expect(throws: CredentialVaultError.wrongPassphrase) {
-            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("mine"), kdf: TestVault.kdf)
+            try store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("mine"), kdf: TestVault.kdf)
         }
-        _ = try SealedFileStore.open(at: store.url, key: .passphrase("theirs"), configuration: TestVault.configuration(dir))
+        _ = try SealedFileStore.open(at: store.url, secret: .passphrase("theirs"), configuration: TestVault.configuration(dir))
     }
 }

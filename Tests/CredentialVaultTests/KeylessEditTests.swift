@@ -19,7 +19,7 @@ import Testing
     private lazy var keyFile: URL = try! TestVault.keyFile(dir)
 
     private func open(_ url: URL) throws(CredentialVaultError) -> SealedFileStore {
-        try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        try SealedFileStore.open(at: url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
     }
 
     private func content(_ store: SealedFileStore) throws(CredentialVaultError) -> Content {
@@ -51,10 +51,10 @@ import Testing
         var configuration = TestVault.configuration(dir)
         configuration.rollbackCounter = counter
         let store = try SealedFileStore.create(
-            at: dir.path("\(name)/v.cvault"), key: .keyFile(keyFile), kdf: TestVault.kdf, configuration: configuration)
+            at: dir.path("\(name)/v.cvault"), secret: .keyFile(keyFile), kdf: TestVault.kdf, configuration: configuration)
         try store.save(Data("to be revoked".utf8), for: revoked, options: .portable)
         try store.save(Data("single use".utf8), for: verifier, options: .ephemeral(ttl: .seconds(600)))
-        try store.changeKey(from: .keyFile(keyFile), to: .keyFile(keyFile))  // a rewrite: a fresh snapshot
+        try store.changeSecret(from: .keyFile(keyFile), to: .keyFile(keyFile))  // a rewrite: a fresh snapshot
         let steps: [() throws -> Void] = [
             { try self.store(store, "v1") },
             { _ = try store.delete(self.revoked) },

@@ -44,13 +44,13 @@ import Glibc
     /// waits and gets `busy`, it does not succeed at once.
     @Test func aSaveWaitsForAHolderWhoseLockFileWasRemoved() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let holder = try HelperProcess(["hold-exclusive", store.url.path, keyFile.path], environment: environment())
         defer { holder.kill() }
         try holder.waitForLine(startingWith: "holding")
         #expect(unlink(store.url.path + ".lock") == 0)
         let other = try SealedFileStore.open(
-            at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(300)))
+            at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(300)))
         #expect(throws: CredentialVaultError.busy) { try other.save(Data("x".utf8), for: self.key, options: .portable) }
         holder.kill()
         try other.save(Data("x".utf8), for: key, options: .portable)
@@ -61,7 +61,7 @@ import Glibc
     /// compacted now and then): every save lands and the vault is never `tampered`.
     @Test func twoWritersAndALockFileRemoverNeverDamageTheVault() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let lockPath = store.url.path + ".lock"
         let stopPath = dir.path("stop").path
         let remover = Thread {
@@ -80,7 +80,7 @@ import Glibc
             #expect(status == 0, "writer failed: \(writer.stderrText())")
         }
         #expect(FileManager.default.createFile(atPath: stopPath, contents: nil))
-        let reopened = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         #expect(try reopened.listKeys(service: "stress").count == 2 * count)
         for prefix in ["left", "right"] {
             #expect(try reopened.load(CredentialKey(service: "stress", account: "\(prefix)-\(count - 1)")) == Data("\(prefix)-value-\(count - 1)".utf8))

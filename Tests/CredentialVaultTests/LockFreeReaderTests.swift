@@ -38,7 +38,7 @@ import Glibc
         let (other, verifier) = (other, verifier)
         let answers = withinDeadline(.seconds(120), "reads while another process holds the lock") {
             Result { () throws(CredentialVaultError) -> (Data?, [CredentialKey], CredentialVaultError?) in
-                let reader = try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+                let reader = try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: configuration)
                 var expired: CredentialVaultError?
                 do throws(CredentialVaultError) { _ = try reader.load(verifier) } catch { expired = error }
                 return (try reader.load(other), try reader.listKeys(service: "s"), expired)
@@ -51,7 +51,7 @@ import Glibc
         #expect(expired == .expired)
         // The purge happens once the lock is free.
         holder.kill()
-        _ = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
+        _ = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
         #expect(try TestVault.storedRecordCount(store, clock: clock) == 1)
     }
 

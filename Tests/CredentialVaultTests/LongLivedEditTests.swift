@@ -17,19 +17,19 @@ import Glibc
     let token = CredentialKey(service: "api.example.com", account: "revoked")
     let other = CredentialKey(service: "x", account: "y")
 
-    typealias Vault = (url: URL, key: VaultKey, configuration: SealedFileConfiguration)
+    typealias Vault = (url: URL, key: VaultSecret, configuration: SealedFileConfiguration)
 
     /// A key-file vault right after a rewrite.
     private func vaultAfterARewrite() throws -> Vault {
         let keyFile = try TestVault.keyFile(dir, name: "key")
-        let store = try TestVault.create(dir, name: "vault/v.cvault", key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, name: "vault/v.cvault", secret: .keyFile(keyFile))
         try store.save(Data("base".utf8), for: other, options: .portable)
-        try store.changeKey(from: .keyFile(keyFile), to: .keyFile(keyFile))
+        try store.changeSecret(from: .keyFile(keyFile), to: .keyFile(keyFile))
         return (store.url, .keyFile(keyFile), TestVault.configuration(dir))
     }
 
     private func open(_ vault: Vault) throws(CredentialVaultError) -> SealedFileStore {
-        try SealedFileStore.open(at: vault.url, key: vault.key, configuration: vault.configuration)
+        try SealedFileStore.open(at: vault.url, secret: vault.key, configuration: vault.configuration)
     }
 
     /// Writes `bytes` over the file in place (same inode, as an attacker with write access

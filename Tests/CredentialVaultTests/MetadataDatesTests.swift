@@ -20,7 +20,7 @@ import Testing
 
     private func reopen(_ store: SealedFileStore) throws -> SealedFileStore {
         try SealedFileStore.open(
-            at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
+            at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
     }
 
     // MARK: - Sealed file
@@ -107,7 +107,7 @@ import Testing
     @Test func aRecordHasTheDocumentedLayout() throws {
         let (folder, device) = try GoldenFixtures.privateCopy(in: dir)
         let store = try SealedFileStore.open(
-            at: folder.appendingPathComponent("passphrase.cvault"), key: .passphrase(GoldenFixtures.passphrase),
+            at: folder.appendingPathComponent("passphrase.cvault"), secret: .passphrase(GoldenFixtures.passphrase),
             configuration: SealedFileConfiguration(device: device))
         let (vaultID, keys, records) = store.state.withLock { ($0.contents.header.vaultID, $0.keys, Array($0.contents.records.values)) }
         func u64(_ bytes: [UInt8], at offset: Int) -> UInt64 {

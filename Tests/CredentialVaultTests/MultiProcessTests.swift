@@ -17,7 +17,7 @@ import Testing
 
     @Test func twoProcessesStoring200EachEndWithAll400() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let writers = try ["left", "right"].map { try storeMany(store.url, keyFile: keyFile, prefix: $0, count: 200) }
         for writer in writers {
             // (A ceiling for a hang: the helper is killed past it.)
@@ -37,8 +37,8 @@ import Testing
     /// never fewer credentials than a read before it.
     @Test func aReaderWithoutTheLockOnlyEverSeesCommittedStates() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
-        let reader = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
+        let reader = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         let writers = try ["left", "right"].map { try storeMany(store.url, keyFile: keyFile, prefix: $0, count: 400) }
         var seen = 0, reads = 0
         while writers.contains(where: \.isRunning) || reads == 0 {

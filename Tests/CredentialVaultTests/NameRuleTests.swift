@@ -72,7 +72,7 @@ import Testing
 
     @Test func namesStoredByOlderVersionsStayReachableAndAreListedEscaped() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let forged = CredentialKey(service: "svc\tforged\nline", account: "acct\u{1B}[2J")
         let other = CredentialKey(service: "svc\u{85}", account: "a")
         // As an older version wrote them: straight into the record table.
@@ -98,7 +98,7 @@ import Testing
 
         // The vault opens; the stored names are listed with their exact bytes and reachable
         // through the listed keys and through keys a caller builds with the same names.
-        let again = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let again = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         let keys = try again.listKeys()
         let legacy = try #require(keys.first { $0 == forged })
         #expect(Array(legacy.service.utf8) == Array(forged.service.utf8) && Array(legacy.account.utf8) == Array(forged.account.utf8))

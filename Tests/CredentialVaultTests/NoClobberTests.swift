@@ -44,7 +44,7 @@ import Glibc
         mkdir(url.deletingLastPathComponent().path, 0o700)
         let configuration = restoringDuringTheDerivation(bytes, to: url)
         let error = #expect(throws: CredentialVaultError.self) {
-            try SealedFileStore.create(at: url, key: .passphrase("other"), kdf: TestVault.kdf, configuration: configuration)
+            try SealedFileStore.create(at: url, secret: .passphrase("other"), kdf: TestVault.kdf, configuration: configuration)
         }
         guard case .invalidArgument(let message)? = error else {
             Issue.record("expected invalidArgument, got \(String(describing: error))")
@@ -63,12 +63,12 @@ import Glibc
     @Test func aRewriteNeverReplacesAFileRestoredDuringIt() throws {
         let (_, bytes) = try backup()
         let url = try TestVault.create(dir).url
-        try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
             .save(Data("mine".utf8), for: key, options: .portable)
         let store = try SealedFileStore.open(
-            at: url, key: .passphrase(TestVault.passphrase), configuration: restoringDuringTheDerivation(bytes, to: url))
+            at: url, secret: .passphrase(TestVault.passphrase), configuration: restoringDuringTheDerivation(bytes, to: url))
         let error = #expect(throws: CredentialVaultError.self) {
-            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf)
+            try store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf)
         }
         guard case .io(let message)? = error else {
             Issue.record("expected io, got \(String(describing: error))")

@@ -26,7 +26,7 @@ import Testing
         #expect(sizes.allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock == 0 }, "\(sizes)")
         #expect(Set(sizes).count == 2, "the three short records look alike: \(sizes.sorted())")
         // And they read back exactly, from a fresh open too.
-        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(CredentialKey(service: "s", account: "b")) == Data(count: 14))
         #expect(try reopened.load(CredentialKey(service: "s", account: "c")) == Data(count: 1000))
     }

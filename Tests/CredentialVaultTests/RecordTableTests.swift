@@ -12,7 +12,7 @@ import Testing
     let added = CredentialKey(service: "api.example.com", account: "bob")
 
     private func vault() throws -> SealedFileStore {
-        let store = try TestVault.create(dir, key: .keyFile(try TestVault.keyFile(dir)))
+        let store = try TestVault.create(dir, secret: .keyFile(try TestVault.keyFile(dir)))
         try store.save(Data("one".utf8), for: kept, options: .portable)
         try store.save(Data("short-lived".utf8), for: CredentialKey(service: "s", account: "e"), options: .ephemeral(ttl: .seconds(600)))
         return store
@@ -36,7 +36,7 @@ import Testing
         #expect(try store.listKeys() == [kept])
         #expect(try TestVault.bytes(store.url) == before)
         try store.save(Data("two".utf8), for: added, options: .portable)
-        let reopened = try SealedFileStore.open(at: store.url, key: .keyFile(dir.path("key")), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .keyFile(dir.path("key")), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(kept) == Data("one".utf8))
         #expect(try reopened.load(added) == Data("two".utf8))
     }

@@ -37,11 +37,11 @@ import Testing
 
     private func make(_ name: String, configuration: SealedFileConfiguration) throws -> SealedFileStore {
         try SealedFileStore.create(
-            at: dir.path("\(name)/v.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: configuration)
+            at: dir.path("\(name)/v.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: configuration)
     }
 
     private func open(_ url: URL, _ configuration: SealedFileConfiguration) throws -> SealedFileStore {
-        try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+        try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: configuration)
     }
 
     /// In place, same inode, as `cp` does.
@@ -109,7 +109,7 @@ import Testing
         try store.save(Data("v".utf8), for: Self.token, options: .portable)
         let holder = try VaultLock.acquire(store.location, timeout: .seconds(5))
         #expect(throws: CredentialVaultError.busy) {
-            try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+            try store.changeCustody(to: .file, secret: .passphrase(TestVault.passphrase), rollbackCounter: true)
         }
         holder.release()
         #expect(try counter(store) != nil, "the live counter survived the failed change")
@@ -125,9 +125,9 @@ import Testing
         let old = try Data(contentsOf: store.url)
         let oldValue = try #require(try counter(store))
         try store.save(Data("new".utf8), for: Self.token, options: .portable)
-        let key = VaultKey.passphrase(TestVault.passphrase)
-        try store.changeCustody(to: .file, key: key, rollbackCounter: false)  // the counter is removed
-        try store.changeCustody(to: .file, key: key, rollbackCounter: true)  // and made again
+        let key = VaultSecret.passphrase(TestVault.passphrase)
+        try store.changeCustody(to: .file, secret: key, rollbackCounter: false)  // the counter is removed
+        try store.changeCustody(to: .file, secret: key, rollbackCounter: true)  // and made again
         var saves = 0
         while try counter(store)! < oldValue && saves < 10 {
             try store.save(Data("newer \(saves)".utf8), for: CredentialKey(service: "s", account: "other"), options: .portable)
@@ -149,7 +149,7 @@ import Testing
         let store = try make(name, configuration: plain)
         try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
         let preMove = try Data(contentsOf: store.url)
-        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        try store.changeCustody(to: .file, secret: .passphrase(TestVault.passphrase), rollbackCounter: true)
         try after(store)
         try Self.writeInPlace(preMove, to: store.url)
         return store
@@ -165,7 +165,7 @@ import Testing
             Issue.record("it reads \(String(decoding: try reopened.load(Self.token) ?? Data(), as: UTF8.self)), format \(reopened.formatVersion)")
         }
         // A deliberate restore of that copy is accepted, and it then opens as it was.
-        let accepted = try SealedFileStore.acceptRestore(at: store.url, key: .passphrase(TestVault.passphrase), configuration: configuration())
+        let accepted = try SealedFileStore.acceptRestore(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: configuration())
         #expect(try accepted.load(Self.token) == Data("revoked".utf8))
         #expect(try !open(store.url, configuration()).hasRollbackCounter, "as it was: without a counter")
     }
@@ -276,7 +276,7 @@ import Testing
         #expect(try open(store.url, configuration).load(Self.token) == Data("current".utf8))
         try Self.writeInPlace(older, to: store.url)
         expectRolledBack("the older copy") { _ = try self.open(store.url, configuration) }
-        let restored = try SealedFileStore.acceptRestore(at: store.url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+        let restored = try SealedFileStore.acceptRestore(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: configuration)
         #expect(try restored.load(Self.token) == Data("old".utf8))
         try Self.writeInPlace(replaced, to: store.url)
         expectRolledBack("the copy the restore replaced") {
@@ -298,7 +298,7 @@ import Testing
         for (url, configuration) in [(store.url, configuration), (uncountered.url, plain)] {
             let before = try Data(contentsOf: url)
             #expect {
-                _ = try SealedFileStore.acceptRestore(at: url, key: .passphrase(TestVault.passphrase), configuration: configuration)
+                _ = try SealedFileStore.acceptRestore(at: url, secret: .passphrase(TestVault.passphrase), configuration: configuration)
             } throws: { error in
                 guard case .invalidArgument(let why) = error as? CredentialVaultError else { return false }
                 return why.contains("no restore to accept")
@@ -317,7 +317,7 @@ import Testing
         let store = try make("pre-move-long-lived", configuration: plain)
         try store.save(Data("revoked".utf8), for: Self.token, options: .portable)
         let preMove = try Data(contentsOf: store.url)
-        try store.changeCustody(to: .file, key: .passphrase(TestVault.passphrase), rollbackCounter: true)
+        try store.changeCustody(to: .file, secret: .passphrase(TestVault.passphrase), rollbackCounter: true)
         #expect(try store.delete(Self.token))
         try Self.writeInPlace(preMove, to: store.url)
         // locked: the vault's custody changed under the store, which must be opened again.

@@ -14,7 +14,7 @@ import Testing
         var configuration = TestVault.configuration(dir)
         configuration.rollbackCounter = true
         mkdir(dir.path("vaults").path, 0o700)
-        return CustodySuite.Setup(configuration: configuration, directory: dir.path("vaults"), key: .passphrase(TestVault.passphrase))
+        return CustodySuite.Setup(configuration: configuration, directory: dir.path("vaults"), secret: .passphrase(TestVault.passphrase))
     }
 
     @Test(arguments: CustodySuite.Check.allCases)
@@ -40,15 +40,15 @@ import Testing
         #expect(names.count == 1 && all.count == 2, "the counter and the vault's protection mark: \(all)")
         try FileManager.default.removeItem(at: counters.appendingPathComponent(names[0]))
         do {
-            _ = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+            _ = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
             Issue.record("a vault whose counter is missing opened")
         } catch {
             guard case .rolledBack(let why) = error else { throw error }
             #expect(why.contains("missing"))
         }
-        let accepted = try SealedFileStore.acceptRestore(at: store.url, key: s.key, configuration: s.configuration)
+        let accepted = try SealedFileStore.acceptRestore(at: store.url, secret: s.secret, configuration: s.configuration)
         #expect(try accepted.load(CredentialKey(service: "custody", account: "portable")) == Data("portable".utf8))
-        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
+        #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).hasRollbackCounter)
     }
 
     /// An open reads the file, derives the key (seconds with a passphrase), then asks the
@@ -60,7 +60,7 @@ import Testing
         let key = CredentialKey(service: "custody", account: "concurrent save")
         let readBeforeTheSave = try LockedVault(url: store.url)
         try store.save(Data("saved meanwhile".utf8), for: key, options: .default)
-        let opened = try readBeforeTheSave.unlock(with: s.key, configuration: s.configuration)
+        let opened = try readBeforeTheSave.unlock(with: s.secret, configuration: s.configuration)
         #expect(try opened.load(key) == Data("saved meanwhile".utf8))
     }
 
@@ -76,12 +76,12 @@ import Testing
         try store.save(Data("a".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
         // Put the counter back one step: as if the increment had not happened.
         try CustodySuite.writeInPlaceForTests(before, to: counterFile)
-        let reopened = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+        let reopened = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
         try reopened.save(Data("b".utf8), for: CredentialKey(service: "s", account: "b"), options: .portable)
         let value = try Data(contentsOf: counterFile).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
         let old = before.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
         #expect(value == old + 2)
-        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).load(CredentialKey(service: "s", account: "b")) != nil)
+        #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).load(CredentialKey(service: "s", account: "b")) != nil)
     }
 
     /// The custody and flags bytes are authenticated (the data-key wrap's associated data): an
@@ -96,7 +96,7 @@ import Testing
             edit(&edited)
             do {
                 try CustodySuite.writeInPlaceForTests(edited, to: store.url)
-                _ = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+                _ = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
                 return nil
             } catch let error as CredentialVaultError {
                 return error
@@ -110,7 +110,7 @@ import Testing
         if case .unsupported = opening({ $0[custody] = 7 }) {} else { Issue.record("an unknown custodian is unsupported") }
         if case .corrupted = opening({ $0[flags] = 3 }) {} else { Issue.record("unknown flags are corrupted") }
         try CustodySuite.writeInPlaceForTests(bytes, to: store.url)
-        #expect(try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration).hasRollbackCounter)
+        #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).hasRollbackCounter)
     }
 
     /// A move without saying whether to keep a counter keeps the one the vault has (`credvault custody
@@ -118,11 +118,11 @@ import Testing
     @Test func aMoveKeepsTheCounterUnlessTold() throws {
         let s = setup()
         let store = try CustodySuite.createsAndReopens(s)
-        try store.changeCustody(to: .file, key: s.key)
+        try store.changeCustody(to: .file, secret: s.secret)
         #expect(store.hasRollbackCounter, "kept")
-        try store.changeCustody(to: .file, key: s.key, rollbackCounter: false)
+        try store.changeCustody(to: .file, secret: s.secret, rollbackCounter: false)
         #expect(!store.hasRollbackCounter, "dropped only when asked")
-        let reopened = try SealedFileStore.open(at: store.url, key: s.key, configuration: s.configuration)
+        let reopened = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
         #expect(!reopened.hasRollbackCounter && reopened.formatVersion == "1.0")
     }
 }

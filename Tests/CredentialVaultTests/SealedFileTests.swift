@@ -11,10 +11,10 @@ import Testing
 
     @Test func unlocksWithPassphraseKeyFileAndDeviceKey() throws {
         let keyFile = try TestVault.keyFile(dir)
-        for (name, vaultKey) in [("p", VaultKey.passphrase(TestVault.passphrase)), ("k", .keyFile(keyFile)), ("d", .device)] {
-            let store = try TestVault.create(dir, name: "\(name)/v.cvault", key: vaultKey)
+        for (name, vaultKey) in [("p", VaultSecret.passphrase(TestVault.passphrase)), ("k", .keyFile(keyFile)), ("d", .device)] {
+            let store = try TestVault.create(dir, name: "\(name)/v.cvault", secret: vaultKey)
             try store.save(Data("secret-\(name)".utf8), for: key, options: .portable)
-            let again = try SealedFileStore.open(at: store.url, key: vaultKey, configuration: TestVault.configuration(dir))
+            let again = try SealedFileStore.open(at: store.url, secret: vaultKey, configuration: TestVault.configuration(dir))
             #expect(try again.load(key) == Data("secret-\(name)".utf8))
         }
     }
@@ -24,16 +24,16 @@ import Testing
         try store.save(Data("v".utf8), for: key, options: .default)
         let before = try TestVault.bytes(store.url)
         #expect(throws: CredentialVaultError.wrongPassphrase) {
-            try SealedFileStore.open(at: store.url, key: .passphrase("wrong"), configuration: TestVault.configuration(dir))
+            try SealedFileStore.open(at: store.url, secret: .passphrase("wrong"), configuration: TestVault.configuration(dir))
         }
-        let keyFileVault = try TestVault.create(dir, name: "k/v.cvault", key: .keyFile(try TestVault.keyFile(dir, name: "right")))
+        let keyFileVault = try TestVault.create(dir, name: "k/v.cvault", secret: .keyFile(try TestVault.keyFile(dir, name: "right")))
         #expect(throws: CredentialVaultError.wrongPassphrase) {
             try SealedFileStore.open(
-                at: keyFileVault.url, key: .keyFile(try TestVault.keyFile(dir, name: "wrong-key")), configuration: TestVault.configuration(dir))
+                at: keyFileVault.url, secret: .keyFile(try TestVault.keyFile(dir, name: "wrong-key")), configuration: TestVault.configuration(dir))
         }
         // A passphrase for a key-file vault says which key it takes, rather than "wrong".
         expectThrows(\CredentialVaultError.isInvalidArgument) {
-            try SealedFileStore.open(at: keyFileVault.url, key: .passphrase("x"), configuration: TestVault.configuration(dir))
+            try SealedFileStore.open(at: keyFileVault.url, secret: .passphrase("x"), configuration: TestVault.configuration(dir))
         }
         #expect(try TestVault.bytes(store.url) == before)
     }
@@ -42,7 +42,7 @@ import Testing
         let store = try TestVault.create(dir)
         let counter = PasswordDerivationCounter()
         let opened = try counter.counting {
-            try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+            try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         }
         #expect(counter.value == 1)
         try counter.counting { try exercise(opened, other: store) }
@@ -61,22 +61,22 @@ import Testing
         try store.save(Data("kept".utf8), for: key, options: .default)
         let recordsBefore = TestVault.sealedRecords(store)
         #expect(throws: CredentialVaultError.wrongPassphrase) {
-            try store.changeKey(from: .passphrase("not it"), to: .passphrase("new one"), kdf: TestVault.kdf)
+            try store.changeSecret(from: .passphrase("not it"), to: .passphrase("new one"), kdf: TestVault.kdf)
         }
-        try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
+        try store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
         #expect(TestVault.sealedRecords(store) == recordsBefore)
-        let reread = try SealedFileStore.open(at: store.url, key: .passphrase("new one"), configuration: TestVault.configuration(dir))
+        let reread = try SealedFileStore.open(at: store.url, secret: .passphrase("new one"), configuration: TestVault.configuration(dir))
         #expect(TestVault.sealedRecords(reread) == recordsBefore, "the same sealed records, now in the snapshot")
         #expect(throws: CredentialVaultError.wrongPassphrase) {
-            try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+            try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         }
-        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase("new one"), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .passphrase("new one"), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(key) == Data("kept".utf8))
         // Switch to a key file, then to the device key.
         let keyFile = try TestVault.keyFile(dir)
-        try reopened.changeKey(from: .passphrase("new one"), to: .keyFile(keyFile))
-        try reopened.changeKey(from: .keyFile(keyFile), to: .device)
-        #expect(try SealedFileStore.open(at: store.url, key: .device, configuration: TestVault.configuration(dir)).load(key) == Data("kept".utf8))
+        try reopened.changeSecret(from: .passphrase("new one"), to: .keyFile(keyFile))
+        try reopened.changeSecret(from: .keyFile(keyFile), to: .device)
+        #expect(try SealedFileStore.open(at: store.url, secret: .device, configuration: TestVault.configuration(dir)).load(key) == Data("kept".utf8))
     }
 
     @Test func rotationResealsEveryRecord() throws {
@@ -84,7 +84,7 @@ import Testing
         for i in 0..<5 { try store.save(Data("v\(i)".utf8), for: CredentialKey(service: "s", account: "\(i)"), options: .default) }
         let before = try TestVault.bytes(store.url)
         let recordsBefore = TestVault.sealedRecords(store)
-        try store.rotateDataKey(key: .passphrase(TestVault.passphrase))
+        try store.rotateDataKey(secret: .passphrase(TestVault.passphrase))
         let after = try TestVault.bytes(store.url)
         let wrappedKey = VaultHeader.Offset.wrappedKey..<VaultHeader.Offset.wrappedKey + VaultHeader.wrappedKeySize
         #expect(Array(before[wrappedKey]) != Array(after[wrappedKey]), "the data key is re-wrapped")
@@ -96,7 +96,7 @@ import Testing
             #expect(after.firstRange(of: box[..<32]) == nil, "an old ciphertext is still in the file")
         }
         #expect(try store.load(CredentialKey(service: "s", account: "3")) == Data("v3".utf8))
-        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(CredentialKey(service: "s", account: "4")) == Data("v4".utf8))
     }
 
@@ -107,29 +107,29 @@ import Testing
         try store.save(Data("travels".utf8), for: portable, options: .portable)
         try store.save(Data("stays".utf8), for: deviceOnly, options: .default)
         let elsewhere = try SealedFileStore.open(
-            at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, device: "other-machine"))
+            at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, device: "other-machine"))
         #expect(try elsewhere.load(portable) == Data("travels".utf8))
         #expect(throws: CredentialVaultError.deviceMismatch) { try elsewhere.load(deviceOnly) }
         #expect(throws: CredentialVaultError.deviceMismatch) { try elsewhere.take(deviceOnly) }
         #expect(try elsewhere.listKeys(service: "s").count == 2)
         // Writes and rotation on the other machine keep the device-only record intact.
         try elsewhere.save(Data("x".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
-        try elsewhere.rotateDataKey(key: .passphrase(TestVault.passphrase))
-        let home = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        try elsewhere.rotateDataKey(secret: .passphrase(TestVault.passphrase))
+        let home = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try home.load(deviceOnly) == Data("stays".utf8))
         // Same host secret but another machine id is another machine too.
         var cloned = TestVault.device(in: dir)
         cloned.machineID = "cloned-disk"
         let clone = try SealedFileStore.open(
-            at: store.url, key: .passphrase(TestVault.passphrase), configuration: SealedFileConfiguration(device: cloned))
+            at: store.url, secret: .passphrase(TestVault.passphrase), configuration: SealedFileConfiguration(device: cloned))
         #expect(throws: CredentialVaultError.deviceMismatch) { try clone.load(deviceOnly) }
     }
 
     @Test func deviceKeyVaultDoesNotOpenOnAnotherMachine() throws {
-        let store = try TestVault.create(dir, key: .device)
+        let store = try TestVault.create(dir, secret: .device)
         try store.save(Data("v".utf8), for: key, options: .portable)
         #expect(throws: CredentialVaultError.deviceMismatch) {
-            try SealedFileStore.open(at: store.url, key: .device, configuration: TestVault.configuration(dir, device: "other-machine"))
+            try SealedFileStore.open(at: store.url, secret: .device, configuration: TestVault.configuration(dir, device: "other-machine"))
         }
     }
 
@@ -172,7 +172,7 @@ import Testing
         try store.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
         for readable in [0o755, 0o750, 0o705] as [mode_t] {
             chmod(directory, readable)
-            let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+            let reopened = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
             #expect(try reopened.load(CredentialKey(service: "s", account: "a")) == Data("v".utf8))
             try reopened.save(Data("v".utf8), for: CredentialKey(service: "s", account: "a"), options: .portable)
         }
@@ -184,7 +184,7 @@ import Testing
 
     @Test func twoHandlesSeeEachOthersWrites() throws {
         let a = try TestVault.create(dir)
-        let b = try SealedFileStore.open(at: a.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let b = try SealedFileStore.open(at: a.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         try a.save(Data("from a".utf8), for: CredentialKey(service: "s", account: "a"), options: .default)
         try b.save(Data("from b".utf8), for: CredentialKey(service: "s", account: "b"), options: .default)
         #expect(try a.load(CredentialKey(service: "s", account: "b")) == Data("from b".utf8))
@@ -213,7 +213,7 @@ import Testing
     @Test func exclusiveAccessNestsAndExcludesOtherHandles() async throws {
         let a = try TestVault.create(dir, lockTimeout: .milliseconds(200))
         let b = try await SealedFileStore.open(
-            at: a.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(200)))
+            at: a.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(200)))
         let key = self.key
         _ = try await a.withExclusiveAccess {
             try await a.save(Data("inside".utf8), for: key, options: .default)
@@ -231,6 +231,6 @@ import Testing
         let secret = SecureBytes(copying: Array("hunter2".utf8))
         #expect(!"\(secret)".contains("hunter2"))
         #expect(!String(reflecting: secret).contains("hunter2"))
-        #expect(!"\(VaultKey.passphrase("hunter2"))".contains("hunter2"))
+        #expect(!"\(VaultSecret.passphrase("hunter2"))".contains("hunter2"))
     }
 }

@@ -49,7 +49,7 @@ import Glibc
         // who can neither read nor write the file while fs.protected_hardlinks is 1.
         let protectedHardlinks = (try? String(contentsOfFile: "/proc/sys/fs/protected_hardlinks", encoding: .utf8))?.hasPrefix("1") ?? false
         if protectedHardlinks { #expect(seen.contains("no-link"), "\(seen)") }
-        let reopened = try SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(CredentialKey(service: "s", account: "a")) == Data("v".utf8))
     }
 

@@ -17,7 +17,7 @@ import Glibc
 
     private func expectRefusal(_ url: URL, saying word: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let error = #expect(throws: CredentialVaultError.self, sourceLocation: sourceLocation) {
-            try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(self.dir))
+            try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(self.dir))
         }
         guard case .invalidArgument(let message)? = error else {
             Issue.record("expected invalidArgument for \(url.path), got \(String(describing: error))", sourceLocation: sourceLocation)
@@ -35,7 +35,7 @@ import Glibc
         // Nor is a new vault created through a link.
         expectThrows(\CredentialVaultError.isInvalidArgument) {
             try SealedFileStore.openOrCreate(
-                at: link, key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: TestVault.configuration(self.dir))
+                at: link, secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: TestVault.configuration(self.dir))
         }
         var info = stat()
         #expect(lstat(link.path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the link is left as it was")
@@ -63,7 +63,7 @@ import Glibc
     /// link is refused at once; the writer through the real name loses nothing.
     @Test func twoProcessesThroughTwoNamesNeverCorruptTheVault() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let link = dir.path("vault/alias.cvault")
         #expect(symlink(store.url.lastPathComponent, link.path) == 0)
         let environment = HelperProcess.environment(dir)
@@ -72,7 +72,7 @@ import Glibc
         #expect(alias.waitForExit() != 0)
         #expect(alias.stderrText().contains("symbolic link"))
         #expect(real.waitForExit() == 0)
-        let reopened = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         let keys = try reopened.listKeys(service: "stress")
         #expect(keys.count == 150)
         for key in keys { #expect(try reopened.load(key) != nil) }
@@ -88,7 +88,7 @@ import Glibc
         #expect(symlink(moved.lastPathComponent, store.url.path) == 0)
         let target = try TestVault.bytes(moved)
         expectThrows(\CredentialVaultError.isInvalidArgument) {
-            try store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf)
+            try store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf)
         }
         var info = stat()
         #expect(lstat(store.url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "still a link")

@@ -33,15 +33,15 @@ func changeKeyLoop(_ args: [String]) throws {
     var current = 0
     let store: SealedFileStore
     do {
-        store = try SealedFileStore.open(at: url, key: keys[0].1, configuration: testConfiguration)
+        store = try SealedFileStore.open(at: url, secret: keys[0].1, configuration: testConfiguration)
     } catch .wrongPassphrase {
         current = 1
-        store = try SealedFileStore.open(at: url, key: keys[1].1, configuration: testConfiguration)
+        store = try SealedFileStore.open(at: url, secret: keys[1].1, configuration: testConfiguration)
     }
     emit("ready \(keys[current].0)")
     while true {
         let next = 1 - current
-        try store.changeKey(from: keys[current].1, to: keys[next].1, kdf: .insecureTestingOnly)
+        try store.changeSecret(from: keys[current].1, to: keys[next].1, kdf: .insecureTestingOnly)
         current = next
         emit("key \(keys[current].0)")
     }
@@ -49,11 +49,11 @@ func changeKeyLoop(_ args: [String]) throws {
 
 func rotateLoop(_ args: [String]) throws {
     let store = try openVault(args[0], keyFile: args[1])
-    let key = VaultKey.keyFile(URL(fileURLWithPath: args[1]))
+    let key = VaultSecret.keyFile(URL(fileURLWithPath: args[1]))
     emit("ready")
     var count = 0
     while true {
-        try store.rotateDataKey(key: key)
+        try store.rotateDataKey(secret: key)
         count += 1
         emit("rotated \(count)")
     }
@@ -73,7 +73,7 @@ func saveAsUser(_ args: [String]) throws {
         emit("error \(error)")
     }
     do {
-        try store.rotateDataKey(key: .keyFile(URL(fileURLWithPath: args[2])))
+        try store.rotateDataKey(secret: .keyFile(URL(fileURLWithPath: args[2])))
         emit("rotate: rotated")
     } catch {
         emit("rotate: error \(error)")

@@ -67,7 +67,7 @@ func rollbackCrashWriter(_ args: [String]) throws {
     let real = HostFileCustodian(directory: testIdentity.hostSecretURL.deletingLastPathComponent())
     configuration.custodians = [CrashingCustodian(real: real, point: point, saveNumber: number)]
     let store = try SealedFileStore.open(
-        at: URL(fileURLWithPath: args[0]), key: .keyFile(URL(fileURLWithPath: args[1])), configuration: configuration)
+        at: URL(fileURLWithPath: args[0]), secret: .keyFile(URL(fileURLWithPath: args[1])), configuration: configuration)
     for i in 0..<1000 {
         try store.save(Data("value-\(i)".utf8), for: CredentialKey(service: "rollback", account: "k\(i)"), options: .portable)
         emit("ack \(i)")

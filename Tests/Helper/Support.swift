@@ -23,11 +23,11 @@ var testConfiguration: SealedFileConfiguration {
 
 func openVault(_ path: String, keyFile: String) throws -> SealedFileStore {
     try SealedFileStore.open(
-        at: URL(fileURLWithPath: path), key: .keyFile(URL(fileURLWithPath: keyFile)), configuration: testConfiguration)
+        at: URL(fileURLWithPath: path), secret: .keyFile(URL(fileURLWithPath: keyFile)), configuration: testConfiguration)
 }
 
 /// A passphrase read from a file into guarded memory (the file's bytes, as they are).
-func passphrase(fromFile path: String) throws -> VaultKey {
+func passphrase(fromFile path: String) throws -> VaultSecret {
     guard var bytes = FileManager.default.contents(atPath: path).map({ [UInt8]($0) }) else {
         fail("cannot read \(path)")
     }

@@ -35,7 +35,7 @@ if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_STATE_DI
 }
 do {
     let host = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_HOST"] ?? "test-host"
-    let store = try PostgresStore.open(configuration, host: host, key: .keyFile(URL(fileURLWithPath: args[3])))
+    let store = try PostgresStore.open(configuration, host: host, secret: .keyFile(URL(fileURLWithPath: args[3])))
     say("ready")
     switch (args[0], args.count) {
     case ("writes", 6):

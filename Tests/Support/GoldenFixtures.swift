@@ -48,7 +48,7 @@ package enum GoldenFixtures {
 
     /// The key that unlocks fixture `name` in the folder `folder` (the device key for
     /// `device`, `keyring` and `tpm`, the key file for `keyfile`, else the passphrase).
-    package static func key(_ name: String, in folder: URL) -> VaultKey {
+    package static func key(_ name: String, in folder: URL) -> VaultSecret {
         switch name {
         case "keyfile.cvault": .keyFile(folder.appendingPathComponent("keyfile"))
         case "device.cvault", "keyring.cvault", "tpm.cvault": .device
@@ -98,13 +98,13 @@ package enum GoldenFixtures {
         let url = folder.appendingPathComponent(name)
         guard !FileManager.default.fileExists(atPath: url.path) else { return nil }
         let key = key(name, in: folder)
-        let store = try SealedFileStore.create(at: url, key: key, kdf: .insecureTestingOnly, configuration: configuration)
+        let store = try SealedFileStore.create(at: url, secret: key, kdf: .insecureTestingOnly, configuration: configuration)
         func save(_ value: Data, _ credential: CredentialKey, _ options: StorageOptions) throws {
             clock.advance(by: .seconds(1))
             try store.save(value, for: credential, options: options)
         }
         for (credential, value, options) in expected { try save(value, credential, options) }
-        try store.changeKey(from: key, to: key, kdf: .insecureTestingOnly)  // the records into the snapshot
+        try store.changeSecret(from: key, to: key, kdf: .insecureTestingOnly)  // the records into the snapshot
         let passing = CredentialKey(service: "fixture.example", account: "deleted")
         try save(Data("gone".utf8), passing, .portable)
         _ = try store.delete(passing)

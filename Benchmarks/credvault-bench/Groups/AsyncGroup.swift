@@ -17,7 +17,7 @@ enum AsyncGroup {
             reporter.progress("   async: filling the vault to \(count) items")
             try fixture.grow(to: count, value: value)
             let url = try fixture.copy(to: try workspace.directory("async-\(count)"))
-            let store = try await SealedFileStore.open(at: url, key: fixture.key, configuration: workspace.configuration)
+            let store = try await SealedFileStore.open(at: url, secret: fixture.secret, configuration: workspace.configuration)
             let memory = InMemoryStore()
             let keys = (0..<count).map(VaultFixture.credentialKey)
             for key in keys { try await memory.save(value, for: key, options: .default) }
@@ -40,7 +40,7 @@ enum AsyncGroup {
             add(reporter, "file_save", count, save, limit: 1.1)
             add(reporter, "memory_load", count, memoryLoad, limit: nil)
         }
-        reporter.note("*_async: the async API (AsyncTokenStorage) called from a task on the cooperative pool, timed in turn with *_sync (the same operation through TokenStorageAdapter, from the same task) with equal batches; the ratio is async over sync.")
+        reporter.note("*_async: the async API (AsyncTokenStorageAdapter) called from a task on the cooperative pool, timed in turn with *_sync (the same operation through TokenStorageAdapter, from the same task) with equal batches; the ratio is async over sync.")
         reporter.end()
     }
 

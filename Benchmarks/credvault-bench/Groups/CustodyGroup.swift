@@ -26,7 +26,7 @@ enum CustodyGroup {
 
         // Unlock: the key file and today's device key, then each custodian's device key.
         let keyFile = try workspace.makeKeyFile("custody.key")
-        var rows: [(String, VaultKey, SealedFileConfiguration)] = [
+        var rows: [(String, VaultSecret, SealedFileConfiguration)] = [
             ("key_file", .keyFile(keyFile), workspace.configuration), ("device_file", .device, workspace.configuration),
         ]
         for (name, custodian) in custodians(workspace) {
@@ -41,13 +41,13 @@ enum CustodyGroup {
             let url = directory.appendingPathComponent("unlock-\(name).cvault")
             var plain = configuration
             plain.rollbackCounter = false
-            try SealedFileStore.create(at: url, key: vaultKey, configuration: plain).save(value, for: key, options: .default)
+            try SealedFileStore.create(at: url, secret: vaultKey, configuration: plain).save(value, for: key, options: .default)
             let counting = configuration.custodians.first as? CountingCustodian
             counting?.reset()
             var unlocks = 0
             let sample = try Timer.measure(Plan.fast(options)) {
                 unlocks += 1
-                blackHole(try SealedFileStore.open(at: url, key: vaultKey, configuration: plain))
+                blackHole(try SealedFileStore.open(at: url, secret: vaultKey, configuration: plain))
             }
             var figure = Figure(group: title, name: "custody_unlock_\(name)", sample: sample)
             if let fileUnlock, name != "key_file" { figure.relate(to: fileUnlock) }
@@ -62,7 +62,7 @@ enum CustodyGroup {
 
         // Save: without a counter, with one per custodian, and the counter's read + increment.
         let plainURL = directory.appendingPathComponent("save-plain.cvault")
-        let plainStore = try SealedFileStore.create(at: plainURL, key: .keyFile(keyFile), configuration: workspace.configuration)
+        let plainStore = try SealedFileStore.create(at: plainURL, secret: .keyFile(keyFile), configuration: workspace.configuration)
         let fileCustodian = HostFileCustodian(directory: workspace.hostStateDirectory)
         for (name, real) in [("file", fileCustodian as any DeviceCustodian)] + custodians(workspace) {
             let counting = CountingCustodian(real)
@@ -71,7 +71,7 @@ enum CustodyGroup {
             configuration.custodians = [counting]
             configuration.rollbackCounter = true
             let url = directory.appendingPathComponent("save-\(name).cvault")
-            let store = try SealedFileStore.create(at: url, key: .keyFile(keyFile), configuration: configuration)
+            let store = try SealedFileStore.create(at: url, secret: .keyFile(keyFile), configuration: configuration)
             // The counter alone, on a counter of its own (the real custodian: not counted).
             let binding = SecureBytes.random(count: 32)
             let probeID = (0..<16).map { UInt8($0) }

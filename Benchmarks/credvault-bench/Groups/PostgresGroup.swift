@@ -24,9 +24,9 @@ enum PostgresGroup {
             configuration.listensForChanges = false
             return configuration
         }
-        let cached = try PostgresStore.initialize(configuration(.seconds(3600)), host: "bench", key: .keyFile(keyFile))
+        let cached = try PostgresStore.initialize(configuration(.seconds(3600)), host: "bench", secret: .keyFile(keyFile))
         defer { _ = try? cached.synchronous.deleteAll() }
-        let uncached = try PostgresStore.open(configuration(.zero), host: "bench", key: .keyFile(keyFile))
+        let uncached = try PostgresStore.open(configuration(.zero), host: "bench", secret: .keyFile(keyFile))
         let value = Data((0..<valueSize).map { _ in UInt8.random(in: 0...255) })
         let keys = (0..<count).map { CredentialKey(service: "bench.fleet", account: "item-\($0)") }
         for key in keys { try cached.synchronous.save(value, for: key, options: .portable) }
@@ -38,7 +38,7 @@ enum PostgresGroup {
         // the same statements.
         let rawSchema = schema + "_raw"
         let rawStore = try PostgresStore.initialize(
-            PostgresConfiguration(connectionString: conninfo, schema: rawSchema, freshnessInterval: .zero), host: "bench", key: .keyFile(keyFile))
+            PostgresConfiguration(connectionString: conninfo, schema: rawSchema, freshnessInterval: .zero), host: "bench", secret: .keyFile(keyFile))
         defer { _ = try? rawStore.synchronous.deleteAll() }
         let raw = try RawLibPQ(conninfo)
         // The store's session settings (its deadlines), so both sessions do the same server work.

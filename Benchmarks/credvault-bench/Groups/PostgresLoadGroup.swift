@@ -21,13 +21,13 @@ enum PostgresLoadGroup {
             configuration.listensForChanges = false
             return configuration
         }
-        let store = try PostgresStore.initialize(configuration(schema), host: "bench", key: .keyFile(keyFile))
+        let store = try PostgresStore.initialize(configuration(schema), host: "bench", secret: .keyFile(keyFile))
         let value = Data(repeating: 7, count: PostgresGroup.valueSize)
         let writes = options.quick ? 20 : 200
         let runs = options.quick ? 1 : 5
         for writers in options.quick ? [4] : [4, 16] {
             reporter.progress("   postgres load: \(writers) writers")
-            let stores = try (0..<writers).map { _ in try PostgresStore.open(configuration(schema), host: "bench", key: .keyFile(keyFile)) }
+            let stores = try (0..<writers).map { _ in try PostgresStore.open(configuration(schema), host: "bench", secret: .keyFile(keyFile)) }
             let raws = try (0..<writers).map { index in try RawWriter(conninfo, table: "\(schema).raw_\(writers)_\(index)") }
             let storeSample = try sample(runs: runs, writers: writers, writes: writes) { writer, round in
                 try stores[writer].synchronous.save(value, for: CredentialKey(service: "bench.load", account: "w\(writer)"), options: .portable)
@@ -42,7 +42,7 @@ enum PostgresLoadGroup {
         }
         for rows in options.quick ? [100] : [1000, 10000] {
             reporter.progress("   postgres load: rotation of \(rows)")
-            let rotating = try PostgresStore.initialize(configuration(schema + "_r\(rows)"), host: "bench", key: .keyFile(keyFile))
+            let rotating = try PostgresStore.initialize(configuration(schema + "_r\(rows)"), host: "bench", secret: .keyFile(keyFile))
             for i in 0..<rows { try rotating.synchronous.save(value, for: CredentialKey(service: "bench.rotate", account: "\(i)"), options: .portable) }
             let started = ContinuousClock.now
             _ = try rotating.rotateDataKey(hosts: ["bench": .keyFile(keyFile)])

@@ -20,7 +20,7 @@ enum SealedFileGroup {
             try fixture.grow(to: count, value: value)
             let directory = try workspace.directory("file-\(count)")
             let url = try fixture.copy(to: directory)
-            let store = try SealedFileStore.open(at: url, key: fixture.key, configuration: workspace.configuration)
+            let store = try SealedFileStore.open(at: url, secret: fixture.secret, configuration: workspace.configuration)
             let keys = (0..<count).map(VaultFixture.credentialKey)
             // Saves replace existing credentials, so the vault keeps `count` items throughout.
             var next = 0
@@ -55,7 +55,7 @@ enum SealedFileGroup {
             }
             let saved = Array(durable[0...2]), deleted = durable[3]
             reporter.progress("   one journal cycle at \(count) items (saves until the journal is compacted)")
-            let cycle = try compactionCycle(store, url: url, key: fixture.key, value: value, pick: pick)
+            let cycle = try compactionCycle(store, url: url, secret: fixture.secret, value: value, pick: pick)
 
             let floorFigure = figure("file_floor", count, fileBytes, saved[1])
             var save = figure("file_save", count, fileBytes, saved[0])
@@ -84,9 +84,9 @@ enum SealedFileGroup {
     /// Saves from a fresh snapshot (a key change to the same key rewrites the file) until one
     /// save rewrites the file again (a new inode): the whole cost of a journal cycle.
     private static func compactionCycle(
-        _ store: SealedFileStore, url: URL, key: VaultKey, value: Data, pick: () -> CredentialKey
+        _ store: SealedFileStore, url: URL, secret key: VaultSecret, value: Data, pick: () -> CredentialKey
     ) throws -> (mean: Double, rewrite: Double, saves: Int) {
-        try store.changeKey(from: key, to: key)
+        try store.changeSecret(from: key, to: key)
         let start = try inode(url)
         var total = 0.0
         for saves in 1...1_000_000 {

@@ -14,15 +14,15 @@ enum UnlockGroup {
         let presets: [(String, KDFParameters, Int)] = [("interactive", .interactive, 11), ("moderate", .moderate, 7)]
         for (preset, parameters, runs) in presets {
             let url = directory.appendingPathComponent("passphrase-\(preset).cvault")
-            let key = VaultKey.passphrase(passphrase)
-            try populate(SealedFileStore.create(at: url, key: key, kdf: parameters, configuration: configuration))
+            let key = VaultSecret.passphrase(passphrase)
+            try populate(SealedFileStore.create(at: url, secret: key, kdf: parameters, configuration: configuration))
             let counter = PasswordDerivationCounter()
             var unlocks = 0
             let samples = try counter.counting {
                 try Timer.measureInterleaved(Plan.slow(options, runs: runs), [
                     {
                         unlocks += 1
-                        blackHole(try SealedFileStore.open(at: url, key: key, configuration: configuration))
+                        blackHole(try SealedFileStore.open(at: url, secret: key, configuration: configuration))
                     },
                     {
                         guard RawArgon2id.derive(opsLimit: parameters.opsLimit, memLimitBytes: parameters.memLimitBytes) else {
@@ -41,14 +41,14 @@ enum UnlockGroup {
             reporter.add(raw)
         }
         let keyFile = try workspace.makeKeyFile("unlock.key")
-        let others: [(String, VaultKey)] = [("key_file", .keyFile(keyFile)), ("device", .device)]
+        let others: [(String, VaultSecret)] = [("key_file", .keyFile(keyFile)), ("device", .device)]
         for (name, key) in others {
             let url = directory.appendingPathComponent("\(name).cvault")
-            try populate(SealedFileStore.create(at: url, key: key, configuration: configuration))
+            try populate(SealedFileStore.create(at: url, secret: key, configuration: configuration))
             let counter = PasswordDerivationCounter()
             let sample = try counter.counting {
                 try Timer.measure(Plan.fast(options)) {
-                    blackHole(try SealedFileStore.open(at: url, key: key, configuration: configuration))
+                    blackHole(try SealedFileStore.open(at: url, secret: key, configuration: configuration))
                 }
             }
             var figure = Figure(group: title, name: "unlock_\(name)", sample: sample)

@@ -43,7 +43,7 @@ enum WaitsGroup {
         var configuration = workspace.configuration
         configuration.lockTimeout = .seconds(3600)
         let url = directory.appendingPathComponent("locked.cvault")
-        let store = try await SealedFileStore.create(at: url, key: .keyFile(try workspace.makeKeyFile("waits.key")), configuration: configuration)
+        let store = try await SealedFileStore.create(at: url, secret: .keyFile(try workspace.makeKeyFile("waits.key")), configuration: configuration)
         let holder: LockHolder
         do {
             holder = try LockHolder(url.path + ".lock")

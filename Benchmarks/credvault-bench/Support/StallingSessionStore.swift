@@ -6,7 +6,7 @@ import Synchronization
 /// `cancelled` when their task is: as a slow backend behind the async API does), arriving at a
 /// countdown when a stalled load begins. (The package's `FaultInjectingStore` does the same; the
 /// benchmark does not link CredentialVaultTesting.)
-final class StallingSessionStore: AsyncTokenStorage {
+final class StallingSessionStore: AsyncTokenStorageAdapter {
     private let base = InMemoryStore()
     private let stalling = Mutex<Countdown?>(nil)
 

@@ -18,10 +18,10 @@ final class VaultFixture {
         let directory = workspace.scratch.appendingPathComponent(name)
         try Workspace.makePrivateDirectory(directory)
         url = directory.appendingPathComponent("vault.cvault")
-        store = try SealedFileStore.create(at: url, key: .keyFile(keyFile), configuration: workspace.configuration)
+        store = try SealedFileStore.create(at: url, secret: .keyFile(keyFile), configuration: workspace.configuration)
     }
 
-    var key: VaultKey { .keyFile(keyFile) }
+    var secret: VaultSecret { .keyFile(keyFile) }
 
     /// The `index`th credential's name: 16 services, one account each.
     static func credentialKey(_ index: Int) -> CredentialKey {

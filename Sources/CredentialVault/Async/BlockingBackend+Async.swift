@@ -6,7 +6,7 @@ import Foundation
 
 /// The asynchronous operations of a backend that implements the blocking ones: a third-party
 /// backend writes its seven `TokenStorageAdapter` operations and declares
-/// `extension MyStore: AsyncTokenStorage {}`; every async operation then runs its blocking twin
+/// `extension MyStore: AsyncTokenStorageAdapter {}`; every async operation then runs its blocking twin
 /// on a thread the library owns (`StoreThreads.blockingBackends`), the caller suspended, so it
 /// never blocks Swift's cooperative pool or the main actor and passes the conformance suite's
 /// `asyncDoesNotBlockThePool`.
@@ -16,7 +16,7 @@ import Foundation
 /// hear the cancellation), and its result is returned. A backend that can stop early, or that
 /// answers from memory without blocking, implements the async operations itself: its own
 /// implementations are used instead of these.
-extension AsyncTokenStorage where Self: TokenStorageAdapter {
+extension AsyncTokenStorageAdapter where Self: TokenStorageAdapter {
     /// `save(_:for:options:)` of the blocking API, on a library thread.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
         let store = synchronous

@@ -51,7 +51,7 @@ package final class StoreThreads: Sendable {
         name: "credvault-kdf", limit: max(1, ProcessInfo.processInfo.activeProcessorCount))
 
     /// The threads of backends that implement only the blocking operations (see
-    /// `AsyncTokenStorage`'s default operations), shared by all of them: up to two per core at
+    /// `AsyncTokenStorageAdapter`'s default operations), shared by all of them: up to two per core at
     /// once, started on demand and ended when idle, jobs in submission order. A backend that
     /// blocks for long (a network store without deadlines) holds one of them as long.
     package static let blockingBackends = StoreThreads(

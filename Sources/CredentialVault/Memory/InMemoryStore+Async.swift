@@ -4,9 +4,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `AsyncTokenStorage` conformance. Everything is in memory behind one short lock, so every
+/// `AsyncTokenStorageAdapter` conformance. Everything is in memory behind one short lock, so every
 /// operation is answered on the caller's thread: nothing blocks, nothing hops.
-extension InMemoryStore: AsyncTokenStorage {
+extension InMemoryStore: AsyncTokenStorageAdapter {
     /// See `save(_:for:options:)`.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
         try synchronous.save(value, for: key, options: options)

@@ -21,9 +21,9 @@ import Foundation
 /// under a key is left alone unless `overwrite` is set, and the credential stays in the source.
 public struct CredentialMigrator: Sendable {
     /// Where the credentials are.
-    public let source: any AsyncTokenStorage
+    public let source: any AsyncTokenStorageAdapter
     /// Where they go.
-    public let target: any AsyncTokenStorage
+    public let target: any AsyncTokenStorageAdapter
     /// Set when the target's storage is meant for another machine (a vault file to be copied
     /// elsewhere, a synced location): device-only credentials then stay in the source.
     /// Targets without device-only support are treated the same way, always.
@@ -32,7 +32,7 @@ public struct CredentialMigrator: Sendable {
     public var overwrite: Bool
 
     /// Creates a migrator from `source` to `target`.
-    public init(from source: any AsyncTokenStorage, to target: any AsyncTokenStorage,
+    public init(from source: any AsyncTokenStorageAdapter, to target: any AsyncTokenStorageAdapter,
                 targetLeavesThisMachine: Bool = false, overwrite: Bool = false) {
         self.source = source
         self.target = target

@@ -8,7 +8,7 @@ import Foundation
 import Glibc
 #endif
 
-extension VaultKey {
+extension VaultSecret {
     /// The size of a key file `createKeyFile(at:)` writes: 32 random bytes (256 bits).
     public static let keyFileBytes = 32
 
@@ -23,7 +23,7 @@ extension VaultKey {
     /// name is `invalidArgument`, and nothing is changed. If writing fails the new file is
     /// removed; a crash in the middle can leave a file shorter than 32 bytes, which no vault
     /// accepts as a key (it never passes for a weaker key).
-    public static func createKeyFile(at url: URL) throws(CredentialVaultError) -> VaultKey {
+    public static func createKeyFile(at url: URL) throws(CredentialVaultError) -> VaultSecret {
         let path = url.path
         let name = url.lastPathComponent
         guard !name.isEmpty, name != ".", name != "..", !name.contains("/") else {
@@ -83,7 +83,7 @@ extension VaultKey {
     }
 
     /// `createKeyFile(at:)` off the caller's thread (its `fsync`s).
-    public static func createKeyFile(at url: URL) async throws(CredentialVaultError) -> VaultKey {
-        try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in try VaultKey.createKeyFile(at: url) }
+    public static func createKeyFile(at url: URL) async throws(CredentialVaultError) -> VaultSecret {
+        try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in try VaultSecret.createKeyFile(at: url) }
     }
 }

@@ -16,7 +16,7 @@ enum KeyWrapping {
     /// `hostSecretNeed` says what depends on the host secret if it is missing (by default: this
     /// device-key vault, so a missing one is an error, not a new secret).
     static func keyEncryptionKey(
-        _ key: VaultKey, header: VaultHeader, configuration: SealedFileConfiguration,
+        _ key: VaultSecret, header: VaultHeader, configuration: SealedFileConfiguration,
         hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> SecureBytes {
         switch (key, header.keySource) {

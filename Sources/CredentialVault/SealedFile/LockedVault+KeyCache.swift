@@ -29,7 +29,7 @@ extension LockedVault {
     /// happened, the next one derives again).
     public func unlock(
         cachingKeyIn cache: KernelKeyCache, for timeout: Duration, configuration: SealedFileConfiguration = SealedFileConfiguration(),
-        key: () throws(CredentialVaultError) -> VaultKey
+        secret key: () throws(CredentialVaultError) -> VaultSecret
     ) throws(CredentialVaultError) -> (store: SealedFileStore, hit: Bool, stored: Bool) {
         guard keySource != .device else { return (try unlock(with: try key(), configuration: configuration), false, false) }
         let name = keyCacheName

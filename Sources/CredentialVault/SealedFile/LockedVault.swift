@@ -56,7 +56,7 @@ public struct LockedVault: Sendable {
     /// Throws `rolledBack` when the file is older than its rollback counter, and `notAvailable`
     /// when its custodian is not among `configuration.custodians`.
     public func unlock(
-        with key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        with key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         try unlock(with: key, configuration: configuration, acceptingRollback: false)
     }
@@ -69,7 +69,7 @@ public struct LockedVault: Sendable {
     /// changed since it was read reads it again; a copy put back that stays there is refused
     /// on the read that finds it unchanged.
     func unlock(
-        with key: VaultKey, configuration: SealedFileConfiguration, acceptingRollback: Bool
+        with key: VaultSecret, configuration: SealedFileConfiguration, acceptingRollback: Bool
     ) throws(CredentialVaultError) -> SealedFileStore {
         var vault = self
         // Bounded: a vault saved again during every key derivation is refused after a few.
@@ -90,7 +90,7 @@ public struct LockedVault: Sendable {
     static let rereadsAfterARace = 3
 
     private func unlockOnce(
-        with key: VaultKey, configuration: SealedFileConfiguration, acceptingRollback: Bool
+        with key: VaultSecret, configuration: SealedFileConfiguration, acceptingRollback: Bool
     ) throws(CredentialVaultError) -> SealedFileStore {
         let kek: SecureBytes
         var deviceKey: SecureBytes?

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `AsyncTokenStorage` conformance: the same operations as the synchronous API, never blocking
+/// `AsyncTokenStorageAdapter` conformance: the same operations as the synchronous API, never blocking
 /// the caller's thread.
 ///
 /// - A read the state in memory can answer (the file's fingerprint unchanged, the state not
@@ -17,7 +17,7 @@ import Foundation
 ///   thread. Cancelled while waiting for the lock or behind other work: `cancelled` at once,
 ///   nothing written. Cancelled once the write started: the write completes (a few
 ///   milliseconds), then its result is returned.
-extension SealedFileStore: AsyncTokenStorage {
+extension SealedFileStore: AsyncTokenStorageAdapter {
     /// See `save(_:for:options:)`.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
         try await write(saving(value, for: key, options: options))
@@ -78,19 +78,19 @@ extension SealedFileStore: AsyncTokenStorage {
 
     // MARK: - Key management and opening, off the caller's thread
 
-    /// `changeKey(from:to:kdf:)`: the key derivations on the key-derivation threads
+    /// `changeSecret(from:to:kdf:)`: the key derivations on the key-derivation threads
     /// (`StoreThreads.keyDerivation`), without the vault lock; then the write, as any other.
     /// Cancelled during the derivations: `cancelled` at once, nothing changed (the abandoned
     /// derivation ends on its own).
-    public func changeKey(from current: VaultKey, to new: VaultKey, kdf: KDFParameters = .moderate) async throws(CredentialVaultError) {
+    public func changeSecret(from current: VaultSecret, to new: VaultSecret, kdf: KDFParameters = .moderate) async throws(CredentialVaultError) {
         let change = try await StoreThreads.keyDerivation.run(abandonable: true) { _ throws(CredentialVaultError) in
             try self.keyChange(from: current, to: new, kdf: kdf)
         }
         try await write(change)
     }
 
-    /// `rotateDataKey(key:kdf:)`, as the async `changeKey`.
-    public func rotateDataKey(key: VaultKey, kdf: KDFParameters? = nil) async throws(CredentialVaultError) {
+    /// `rotateDataKey(secret:kdf:)`, as the async `changeSecret`.
+    public func rotateDataKey(secret key: VaultSecret, kdf: KDFParameters? = nil) async throws(CredentialVaultError) {
         let change = try await StoreThreads.keyDerivation.run(abandonable: true) { _ throws(CredentialVaultError) in
             try self.rotation(key: key, kdf: kdf)
         }
@@ -99,19 +99,19 @@ extension SealedFileStore: AsyncTokenStorage {
 
     /// `changeCustody(to:key:rollbackCounter:)` on the key-derivation threads (its derivation,
     /// the custodians' calls and the write; not abandoned once started: it writes).
-    public func changeCustody(to custody: DeviceCustody, key: VaultKey, rollbackCounter: Bool? = nil) async throws(CredentialVaultError) {
+    public func changeCustody(to custody: DeviceCustody, secret key: VaultSecret, rollbackCounter: Bool? = nil) async throws(CredentialVaultError) {
         try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
-            try self.changeCustody(to: custody, key: key, rollbackCounter: rollbackCounter)
+            try self.changeCustody(to: custody, secret: key, rollbackCounter: rollbackCounter)
         }
     }
 
     /// `acceptRestore(at:key:configuration:)` on the key-derivation threads (not abandoned once
     /// started: it writes).
     public static func acceptRestore(
-        at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {
         try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
-            try SealedFileStore.acceptRestore(at: url, key: key, configuration: configuration)
+            try SealedFileStore.acceptRestore(at: url, secret: key, configuration: configuration)
         }
     }
 
@@ -119,29 +119,29 @@ extension SealedFileStore: AsyncTokenStorage {
     /// Cancelled meanwhile: `cancelled` at once (the abandoned open has no effect but a
     /// best-effort purge of expired records, which any reader may do).
     public static func open(
-        at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {
         try await StoreThreads.keyDerivation.run(abandonable: true) { _ throws(CredentialVaultError) in
-            try SealedFileStore.open(at: url, key: key, configuration: configuration)
+            try SealedFileStore.open(at: url, secret: key, configuration: configuration)
         }
     }
 
     /// `create(at:key:kdf:configuration:)` on the key-derivation threads (not abandoned when
     /// cancelled once started: it writes the new vault).
     public static func create(
-        at url: URL, key: VaultKey, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {
         try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
-            try SealedFileStore.create(at: url, key: key, kdf: kdf, configuration: configuration)
+            try SealedFileStore.create(at: url, secret: key, kdf: kdf, configuration: configuration)
         }
     }
 
     /// `openOrCreate(at:key:kdf:configuration:)` on the key-derivation threads, as `create`.
     public static func openOrCreate(
-        at url: URL, key: VaultKey, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {
         try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
-            try SealedFileStore.openOrCreate(at: url, key: key, kdf: kdf, configuration: configuration)
+            try SealedFileStore.openOrCreate(at: url, secret: key, kdf: kdf, configuration: configuration)
         }
     }
 

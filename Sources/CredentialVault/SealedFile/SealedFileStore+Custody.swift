@@ -19,7 +19,7 @@ extension SealedFileStore {
     /// at the new custodian (`rollbackCounter`, default: with keyring and TPM custody) and the
     /// old one removed. The file is rewritten atomically: a failure leaves the vault as it was
     /// (and removes the new counter).
-    public func changeCustody(to custody: DeviceCustody, key: VaultKey, rollbackCounter: Bool? = nil) throws(CredentialVaultError) {
+    public func changeCustody(to custody: DeviceCustody, secret key: VaultSecret, rollbackCounter: Bool? = nil) throws(CredentialVaultError) {
         let known = try read { $0 }
         // Unasked, a vault keeps a counter it has: a move never drops protection silently.
         let withCounter = rollbackCounter ?? (custody != .file || known.contents.header.hasRollbackCounter)
@@ -144,7 +144,7 @@ extension SealedFileStore {
     /// from now on. Credentials revoked or used since that backup are back: that is what a
     /// restore means, and why it is never done without this call (`credvault accept-restore`).
     public static func acceptRestore(
-        at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
         let (vaultID, need) = store.state.withLock { ($0.contents.header.vaultID, hostSecretNeed($0.contents)) }

@@ -21,7 +21,7 @@ extension SealedFileStore {
     /// the store's state are taken, so that reads in this process and writes in others go on
     /// meanwhile; the write then only installs the new header, provided the vault is still
     /// wrapped as when the derivations started (else they are made again under the lock).
-    public func changeKey(from current: VaultKey, to new: VaultKey, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
+    public func changeSecret(from current: VaultSecret, to new: VaultSecret, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
         try write(keyChange(from: current, to: new, kdf: kdf))
     }
 
@@ -29,14 +29,14 @@ extension SealedFileStore {
     /// key may have leaked). `key` must unlock the vault and wraps the new data key. Device-only
     /// values keep their inner device seal, so rotation works even on another machine.
     ///
-    /// As for `changeKey`, the key derivations run before the lock is taken.
-    public func rotateDataKey(key: VaultKey, kdf: KDFParameters? = nil) throws(CredentialVaultError) {
+    /// As for `changeSecret`, the key derivations run before the lock is taken.
+    public func rotateDataKey(secret key: VaultSecret, kdf: KDFParameters? = nil) throws(CredentialVaultError) {
         try write(rotation(key: key, kdf: kdf))
     }
 
     /// A key change with its derivations made now (against the current state): the write that
     /// installs it, shared by the sync and async APIs.
-    func keyChange(from current: VaultKey, to new: VaultKey, kdf: KDFParameters) throws(CredentialVaultError) -> VaultChange<Void> {
+    func keyChange(from current: VaultSecret, to new: VaultSecret, kdf: KDFParameters) throws(CredentialVaultError) -> VaultChange<Void> {
         let prepare = { @Sendable (s: State) throws(CredentialVaultError) -> VaultHeader in
             try self.verify(current, in: s)
             let need = Self.hostSecretNeed(s.contents)
@@ -55,7 +55,7 @@ extension SealedFileStore {
     }
 
     /// A rotation with its derivations made now: the write that re-seals and installs it.
-    func rotation(key: VaultKey, kdf: KDFParameters?) throws(CredentialVaultError) -> VaultChange<Void> {
+    func rotation(key: VaultSecret, kdf: KDFParameters?) throws(CredentialVaultError) -> VaultChange<Void> {
         let prepare = { @Sendable (s: State, dataKey: SecureBytes) throws(CredentialVaultError) -> VaultHeader in
             let header = s.contents.header
             var parameters = KDFParameters.moderate
@@ -95,7 +95,7 @@ extension SealedFileStore {
     }
 
     /// Checks that `key` unwraps this vault's current data key.
-    func verify(_ key: VaultKey, in s: State) throws(CredentialVaultError) {
+    func verify(_ key: VaultSecret, in s: State) throws(CredentialVaultError) {
         let header = s.contents.header
         let kek = try KeyWrapping.keyEncryptionKey(key, header: header, configuration: configuration)
         let unwrapped = try KeyWrapping.unwrap(header: header, kek: kek)

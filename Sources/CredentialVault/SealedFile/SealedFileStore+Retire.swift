@@ -23,7 +23,7 @@ extension SealedFileStore {
     /// goes. The order (counter, mark, file) makes an interrupted retire one that can be run
     /// again: the file left behind opens for it, never a vault silently without protection.
     public static func retire(
-        at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
         try store.holdingVaultLock { () throws(CredentialVaultError) in

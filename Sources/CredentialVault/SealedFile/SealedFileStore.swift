@@ -124,7 +124,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
 
     /// Opens and unlocks an existing vault (see `LockedVault`).
     public static func open(
-        at url: URL, key: VaultKey, configuration: SealedFileConfiguration = SealedFileConfiguration()
+        at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         try LockedVault(url: url).unlock(with: key, configuration: configuration)
     }
@@ -133,7 +133,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     /// wrapped by `key`. Throws `invalidArgument` when a vault already exists there, also one
     /// that appeared while this one was being made: an existing file is never replaced.
     public static func create(
-        at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
+        at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path, owners: .notWritableByOthers)
@@ -188,7 +188,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
 
     /// Opens the vault at `url`, creating it first when there is none.
     public static func openOrCreate(
-        at url: URL, key: VaultKey, kdf: KDFParameters = .moderate,
+        at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
         let locked: LockedVault
@@ -196,10 +196,10 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             locked = try LockedVault(url: url)
         } catch .notAvailable {
             do {
-                return try create(at: url, key: key, kdf: kdf, configuration: configuration)
+                return try create(at: url, secret: key, kdf: kdf, configuration: configuration)
             } catch .invalidArgument {
                 // Another process created it in between: open theirs.
-                return try open(at: url, key: key, configuration: configuration)
+                return try open(at: url, secret: key, configuration: configuration)
             }
         }
         // Only a missing file means "create": an error of the unlock (a missing host secret
@@ -210,7 +210,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     /// A header for `key` with fresh salt, wrapping `dataKey`: one key derivation.
     /// `hostSecretNeed` says what depends on the host secret, should a device key find none.
     static func wrappedHeader(
-        for key: VaultKey, kdf: KDFParameters, vaultID: [UInt8], dataKey: SecureBytes, generation: UInt64,
+        for key: VaultSecret, kdf: KDFParameters, vaultID: [UInt8], dataKey: SecureBytes, generation: UInt64,
         custody: DeviceCustody, rollbackCounter: Bool, configuration: SealedFileConfiguration,
         hostSecretNeed: () -> HostSecret.Need = { .deviceKeyVault }
     ) throws(CredentialVaultError) -> VaultHeader {

@@ -30,7 +30,7 @@ public enum CredentialVaultError: Error, Sendable, Hashable, CustomStringConvert
     case io(String)
     /// The task waiting for the operation was cancelled (`Task.cancel()`). Nothing was changed
     /// when the operation was still waiting (for a lock, or its turn); one already under way
-    /// was completed first or interrupted, as the backend documents (`AsyncTokenStorage`).
+    /// was completed first or interrupted, as the backend documents (`AsyncTokenStorageAdapter`).
     case cancelled
     /// The caller passed something invalid (an empty service, a non-UTF-8 string value, ...).
     case invalidArgument(String)

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// The storage protocol every backend implements: small, synchronous, throwing and `Sendable`.
-/// Its asynchronous twin, for the main actor and the cooperative pool, is `AsyncTokenStorage`.
+/// Its asynchronous twin, for the main actor and the cooperative pool, is `AsyncTokenStorageAdapter`.
 ///
 /// Values are bytes and round-trip exactly (empty, binary with NUL and 0xFF, up to at least
 /// 1 MiB). A missing credential is `nil`, never an error.

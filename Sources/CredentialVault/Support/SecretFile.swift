@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// The one reader of small files that hold a secret: key files (`VaultKey.keyFile`) and the
+/// The one reader of small files that hold a secret: key files (`VaultSecret.keyFile`) and the
 /// CLI's passphrase files (`--passphrase-file`, `$CREDVAULT_PASSPHRASE_FILE`).
 ///
 /// The file is opened by `PrivateFiles.open`, the rule every private file follows (no link

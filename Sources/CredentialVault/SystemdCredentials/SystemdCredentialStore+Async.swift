@@ -4,10 +4,10 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// `AsyncTokenStorage` conformance: the reads run on the store's thread (`threads`), the caller
+/// `AsyncTokenStorageAdapter` conformance: the reads run on the store's thread (`threads`), the caller
 /// suspended; cancelled before a read started, it throws `cancelled` (a read has no effect to
 /// complete). Writes throw at once, as the synchronous ones do.
-extension SystemdCredentialStore: AsyncTokenStorage {
+extension SystemdCredentialStore: AsyncTokenStorageAdapter {
     /// See `save(_:for:options:)`: `unsupported`.
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
         try synchronous.save(value, for: key, options: options)

@@ -32,7 +32,7 @@ public actor ClientCredentialsClient {
     ///   - storageOptions: how the token is stored (default device-only; `.portable` for a store
     ///     shared by hosts, such as the fleet store, which refuses device-only).
     public init(
-        configuration: OIDCConfiguration, scopes: [String] = [], store: any AsyncTokenStorage,
+        configuration: OIDCConfiguration, scopes: [String] = [], store: any AsyncTokenStorageAdapter,
         refreshMargin: Duration = .seconds(60), minimumRefreshInterval: Duration = .seconds(2), retryPolicy: RetryPolicy = .default,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger(), storageOptions: StorageOptions = .default

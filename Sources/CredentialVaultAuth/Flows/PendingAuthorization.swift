@@ -16,7 +16,7 @@ struct PendingAuthorization: Codable, Sendable {
     /// that an ID token is required. `nil` in records written before it existed.
     var requestsOpenID: Bool? = nil
 
-    func save(under key: CredentialKey, in store: any AsyncTokenStorage, ttl: Duration) async throws(AuthError) {
+    func save(under key: CredentialKey, in store: any AsyncTokenStorageAdapter, ttl: Duration) async throws(AuthError) {
         var data: Data
         do { data = try JSONEncoder.session.encode(self) } catch { throw .invalidResponse("pending sign-in not encodable") }
         defer { data.resetBytes(in: 0..<data.count) }
@@ -25,12 +25,12 @@ struct PendingAuthorization: Codable, Sendable {
 
     /// Reads the pending sign-in without consuming it (to check that a redirect belongs to
     /// it before `take` spends it); `nil` when unknown or already used.
-    static func peek(_ key: CredentialKey, from store: any AsyncTokenStorage) async throws(AuthError) -> PendingAuthorization? {
+    static func peek(_ key: CredentialKey, from store: any AsyncTokenStorageAdapter) async throws(AuthError) -> PendingAuthorization? {
         try await decode { () async throws(CredentialVaultError) in try await store.load(key) }
     }
 
     /// Takes (reads and deletes) the pending sign-in; `nil` when unknown or already used.
-    static func take(_ key: CredentialKey, from store: any AsyncTokenStorage) async throws(AuthError) -> PendingAuthorization? {
+    static func take(_ key: CredentialKey, from store: any AsyncTokenStorageAdapter) async throws(AuthError) -> PendingAuthorization? {
         try await decode { () async throws(CredentialVaultError) in try await store.take(key) }
     }
 

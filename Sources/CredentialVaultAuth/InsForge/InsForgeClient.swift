@@ -2,7 +2,7 @@ import CredentialVault
 import Foundation
 
 /// A client for an InsForge backend's auth API (`/api/auth`), with the calls of InsForge's
-/// Swift SDK, whose session lives in the application's store (`AsyncTokenStorage`: a sealed-file
+/// Swift SDK, whose session lives in the application's store (`AsyncTokenStorageAdapter`: a sealed-file
 /// vault, Secret Service, memory) instead of plaintext preferences: e-mail and password
 /// sign-up and sign-in, e-mail verification, password reset, profile, OAuth with PKCE, and a
 /// `SessionManager` that refreshes the tokens through `/api/auth/refresh` (single flight,
@@ -16,7 +16,7 @@ public final class InsForgeClient: Sendable {
     /// The session manager (`getSession()`, `getAccessToken(forceRefresh:)`, `states()`).
     public let sessions: SessionManager
     let api: InsForgeAPI
-    let store: any AsyncTokenStorage
+    let store: any AsyncTokenStorageAdapter
     let logger: AuthLogger
     let clock: any CredentialClock
 
@@ -29,7 +29,7 @@ public final class InsForgeClient: Sendable {
     ///   - clock: the source of "now" (expiry decisions).
     ///   - logger: where the client logs (redacted at every level).
     public init(
-        configuration: InsForgeConfiguration, store: any AsyncTokenStorage,
+        configuration: InsForgeConfiguration, store: any AsyncTokenStorageAdapter,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
     ) async throws(InsForgeError) {

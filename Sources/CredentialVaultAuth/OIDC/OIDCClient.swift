@@ -2,7 +2,7 @@ import CredentialVault
 import Foundation
 
 /// An OpenID Connect / OAuth 2.0 client whose session lives in the application's store
-/// (through its asynchronous API, `AsyncTokenStorage`, so no call blocks on it): sign-in with authorization code + PKCE (loopback or custom-scheme
+/// (through its asynchronous API, `AsyncTokenStorageAdapter`, so no call blocks on it): sign-in with authorization code + PKCE (loopback or custom-scheme
 /// redirect) or the device grant, ID token verification, a session manager that keeps the
 /// tokens fresh, and sign-out with revocation.
 public final class OIDCClient: Sendable {
@@ -11,7 +11,7 @@ public final class OIDCClient: Sendable {
     /// The session manager (`getSession()`, `getAccessToken(forceRefresh:)`, `states()`).
     public let sessions: SessionManager
     let provider: OIDCProvider
-    let store: any AsyncTokenStorage
+    let store: any AsyncTokenStorageAdapter
     let logger: AuthLogger
     let clock: any CredentialClock
 
@@ -25,7 +25,7 @@ public final class OIDCClient: Sendable {
     ///   - clock: the source of "now" (expiry decisions, ID token times).
     ///   - logger: where the client logs (redacted).
     public init(
-        configuration: OIDCConfiguration, store: any AsyncTokenStorage,
+        configuration: OIDCConfiguration, store: any AsyncTokenStorageAdapter,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
         logger: AuthLogger = AuthLogger()
     ) async throws(AuthError) {

@@ -6,7 +6,7 @@ import Foundation
 /// `ExclusiveAccessStore` such as the sealed file, across processes; publishes the auth state.
 ///
 /// The session is stored through the application's store, only ever through its asynchronous
-/// API (`AsyncTokenStorage`): no call of the manager blocks its caller's thread on the store.
+/// API (`AsyncTokenStorageAdapter`): no call of the manager blocks its caller's thread on the store.
 /// The provider is reached only through a `SessionRefresher`.
 ///
 /// The published state says why there is no session (`UnauthenticatedReason`): a locked or
@@ -78,7 +78,7 @@ public actor SessionManager {
     ///   - storageOptions: how the session is stored (default: persistent, device-only).
     ///   - clock: the source of "now" for expiry decisions.
     public init(
-        refresher: any SessionRefresher, store: any AsyncTokenStorage, key: CredentialKey,
+        refresher: any SessionRefresher, store: any AsyncTokenStorageAdapter, key: CredentialKey,
         storageOptions: StorageOptions = .default, configuration: Configuration = Configuration(),
         clock: any CredentialClock = SystemClock(), logger: AuthLogger = AuthLogger()
     ) async {

@@ -5,7 +5,7 @@ import Foundation
 /// asynchronous protocol only, so that no session read or write ever blocks the caller's thread.
 /// A cancelled store call is `AuthError.cancelled` (the one cancellation of the auth API).
 struct SessionStorage: Sendable {
-    let store: any AsyncTokenStorage
+    let store: any AsyncTokenStorageAdapter
     let key: CredentialKey
     let options: StorageOptions
     /// The in-process lock of `exclusively` for a store without one of its own; shared by every

@@ -28,7 +28,7 @@ package enum RetireCommand: Command {
         }
         guard try LockedVault.ifPresent(at: url) != nil else { throw CredentialVaultError.notAvailable("no vault at \(url.path)") }
         let key = try VaultOptions.explicitKey(args) ?? .device
-        try SealedFileStore.retire(at: url, key: key, configuration: try VaultOptions.configuration(args))
+        try SealedFileStore.retire(at: url, secret: key, configuration: try VaultOptions.configuration(args))
         io.status("retired \(url.path): the vault and its rollback counter are removed")
         return ExitCode.success
     }

@@ -33,7 +33,7 @@ package enum InitCommand: Command {
         _ = try args.positionals()
         let url = VaultOptions.vaultURL(args)
         let key = try VaultOptions.explicitKey(args, confirmNew: true) ?? .device
-        let store = try SealedFileStore.create(at: url, key: key, kdf: VaultOptions.kdf(args), configuration: VaultOptions.configuration(args))
+        let store = try SealedFileStore.create(at: url, secret: key, kdf: VaultOptions.kdf(args), configuration: VaultOptions.configuration(args))
         let counter = store.hasRollbackCounter ? ", with a rollback counter" : ""
         io.status("created \(store.url.path) (unlocked with its \(store.keySource); custody: \(store.custody.name)\(counter))")
         return ExitCode.success
@@ -55,7 +55,7 @@ package enum KeygenCommand: Command {
 
     package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         let path = try args.positionals("path")[0]
-        _ = try VaultKey.createKeyFile(at: URL(fileURLWithPath: path))
+        _ = try VaultSecret.createKeyFile(at: URL(fileURLWithPath: path))
         return ExitCode.success
     }
 }
@@ -77,7 +77,7 @@ package enum PasswdCommand: Command {
 
     package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
         _ = try args.positionals()
-        var new: [VaultKey] = []
+        var new: [VaultSecret] = []
         if let path = args.options["new-passphrase-file"] { new.append(try VaultOptions.passphrase(fromFile: path)) }
         if let path = args.options["new-key-file"] { new.append(.keyFile(URL(fileURLWithPath: path))) }
         if args.flags.contains("ask-new-passphrase") { new.append(try Prompt.passphrase(confirm: true)) }
@@ -87,7 +87,7 @@ package enum PasswdCommand: Command {
         guard let store = try VaultOptions.openSealedFile(args, create: false) else {
             throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
         }
-        try store.changeKey(from: current, to: new[0], kdf: VaultOptions.kdf(args))
+        try store.changeSecret(from: current, to: new[0], kdf: VaultOptions.kdf(args))
         io.status("\(store.url.path) is now unlocked with its \(store.keySource)")
         return ExitCode.success
     }
@@ -113,7 +113,7 @@ package enum RotateCommand: Command {
         guard let store = try VaultOptions.openSealedFile(args, create: false) else {
             throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
         }
-        try store.rotateDataKey(key: key)
+        try store.rotateDataKey(secret: key)
         io.status("rotated the data key of \(store.url.path)")
         return ExitCode.success
     }
@@ -201,7 +201,7 @@ package enum CustodyCommand: Command {
         guard let store = try VaultOptions.openSealedFile(args, create: false) else {
             throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
         }
-        try store.changeCustody(to: custody, key: key, rollbackCounter: VaultOptions.rollbackCounter(args))
+        try store.changeCustody(to: custody, secret: key, rollbackCounter: VaultOptions.rollbackCounter(args))
         let counter = store.hasRollbackCounter ? " with a rollback counter" : " without a rollback counter"
         io.status("\(store.url.path) is now under \(custody.name) custody\(counter)")
         return ExitCode.success
@@ -239,7 +239,7 @@ package enum AcceptRestoreCommand: Command {
             return ExitCode.success
         }
         let key = try VaultOptions.explicitKey(args) ?? .device
-        let store = try SealedFileStore.acceptRestore(at: url, key: key, configuration: configuration)
+        let store = try SealedFileStore.acceptRestore(at: url, secret: key, configuration: configuration)
         guard store.hasRollbackCounter else {
             // A copy from before the counter is accepted as it was then, without one: saying
             // that older copies are refused would promise a protection it no longer has.

@@ -10,7 +10,7 @@ struct HostKeyPair {
     let secretKey: SecureBytes
 
     /// The key pair of a `keyPair` or `device` host key.
-    static func of(_ key: FleetHostKey) throws(CredentialVaultError) -> HostKeyPair {
+    static func of(_ key: FleetHostSecret) throws(CredentialVaultError) -> HostKeyPair {
         switch key {
         case .keyPair(let url): return try load(url)
         case .device(let identity, let custodian):

@@ -3,7 +3,7 @@ import Foundation
 
 /// The asynchronous storage protocol: round trips run on the store's threads (never on the
 /// cooperative pool); a cached read is answered on the caller's thread.
-extension PostgresStore: AsyncTokenStorage {
+extension PostgresStore: AsyncTokenStorageAdapter {
     /// Stores `value` (`.portable` or ephemeral; device-only is `unsupported`).
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
         try await threads.run { _ throws(CredentialVaultError) in try self.blockingSave(value, for: key, options: options) }

@@ -33,13 +33,13 @@ public struct FleetStatus: Sendable, Hashable {
 extension PostgresStore {
     /// Enrols `name` with its own key: the data key is wrapped for it (no record is re-sealed).
     /// Throws `invalidArgument` when the host is enrolled already.
-    public func addHost(_ name: String, key: FleetHostKey, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
+    public func addHost(_ name: String, secret key: FleetHostSecret, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
         try Self.validateHostName(name)
         try enrol(
-            HostWrapping.make(host: name, key: key, kdf: kdf, dataKey: keys.dataKey, storeID: keys.storeID, epoch: keys.keyEpoch))
+            HostWrapping.make(host: name, secret: key, kdf: kdf, dataKey: keys.dataKey, storeID: keys.storeID, epoch: keys.keyEpoch))
     }
 
-    /// Enrols `name` by its public key (32 bytes: `FleetHostKey.publicKey(ofPrivateKeyFile:)`,
+    /// Enrols `name` by its public key (32 bytes: `FleetHostSecret.publicKey(ofPrivateKeyFile:)`,
     /// `credvault fleet public-key` on that host): the data key is sealed to it, and every
     /// rotation seals the new one to it too. It opens the store with `.keyPair(its private key
     /// file)`. Throws `invalidArgument` when the host is enrolled already.
@@ -96,7 +96,7 @@ extension PostgresStore {
         }
         return (0..<result.rowCount).compactMap { i in
             guard let name = result.text(i, 0), let source = result.int8(i, 1), let epoch = result.int8(i, 2) else { return nil }
-            return FleetHost(name: name, keyKind: FleetHostKey.kind(ofSource: source), keyEpoch: epoch)
+            return FleetHost(name: name, keyKind: FleetHostSecret.kind(ofSource: source), keyEpoch: epoch)
         }
     }
 
@@ -128,14 +128,14 @@ extension PostgresStore {
     /// calling thread). Interrupted (the process ends, the connection is lost) before it
     /// commits, a rotation changes nothing: the server rolls its transaction back.
     public func rotateDataKey(
-        hosts: [String: FleetHostKey] = [:], kdf: KDFParameters = .moderate, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+        hosts: [String: FleetHostSecret] = [:], kdf: KDFParameters = .moderate, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
     ) throws(CredentialVaultError) -> PostgresStore {
         let newKeys = try FleetKeys(dataKey: SecureBytes.random(count: Crypto.keyBytes), storeID: keys.storeID, keyEpoch: keys.keyEpoch + 1)
         var wrappings: [HostWrapping] = []
         for (name, key) in hosts.sorted(by: { $0.key < $1.key }) {
             try Self.validateHostName(name)
             wrappings.append(
-                try HostWrapping.make(host: name, key: key, kdf: kdf, dataKey: newKeys.dataKey, storeID: keys.storeID, epoch: newKeys.keyEpoch))
+                try HostWrapping.make(host: name, secret: key, kdf: kdf, dataKey: newKeys.dataKey, storeID: keys.storeID, epoch: newKeys.keyEpoch))
         }
         // A deadline for each statement, from when it is sent: a rotation of many rows (10,000
         // inserts) takes far longer than one statement, and one deadline for the whole of it

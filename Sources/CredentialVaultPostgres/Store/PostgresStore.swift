@@ -7,7 +7,7 @@ import Foundation
 /// - Every row is sealed on the client with the store's data key (XChaCha20-Poly1305; the
 ///   associated data binds the store id, the record id and the row version) and found by a
 ///   keyed hash of its name: the database sees no service, account, label or value.
-/// - The data key is wrapped once per host key (`FleetHostKey`: a key file or a passphrase).
+/// - The data key is wrapped once per host key (`FleetHostSecret`: a key file or a passphrase).
 /// - Every write is a compare-and-swap on the row version; `take` is single use across hosts.
 /// - Every write and delete is bound to the data key's epoch in the same statement: a process
 ///   that opened the store before a rotation gets `locked` (reopen), never a lost write or a
@@ -96,9 +96,9 @@ public final class PostgresStore: Sendable {
     /// role, `wrongPassphrase` when `key` is not this host's, `invalidArgument` for a
     /// malformed connection string (never repeated: it may hold a password).
     public static func open(
-        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret
     ) throws(CredentialVaultError) -> PostgresStore {
-        try open(configuration, host: host, key: key, acceptingRestore: false)
+        try open(configuration, host: host, secret: key, acceptingRestore: false)
     }
 
     /// Opens the store as `open` does, but accepts its state even when this host has seen a
@@ -107,13 +107,13 @@ public final class PostgresStore: Sendable {
     /// key of the epoch this host knew, or of a later one, must be that key or signed from it
     /// (`tampered` otherwise); one of an older epoch cannot be checked and is believed.
     public static func acceptRestore(
-        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret
     ) throws(CredentialVaultError) -> PostgresStore {
-        try open(configuration, host: host, key: key, acceptingRestore: true)
+        try open(configuration, host: host, secret: key, acceptingRestore: true)
     }
 
     static func open(
-        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey, acceptingRestore: Bool
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret, acceptingRestore: Bool
     ) throws(CredentialVaultError) -> PostgresStore {
         try configuration.validate()
         try validateHostName(host)
@@ -121,7 +121,7 @@ public final class PostgresStore: Sendable {
         let schema = FleetSchema(name: configuration.schema)
         var attempt = 1
         while true {
-            let (keys, state, chain) = try unwrapKeys(pool: pool, schema: schema, host: host, key: key)
+            let (keys, state, chain) = try unwrapKeys(pool: pool, schema: schema, host: host, secret: key)
             let memory = try FleetMemory(directory: configuration.stateDirectory, storeID: keys.storeID)
             // The key is checked even for an accepted restore: a restore brings back an older
             // state, not another key for an epoch this host knew (a box sealed to it by the
@@ -147,7 +147,7 @@ public final class PostgresStore: Sendable {
     /// Reads the store's meta row and `host`'s wrapping in one statement and unwraps the data
     /// key; returns the keys and the state read with them (to be verified).
     private static func unwrapKeys(
-        pool: ConnectionPool, schema: FleetSchema, host: String, key: FleetHostKey
+        pool: ConnectionPool, schema: FleetSchema, host: String, secret key: FleetHostSecret
     ) throws(CredentialVaultError) -> (FleetKeys, FleetState, chain: Data?) {
         let askedAt = ContinuousClock.now
         let result = try readMetaAndHost(pool: pool, schema: schema, host: host)
@@ -191,10 +191,10 @@ public final class PostgresStore: Sendable {
     /// Opens the store from async code: the connect, round trips and key derivation run on a
     /// thread of their own.
     public static func open(
-        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret
     ) async throws(CredentialVaultError) -> PostgresStore {
         try await StoreThreads.detached(name: "credvault-pgopen") { _ throws(CredentialVaultError) in
-            try open(configuration, host: host, key: key)
+            try open(configuration, host: host, secret: key)
         }
     }
 
@@ -202,7 +202,7 @@ public final class PostgresStore: Sendable {
     /// random store id and data key, enrolling `host` with `key`, in one transaction; then
     /// opens it. `kdf` is the Argon2id cost of a passphrase host key.
     public static func initialize(
-        _ configuration: PostgresConfiguration, host: String, key: FleetHostKey, kdf: KDFParameters = .moderate
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret, kdf: KDFParameters = .moderate
     ) throws(CredentialVaultError) -> PostgresStore {
         try configuration.validate()
         try validateHostName(host)
@@ -210,7 +210,7 @@ public final class PostgresStore: Sendable {
         let schema = FleetSchema(name: configuration.schema)
         let storeID = Data(Crypto.randomBytes(16))
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
-        let wrapping = try HostWrapping.make(host: host, key: key, kdf: kdf, dataKey: dataKey, storeID: storeID, epoch: 1)
+        let wrapping = try HostWrapping.make(host: host, secret: key, kdf: kdf, dataKey: dataKey, storeID: storeID, epoch: 1)
         let keys = try FleetKeys(dataKey: dataKey, storeID: storeID, keyEpoch: 1)
         let created = try pool.withConnection(retrySafe: false) { (c: PGConnection) throws(PGFailure) -> Bool in
             // (A deadline for each statement, from when it is sent, as everywhere.)

@@ -31,10 +31,10 @@ public struct BackendSelection: Sendable {
     /// Which backend, and why.
     public var decision: BackendDecision
     /// The opened store, through both protocols (`try await store.load(key)` from async code).
-    public var store: any CredentialStore
+    public var store: any TokenStorageBackend
 
     /// Creates a selection.
-    public init(decision: BackendDecision, store: any CredentialStore) {
+    public init(decision: BackendDecision, store: any TokenStorageBackend) {
         self.decision = decision
         self.store = store
     }

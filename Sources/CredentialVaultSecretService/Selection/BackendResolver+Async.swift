@@ -23,10 +23,10 @@ extension BackendResolver {
     public func open(_ choice: BackendChoice = .automatic) async throws(CredentialVaultError) -> BackendSelection {
         let decision = try await decide(choice)
         if decision.isKeyringLocked { throw .locked }
-        let store: any CredentialStore
+        let store: any TokenStorageBackend
         switch decision.kind {
         case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
-        case .file: store = try await SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFileConfiguration)
+        case .file: store = try await SealedFileStore.openOrCreate(at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration)
         case .memory: store = memoryStore()
         // A directory opened and checked with fstat: a few system calls on a RAM file system,
         // as in the synchronous open; the reads themselves run on the store's thread.

@@ -96,10 +96,10 @@ public struct BackendResolver: Sendable {
     public func open(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendSelection {
         let decision = try decide(choice)
         if decision.isKeyringLocked { throw .locked }
-        let store: any CredentialStore
+        let store: any TokenStorageBackend
         switch decision.kind {
         case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
-        case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, key: .device, configuration: sealedFileConfiguration)
+        case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration)
         case .memory: store = memoryStore()
         case .systemdCredentials: store = try systemdCredentialStore()
         }

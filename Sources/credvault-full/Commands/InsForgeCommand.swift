@@ -51,7 +51,7 @@ enum InsForgeCommand: Command {
         guard let text = args.options["url"], let url = URL(string: text) else { throw UsageError("--url URL is required") }
         let input = SecretInput(io: io)
         let writes = ["signup", "signin", "verify"].contains(action)
-        let store: any CredentialStore
+        let store: any TokenStorageBackend
         switch action {
         case "signup", "signin", "verify", "whoami", "signout":
             guard let opened = try VaultOptions.openStore(args, create: writes) else {
@@ -134,7 +134,7 @@ enum InsForgeCommand: Command {
         return ExitCode.success
     }
 
-    private static func makeClient(_ args: ParsedArguments, url: URL, store: any CredentialStore) throws -> InsForgeClient {
+    private static func makeClient(_ args: ParsedArguments, url: URL, store: any TokenStorageBackend) throws -> InsForgeClient {
         guard let clientType = InsForgeClientType(rawValue: args.options["client-type"] ?? "desktop") else {
             throw UsageError("--client-type is desktop or server")
         }

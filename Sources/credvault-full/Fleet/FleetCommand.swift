@@ -49,7 +49,7 @@ enum FleetCommand: Command {
         case "init":
             _ = try args.positionals("action")
             let store = try PostgresStore.initialize(
-                FleetOptions.configuration(args), host: FleetOptions.host(args), key: FleetOptions.hostKey(args), kdf: VaultOptions.kdf(args))
+                FleetOptions.configuration(args), host: FleetOptions.host(args), secret: FleetOptions.hostKey(args), kdf: VaultOptions.kdf(args))
             io.print("initialised fleet store \(store.storeID) (schema version 1), host \(TerminalText.escaped(store.host)) enrolled")
         case "public-key":
             _ = try args.positionals("action")
@@ -60,7 +60,7 @@ enum FleetCommand: Command {
                 throw UsageError(
                     "give this host's private key file with --fleet-private-key PATH (make one with credvault keygen), or --fleet-device-key")
             }
-            io.print(try FleetHostKey.publicKey(of: key).map { String(format: "%02x", $0) }.joined())
+            io.print(try FleetHostSecret.publicKey(of: key).map { String(format: "%02x", $0) }.joined())
         case "add-host":
             let name = try args.positionals("action", "name")[1]
             let store = try FleetOptions.open(args)
@@ -68,7 +68,7 @@ enum FleetCommand: Command {
                 guard let publicKey = hexBytes(hex) else { throw UsageError("--public-key is 64 hex digits (credvault fleet public-key)") }
                 try store.addHost(name, publicKey: publicKey)
             } else {
-                try store.addHost(name, key: try newHostKey(args), kdf: VaultOptions.kdf(args))
+                try store.addHost(name, secret: try newHostKey(args), kdf: VaultOptions.kdf(args))
             }
             io.print("host \(TerminalText.escaped(name)) enrolled")
         case "remove-host":
@@ -86,7 +86,7 @@ enum FleetCommand: Command {
             let before = try store.hosts().map(\.name)
             // A host enrolled by public key is re-keyed with the others; one with a key file or
             // passphrase stays by giving its key.
-            var keep: [String: FleetHostKey] = [:]
+            var keep: [String: FleetHostSecret] = [:]
             switch key {
             case .keyPair, .device: break
             case .keyFile, .passphrase: keep[store.host] = key
@@ -126,7 +126,7 @@ enum FleetCommand: Command {
             }
         case "accept-restore":
             _ = try args.positionals("action")
-            let store = try PostgresStore.acceptRestore(FleetOptions.configuration(args), host: FleetOptions.host(args), key: FleetOptions.hostKey(args))
+            let store = try PostgresStore.acceptRestore(FleetOptions.configuration(args), host: FleetOptions.host(args), secret: FleetOptions.hostKey(args))
             let status = try store.status()
             io.print("accepted the fleet store's state as restored (key epoch \(status.keyEpoch), generation \(status.generation), \(status.records) credentials) on this host")
         default:
@@ -148,7 +148,7 @@ enum FleetCommand: Command {
     }
 
     /// The key of the host being enrolled.
-    private static func newHostKey(_ args: ParsedArguments) throws -> FleetHostKey {
+    private static func newHostKey(_ args: ParsedArguments) throws -> FleetHostSecret {
         switch (args.options["new-key-file"], args.options["new-passphrase-file"]) {
         case (let path?, nil): return .keyFile(URL(fileURLWithPath: path))
         case (nil, let path?):

@@ -45,7 +45,7 @@ enum FleetOptions {
     /// This host's key: `--fleet-private-key` or `$CREDVAULT_FLEET_PRIVATE_KEY` (enrolled by its
     /// public key), `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
     /// else the common `--key-file`, `--passphrase-file` or `--ask-passphrase`.
-    static func hostKey(_ args: ParsedArguments) throws -> FleetHostKey {
+    static func hostKey(_ args: ParsedArguments) throws -> FleetHostSecret {
         if args.flags.contains("fleet-device-key") {
             // This machine's key pair, under the custody `--custody` names (file by default).
             let configuration = try VaultOptions.configuration(args)
@@ -77,13 +77,13 @@ enum FleetOptions {
 
     /// Opens the fleet store as this host.
     static func open(_ args: ParsedArguments) throws -> PostgresStore {
-        try PostgresStore.open(configuration(args), host: host(args), key: hostKey(args))
+        try PostgresStore.open(configuration(args), host: host(args), secret: hostKey(args))
     }
 }
 
 extension SecretServiceBackends {
     /// `--backend postgres`: the fleet store.
-    func openPostgres(_ args: ParsedArguments) throws -> any CredentialStore { try FleetOptions.open(args) }
+    func openPostgres(_ args: ParsedArguments) throws -> any TokenStorageBackend { try FleetOptions.open(args) }
 
     /// The fleet store's conditions in its own words (a rotated key, one row changed, a lock).
     func describeFleetError(_ error: CredentialVaultError) -> String? { PostgresStore.describe(error) }

@@ -13,7 +13,7 @@ extension InsForgeEndToEnd {
 
         /// A signed-in client (and its e-mail address).
         func signedIn(
-            _ server: Server, store: any AsyncTokenStorage = InMemoryStore(),
+            _ server: Server, store: any AsyncTokenStorageAdapter = InMemoryStore(),
             session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport(),
             clock: any CredentialClock = SystemClock()
         ) async throws -> (InsForgeClient, String) {

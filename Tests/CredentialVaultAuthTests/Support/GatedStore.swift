@@ -13,7 +13,7 @@ import Synchronization
 /// `CredentialVaultError.cancelled` (as the package's backends do), the gate still closed.
 /// It forwards to `base`, and has exclusive access when `base` has (a `FaultInjectingStore`),
 /// none otherwise (an `InMemoryStore`: a store without a lock of its own).
-final class GatedStore<Base: AsyncTokenStorage>: AsyncTokenStorage {
+final class GatedStore<Base: AsyncTokenStorageAdapter>: AsyncTokenStorageAdapter {
     typealias Operation = FaultInjectingStore.Operation
 
     private struct Hold {

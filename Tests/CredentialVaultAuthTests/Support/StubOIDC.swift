@@ -30,7 +30,7 @@ enum StubOIDC {
 
     static func client(
         _ stub: StubProvider, scopes: [String] = ["profile"], session: SessionManager.Configuration = .init(proactiveRefresh: false),
-        store: any AsyncTokenStorage = InMemoryStore(), clock: any CredentialClock = SystemClock(),
+        store: any AsyncTokenStorageAdapter = InMemoryStore(), clock: any CredentialClock = SystemClock(),
         edit: (inout ProviderMetadata) -> Void = { _ in }
     ) async throws -> OIDCClient {
         try await OIDCClient(

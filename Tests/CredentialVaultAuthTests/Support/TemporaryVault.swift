@@ -11,12 +11,12 @@ final class TemporaryVault: Sendable {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("cv-auth-\(UUID().uuidString)")
         url = directory.appendingPathComponent("vault.cvault")
-        _ = try SealedFileStore.create(at: url, key: .passphrase(Self.passphrase), kdf: .insecureTestingOnly)
+        _ = try SealedFileStore.create(at: url, secret: .passphrase(Self.passphrase), kdf: .insecureTestingOnly)
     }
 
     /// A new store object over the file (as a new process would open it).
     func open() throws -> SealedFileStore {
-        try SealedFileStore.open(at: url, key: .passphrase(Self.passphrase))
+        try SealedFileStore.open(at: url, secret: .passphrase(Self.passphrase))
     }
 
     /// The environment that lets `credvault` open this vault: the passphrase in a file only

@@ -19,7 +19,7 @@ struct RefreshRaceTests {
     static let bob = AuthSession(
         accessToken: "bob-at", refreshToken: "bob-rt", expiresAt: Date().addingTimeInterval(3600), user: AuthUser(subject: "bob"))
 
-    static func stored(in store: some AsyncTokenStorage) async throws -> AuthSession? {
+    static func stored(in store: some AsyncTokenStorageAdapter) async throws -> AuthSession? {
         try await SessionStorage(store: store, key: Rules.key, options: .default).load()
     }
 

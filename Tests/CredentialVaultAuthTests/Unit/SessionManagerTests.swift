@@ -44,7 +44,7 @@ struct SessionManagerTests {
     /// Stores alice's session: an hour-long token with `expiresIn` left.
     @discardableResult
     static func seed(
-        _ store: any AsyncTokenStorage, key: CredentialKey = key, expiresIn: TimeInterval = -10, refreshToken: String? = "refresh-0",
+        _ store: any AsyncTokenStorageAdapter, key: CredentialKey = key, expiresIn: TimeInterval = -10, refreshToken: String? = "refresh-0",
         now: Date = Date()
     ) async throws -> AuthSession {
         let expiry = now.addingTimeInterval(expiresIn)
@@ -58,7 +58,7 @@ struct SessionManagerTests {
     /// A manager with instant retries, on `clock`; `floor` is its `minimumRefreshInterval`.
     /// Without background refresh unless `proactive`.
     static func manager(
-        _ refresher: any SessionRefresher, on store: any AsyncTokenStorage, floor: Duration = .seconds(2),
+        _ refresher: any SessionRefresher, on store: any AsyncTokenStorageAdapter, floor: Duration = .seconds(2),
         clock: any CredentialClock = SystemClock(), proactive: Bool = false
     ) async -> SessionManager {
         let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(1)) { _ in }
@@ -70,7 +70,7 @@ struct SessionManagerTests {
 
     /// A manager over alice's session (see `seed`), on `clock`.
     static func manager(
-        _ refresher: any SessionRefresher, store: any AsyncTokenStorage, expiresIn: TimeInterval = -10,
+        _ refresher: any SessionRefresher, store: any AsyncTokenStorageAdapter, expiresIn: TimeInterval = -10,
         refreshToken: String? = "refresh-0", clock: any CredentialClock = SystemClock()
     ) async throws -> SessionManager {
         try await seed(store, expiresIn: expiresIn, refreshToken: refreshToken, now: clock.now())

@@ -4,12 +4,12 @@ import Foundation
 
 /// Forwards to `base`, arriving at `saves` as each save begins: a test knows that an operation
 /// has reached the store (and is in whatever `base` does, a stall for example) without polling.
-final class ArrivingStore: AsyncTokenStorage {
-    let base: any AsyncTokenStorage
+final class ArrivingStore: AsyncTokenStorageAdapter {
+    let base: any AsyncTokenStorageAdapter
     /// One arrival per save called.
     let saves = Arrivals()
 
-    init(_ base: any AsyncTokenStorage) { self.base = base }
+    init(_ base: any AsyncTokenStorageAdapter) { self.base = base }
 
     var capabilities: BackendCapabilities { base.capabilities }
     var defaultService: String { base.defaultService }

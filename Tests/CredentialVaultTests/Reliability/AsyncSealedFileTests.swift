@@ -68,7 +68,7 @@ import Testing
     @Test func aTaskStartedInsideExclusiveAccessDoesNotWriteWithoutTheLockAfterIt() async throws {
         let store = try TestVault.create(dir)
         defer { VaultLock.stopObservingRefusedAttempts(at: store.url.path) }
-        let other = try await SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let other = try await SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         let key = self.key
         let go = Arrivals()
         let saved = Arrivals()
@@ -94,7 +94,7 @@ import Testing
     /// would interleave without a lock. None is lost, nothing is corrupted.
     @Test func aLockInheritedByAStrayTaskLosesNoWriteAndCorruptsNothing() async throws {
         let store = try TestVault.create(dir)
-        let other = try await SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let other = try await SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         let go = Arrivals()
         let spawned = try await store.withExclusiveAccess { () async throws -> Task<Void, any Error> in
             Task { () async throws in
@@ -114,7 +114,7 @@ import Testing
         do { try await spawned.value } catch { spawnedError = error }
         var count = -1
         do {
-            let fresh = try await SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+            let fresh = try await SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
             count = try await fresh.listKeys(service: "race").count
         } catch { Issue.record("a fresh open of the vault afterwards: \(error)") }
         #expect(otherError == nil && spawnedError == nil && count == 120,
@@ -150,16 +150,16 @@ import Testing
     @Test(arguments: [false, true]) func aKeyChangeDoesNotHoldTheLockThroughItsDerivations(async: Bool) async throws {
         let derivations = HeldDerivations()
         let store = try await SealedFileStore.create(
-            at: dir.path("v\(async)/held.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
+            at: dir.path("v\(async)/held.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
             configuration: derivations.configuration(dir))
         let other = try await SealedFileStore.open(
-            at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(100)))
+            at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(100)))
         derivations.hold.store(true, ordering: .releasing)
         let change = Task.detached { () async throws in
             if async {
-                try await store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
+                try await store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
             } else {
-                try store.changeKeySync(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
+                try store.changeSecretSync(from: .passphrase(TestVault.passphrase), to: .passphrase("new one"), kdf: TestVault.kdf)
             }
         }
         #expect(await derivations.entered.reached(1), "the key change is deriving")
@@ -197,10 +197,10 @@ import Testing
     @Test func cancellingAKeyChangeDuringItsDerivationsEndsItAndChangesNothing() async throws {
         let derivations = HeldDerivations()
         let store = try await SealedFileStore.create(
-            at: dir.path("v6/held.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
+            at: dir.path("v6/held.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
             configuration: derivations.configuration(dir))
         derivations.hold.store(true, ordering: .releasing)
-        let change = Task { try await store.changeKey(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf) }
+        let change = Task { try await store.changeSecret(from: .passphrase(TestVault.passphrase), to: .passphrase("new"), kdf: TestVault.kdf) }
         #expect(await derivations.entered.reached(1), "the key change is deriving")
         change.cancel()
         let outcome = try await withCeiling(.seconds(60), "a cancelled key change") { () -> String in
@@ -211,7 +211,7 @@ import Testing
         }
         #expect(outcome == "\(CredentialVaultError.cancelled)")
         derivations.releaseAll(4)
-        _ = try await SealedFileStore.open(at: store.url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        _ = try await SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
     }
 
     /// An async load of an expired record inside withExclusiveAccess purges it, like the sync one.
@@ -234,7 +234,7 @@ import Testing
     @Test func concurrentAsyncOpensShareBoundedNamedThreads() async throws {
         let derivations = HeldDerivations()
         let store = try await SealedFileStore.create(
-            at: dir.path("v8/held.cvault"), key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
+            at: dir.path("v8/held.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf,
             configuration: derivations.configuration(dir))
         let url = store.url
         let inside = Mutex((now: 0, peak: 0))
@@ -251,7 +251,7 @@ import Testing
         let opens = Task {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { _ = try await SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: counted) }
+                    group.addTask { _ = try await SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: counted) }
                 }
                 try await group.waitForAll()
             }
@@ -286,9 +286,9 @@ import Testing
 }
 
 extension SealedFileStore {
-    /// The synchronous changeKey, callable from a context where the async overload wins.
-    func changeKeySync(from current: VaultKey, to new: VaultKey, kdf: KDFParameters) throws(CredentialVaultError) {
-        try changeKey(from: current, to: new, kdf: kdf)
+    /// The synchronous changeSecret, callable from a context where the async overload wins.
+    func changeSecretSync(from current: VaultSecret, to new: VaultSecret, kdf: KDFParameters) throws(CredentialVaultError) {
+        try changeSecret(from: current, to: new, kdf: kdf)
     }
 }
 

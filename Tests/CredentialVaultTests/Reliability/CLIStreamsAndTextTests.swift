@@ -19,7 +19,7 @@ import Testing
     /// larger than a pipe's buffer).
     private func vaultHolding(_ value: Data) throws -> (vault: String, keyFile: String) {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, name: "v/v.cvault", key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, name: "v/v.cvault", secret: .keyFile(keyFile))
         try store.save(value, for: CredentialKey(service: "s", account: "big"), options: .portable)
         return (store.url.path, keyFile.path)
     }

@@ -25,7 +25,7 @@ import Testing
 
     @Test func sigkillDuringWritesLosesNoAcknowledgedCredential() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let url = try TestVault.create(dir, key: .keyFile(keyFile)).url
+        let url = try TestVault.create(dir, secret: .keyFile(keyFile)).url
         var expected: [CredentialKey: Data] = [:]
         var stats = CrashStats()
         for round in 0..<kills {
@@ -36,7 +36,7 @@ import Testing
             let acked = helper.lastNumber(after: "ack")
             stats.note(tempFiles: VaultDirectory.tempFiles(of: url))
 
-            let store = try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+            let store = try SealedFileStore.open(at: url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
             let actual = try VaultDirectory.contents(of: store)
             let roundActual = actual.filter { $0.key.account.hasPrefix(plan.prefix + "-") }
             let done = plan.state(after: acked + 1)
@@ -50,7 +50,7 @@ import Testing
             stats.acknowledged += acked + 1
         }
         // The next write sweeps the temp files that killed writers left behind.
-        let store = try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let store = try SealedFileStore.open(at: url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         try store.save(Data("after".utf8), for: CredentialKey(service: "s", account: "after"), options: .portable)
         #expect(VaultDirectory.tempFiles(of: url).isEmpty, "no temp file outlives the next write")
         print("crash/writes: \(kills) kills, \(stats)")
@@ -62,8 +62,8 @@ import Testing
             try TestVault.write(Array("passphrase \(name) for the crash test".utf8), to: url)
             return url
         }
-        let keys: [VaultKey] = ["A", "B"].map { .passphrase("passphrase \($0) for the crash test") }
-        let store = try TestVault.create(dir, key: keys[0])
+        let keys: [VaultSecret] = ["A", "B"].map { .passphrase("passphrase \($0) for the crash test") }
+        let store = try TestVault.create(dir, secret: keys[0])
         let records = try VaultDirectory.fill(store, count: 12)
         var openedWith = ["A": 0, "B": 0]
         var stats = CrashStats()
@@ -75,7 +75,7 @@ import Testing
             var opened: [String] = []
             for (name, key) in zip(["A", "B"], keys) {
                 do {
-                    let reopened = try SealedFileStore.open(at: store.url, key: key, configuration: TestVault.configuration(dir))
+                    let reopened = try SealedFileStore.open(at: store.url, secret: key, configuration: TestVault.configuration(dir))
                     #expect(try VaultDirectory.contents(of: reopened) == records, "round \(round): records intact")
                     opened.append(name)
                 } catch CredentialVaultError.wrongPassphrase {
@@ -91,7 +91,7 @@ import Testing
 
     @Test func sigkillDuringKeyRotationLeavesEveryRecordReadable() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let store = try TestVault.create(dir, key: .keyFile(keyFile))
+        let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let records = try VaultDirectory.fill(store, count: 12)
         var stats = CrashStats()
         for round in 0..<kills {
@@ -99,7 +99,7 @@ import Testing
             try killAtRandomMoment(helper, readyLine: "ready")
             stats.note(tempFiles: VaultDirectory.tempFiles(of: store.url))
             stats.acknowledged += max(helper.lastNumber(after: "rotated"), 0)
-            let reopened = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+            let reopened = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
             #expect(try VaultDirectory.contents(of: reopened) == records, "round \(round): every record opens with its value")
         }
         print("crash/rotate: \(kills) kills, \(stats)")
@@ -117,7 +117,7 @@ import Testing
         let url = store.url
         let leftover = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp-4242-0123456789abcdef")
         #expect(link(url.path, leftover.path) == 0)
-        let reopened = try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let reopened = try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try reopened.load(key) == Data("v".utf8))
         #expect(VaultDirectory.tempFiles(of: url).isEmpty, "the leftover name is removed")
         try reopened.save(Data("w".utf8), for: key, options: .portable)
@@ -128,7 +128,7 @@ import Testing
             let second = directory.appendingPathComponent(name)
             #expect(link(url.path, second.path) == 0)
             let error = #expect(throws: CredentialVaultError.self, "\(name)") {
-                try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(self.dir))
+                try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(self.dir))
             }
             if case .invalidArgument(let message)? = error, message.contains("2 hard links") {} else {
                 Issue.record("\(name): \(String(describing: error))")
@@ -138,7 +138,7 @@ import Testing
         // A temp name on another file is not removed.
         let unrelated = directory.appendingPathComponent(".\(url.lastPathComponent).tmp-4243-0123456789abcdef")
         #expect(FileManager.default.createFile(atPath: unrelated.path, contents: Data("x".utf8)))
-        let again = try SealedFileStore.open(at: url, key: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
+        let again = try SealedFileStore.open(at: url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir))
         #expect(try again.load(key) == Data("w".utf8))
         #expect(FileManager.default.fileExists(atPath: unrelated.path))
     }

@@ -20,7 +20,7 @@ final class FaultInjectionTests {
         let fs = try ScratchFileSystem(at: dir.path("fs"), size: size)
         let keyFile = try TestVault.keyFile(dir)
         let store = try SealedFileStore.create(
-            at: fs.url.appendingPathComponent("v.cvault"), key: .keyFile(keyFile), kdf: TestVault.kdf,
+            at: fs.url.appendingPathComponent("v.cvault"), secret: .keyFile(keyFile), kdf: TestVault.kdf,
             configuration: TestVault.configuration(dir))
         for (key, value) in before { try store.save(value, for: key, options: .portable) }
         return (fs, store, keyFile)
@@ -29,7 +29,7 @@ final class FaultInjectionTests {
     /// The vault as this handle sees it and as a fresh open sees it: both still `before`.
     private func expectUnchanged(_ store: SealedFileStore, keyFile: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(try VaultDirectory.contents(of: store) == before, "this handle", sourceLocation: sourceLocation)
-        let fresh = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let fresh = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         #expect(try VaultDirectory.contents(of: fresh) == before, "a fresh open", sourceLocation: sourceLocation)
         #expect(VaultDirectory.tempFiles(of: store.url).isEmpty, "no temp file left", sourceLocation: sourceLocation)
     }
@@ -67,7 +67,7 @@ final class FaultInjectionTests {
         try expectUnchanged(store, keyFile: keyFile)
         #expect(try TestVault.bytes(store.url).count == sizeBefore, "the partial journal entry was cut off again")
         // A rotation rewrites the whole file (a new file beside it, then a rename).
-        expectIOError(failure { try store.rotateDataKey(key: .keyFile(keyFile)) }, mentioning: "disk is full")
+        expectIOError(failure { try store.rotateDataKey(secret: .keyFile(keyFile)) }, mentioning: "disk is full")
         try expectUnchanged(store, keyFile: keyFile)
         // Space again: the same handle carries on.
         try FileManager.default.removeItem(at: filler)
@@ -82,7 +82,7 @@ final class FaultInjectionTests {
         expectIOError(error, mentioning: "read-only")
         print("read-only: \(error.map { "\($0)" } ?? "no error")")
         expectIOError(failure { _ = try store.deleteAll() }, mentioning: "read-only")
-        expectIOError(failure { try store.changeKey(from: .keyFile(keyFile), to: .passphrase("p"), kdf: TestVault.kdf) }, mentioning: "read-only")
+        expectIOError(failure { try store.changeSecret(from: .keyFile(keyFile), to: .passphrase("p"), kdf: TestVault.kdf) }, mentioning: "read-only")
         try expectUnchanged(store, keyFile: keyFile)
         try fs.setReadOnly(false)
         try store.save(Data("new".utf8), for: CredentialKey(service: "s", account: "new"), options: .portable)
@@ -97,7 +97,7 @@ final class FaultInjectionTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         let keyFile = try TestVault.keyFile(dir, name: "user/key")
         let store = try SealedFileStore.create(
-            at: folder.appendingPathComponent("v.cvault"), key: .keyFile(keyFile), kdf: TestVault.kdf,
+            at: folder.appendingPathComponent("v.cvault"), secret: .keyFile(keyFile), kdf: TestVault.kdf,
             configuration: TestVault.configuration(dir))
         for (key, value) in before { try store.save(value, for: key, options: .portable) }
         for name in ["", "v.cvault", "v.cvault.lock", "key"] {
@@ -115,7 +115,7 @@ final class FaultInjectionTests {
         #expect(line.hasPrefix("rotate: error permission denied") && line.contains("nothing was changed"), "\(line)")
         chmod(folder.path, 0o700)
         for name in ["", "v.cvault", "v.cvault.lock", "key"] { chown(folder.appendingPathComponent(name).path, 0, 0) }
-        let fresh = try SealedFileStore.open(at: store.url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let fresh = try SealedFileStore.open(at: store.url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         var expected = before
         expected[CredentialKey(service: "s", account: "new")] = Data("new".utf8)
         #expect(try VaultDirectory.contents(of: fresh) == expected, "the save kept, the rotation changed nothing")

@@ -76,7 +76,7 @@ final class MemoryHygieneTests {
             wipe(&loaded)
             expectAbsent(secret, "loaded (\(account)) and the caller's copy wiped: no decrypted temporary left")
         }
-        try store.rotateDataKey(key: .passphrase(TestVault.passphrase), kdf: TestVault.kdf)
+        try store.rotateDataKey(secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf)
         expectAbsent(portable, "after rotation (every record re-sealed)")
         var took = try store.take(CredentialKey(service: "s", account: "d")) ?? Data()
         wipe(&took)
@@ -87,18 +87,18 @@ final class MemoryHygieneTests {
 
     @Test func passphraseIsNotKeptAfterUnlockChangeOrRelease() throws {
         let old = MaskedSecret(), new = MaskedSecret()
-        func key(_ secret: MaskedSecret) -> VaultKey {
+        func key(_ secret: MaskedSecret) -> VaultSecret {
             var bytes = secret.data()
             defer { wipe(&bytes) }
             return bytes.withUnsafeBytes { .passphrase(SecureBytes(copying: $0)) }
         }
         do {
             let url = try SealedFileStore.create(
-                at: dir.path("v/p.cvault"), key: key(old), kdf: TestVault.kdf, configuration: TestVault.configuration(dir)
+                at: dir.path("v/p.cvault"), secret: key(old), kdf: TestVault.kdf, configuration: TestVault.configuration(dir)
             ).url
-            let store = try SealedFileStore.open(at: url, key: key(old), configuration: TestVault.configuration(dir))
+            let store = try SealedFileStore.open(at: url, secret: key(old), configuration: TestVault.configuration(dir))
             try store.save(Data("x".utf8), for: self.key, options: .portable)
-            try store.changeKey(from: key(old), to: key(new), kdf: TestVault.kdf)
+            try store.changeSecret(from: key(old), to: key(new), kdf: TestVault.kdf)
             expectAbsent(old, "the old passphrase while the vault is open")
             expectAbsent(new, "the new passphrase while the vault is open")
         }

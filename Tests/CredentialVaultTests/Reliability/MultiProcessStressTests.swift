@@ -29,7 +29,7 @@ import Testing
         for (plan, helper) in writers {
             #expect(helper.waitForExit() == 0, "\(plan.prefix): \(helper.stderrText())")
         }
-        let store = try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir))
+        let store = try SealedFileStore.open(at: url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir))
         var expected: [CredentialKey: Data] = [:]
         for (plan, _) in writers { expected.merge(plan.finalState) { $1 } }
         let actual = try VaultDirectory.contents(of: store).filter { $0.key.service == StressPlan.service }
@@ -42,7 +42,7 @@ import Testing
 
     @Test func writersSavingAndDeletingEndInExactlyTheExpectedState() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let url = try TestVault.create(dir, key: .keyFile(keyFile)).url
+        let url = try TestVault.create(dir, secret: .keyFile(keyFile)).url
         let start = ContinuousClock.now
         try checkFinalState(try startWriters(url, keyFile: keyFile), url: url, keyFile: keyFile)
         print("stress: \(processes) processes x \(operations) operations in \(ContinuousClock.now - start)")
@@ -50,13 +50,13 @@ import Testing
 
     @Test func aSigkilledLockHolderLeavesNoStaleLock() throws {
         let keyFile = try TestVault.keyFile(dir)
-        let url = try TestVault.create(dir, key: .keyFile(keyFile)).url
+        let url = try TestVault.create(dir, secret: .keyFile(keyFile)).url
         // A holder inside withExclusiveAccess, having written once, then killed: the writers
         // queued behind it proceed, and its acknowledged write stays.
         let holder = try HelperProcess(["hold-exclusive", url.path, keyFile.path], environment: HelperProcess.environment(dir))
         try holder.waitForLine(startingWith: "holding")
         let store = try SealedFileStore.open(
-            at: url, key: .keyFile(keyFile), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(200)))
+            at: url, secret: .keyFile(keyFile), configuration: TestVault.configuration(dir, lockTimeout: .milliseconds(200)))
         #expect(throws: CredentialVaultError.busy) {
             try store.save(Data("x".utf8), for: CredentialKey(service: "s", account: "blocked"), options: .portable)
         }

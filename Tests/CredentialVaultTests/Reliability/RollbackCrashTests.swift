@@ -26,7 +26,7 @@ import Glibc
     func aKillBetweenStepsLosesNothingAndKeepsTheGuard(point: String, saveNumber: Int) throws {
         let keyFile = try TestVault.keyFile(dir, name: "key-\(point)-\(saveNumber)")
         let url = dir.path("vault-\(point)-\(saveNumber)/v.cvault")
-        let store = try SealedFileStore.create(at: url, key: .keyFile(keyFile), kdf: TestVault.kdf, configuration: configuration)
+        let store = try SealedFileStore.create(at: url, secret: .keyFile(keyFile), kdf: TestVault.kdf, configuration: configuration)
         try store.save(Data("first".utf8), for: CredentialKey(service: "s", account: "first"), options: .portable)
         let older = try Data(contentsOf: url)
         try store.save(Data("second".utf8), for: CredentialKey(service: "s", account: "second"), options: .portable)
@@ -38,17 +38,17 @@ import Glibc
         let acked = helper.lastNumber(after: "ack")
         #expect(acked == saveNumber - 2, "saves before the killed one were acknowledged")
 
-        let reopened = try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: configuration)
+        let reopened = try SealedFileStore.open(at: url, secret: .keyFile(keyFile), configuration: configuration)
         let keys = Set(try reopened.listKeys(service: "rollback").map(\.account))
         let durable = point == "before-read" ? saveNumber - 1 : saveNumber
         #expect(keys == Set((0..<durable).map { "k\($0)" }), "exactly the durable saves at \(point)")
         try reopened.save(Data("after".utf8), for: CredentialKey(service: "s", account: "after"), options: .portable)
-        let again = try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: configuration)
+        let again = try SealedFileStore.open(at: url, secret: .keyFile(keyFile), configuration: configuration)
         #expect(try again.load(CredentialKey(service: "s", account: "after")) == Data("after".utf8))
 
         try older.write(to: url)
         expectThrows(\CredentialVaultError.isRolledBack) {
-            _ = try SealedFileStore.open(at: url, key: .keyFile(keyFile), configuration: self.configuration)
+            _ = try SealedFileStore.open(at: url, secret: .keyFile(keyFile), configuration: self.configuration)
         }
     }
 }

@@ -11,7 +11,7 @@ import Testing
     let value = MaskedSecret(count: 64)
     let passphrase = MaskedSecret(count: 40)
 
-    private func key(_ secret: MaskedSecret) -> VaultKey {
+    private func key(_ secret: MaskedSecret) -> VaultSecret {
         var bytes = secret.data()
         defer { wipe(&bytes) }
         return bytes.withUnsafeBytes { .passphrase(SecureBytes(copying: $0)) }
@@ -32,7 +32,7 @@ import Testing
 
     @Test func errorsOfEveryKindCarryNoSecret() throws {
         let store = try SealedFileStore.create(
-            at: dir.path("v/vault.cvault"), key: key(passphrase), kdf: TestVault.kdf, configuration: TestVault.configuration(dir))
+            at: dir.path("v/vault.cvault"), secret: key(passphrase), kdf: TestVault.kdf, configuration: TestVault.configuration(dir))
         var data = value.data()
         try store.save(data, for: CredentialKey(service: "s", account: "device"), options: .default)
         try store.save(data, for: CredentialKey(service: "s", account: "portable"), options: .portable)
@@ -43,22 +43,22 @@ import Testing
                 Issue.record("unexpected error type: \(type(of: error))")
             }
         }
-        collect { _ = try SealedFileStore.open(at: store.url, key: .passphrase("wrong"), configuration: TestVault.configuration(dir)) }
-        collect { _ = try SealedFileStore.open(at: store.url, key: .device, configuration: TestVault.configuration(dir)) }
+        collect { _ = try SealedFileStore.open(at: store.url, secret: .passphrase("wrong"), configuration: TestVault.configuration(dir)) }
+        collect { _ = try SealedFileStore.open(at: store.url, secret: .device, configuration: TestVault.configuration(dir)) }
         collect {
-            let elsewhere = try SealedFileStore.open(at: store.url, key: self.key(self.passphrase), configuration: TestVault.configuration(self.dir, device: "other"))
+            let elsewhere = try SealedFileStore.open(at: store.url, secret: self.key(self.passphrase), configuration: TestVault.configuration(self.dir, device: "other"))
             _ = try elsewhere.load(CredentialKey(service: "s", account: "device"))
         }
-        collect { try store.changeKey(from: .passphrase("wrong"), to: .passphrase("new"), kdf: TestVault.kdf) }
+        collect { try store.changeSecret(from: .passphrase("wrong"), to: .passphrase("new"), kdf: TestVault.kdf) }
         collect { try store.save(Data(), for: CredentialKey(service: "", account: "a"), options: .default) }
         collect { try store.save(Data(count: (64 << 20) + 1), for: CredentialKey(service: "s", account: "big"), options: .default) }
         var bytes = try TestVault.bytes(store.url)
         let intact = bytes
         bytes[bytes.count - 40] ^= 1
         try TestVault.write(bytes, to: store.url)
-        collect { _ = try SealedFileStore.open(at: store.url, key: self.key(self.passphrase), configuration: TestVault.configuration(self.dir)) }
+        collect { _ = try SealedFileStore.open(at: store.url, secret: self.key(self.passphrase), configuration: TestVault.configuration(self.dir)) }
         try TestVault.write(Array(intact.prefix(100)), to: store.url)
-        collect { _ = try SealedFileStore.open(at: store.url, key: self.key(self.passphrase), configuration: TestVault.configuration(self.dir)) }
+        collect { _ = try SealedFileStore.open(at: store.url, secret: self.key(self.passphrase), configuration: TestVault.configuration(self.dir)) }
         try TestVault.write(intact, to: store.url)
         collect { _ = try KDFParameters(opsLimit: 1 << 40, memLimitBytes: 1) }
         let kinds = Set(errors.map { Mirror(reflecting: $0).children.first?.label ?? "\($0)" })
@@ -77,7 +77,7 @@ import Testing
 
     @Test func descriptionsAndDumpsOfSecretHoldersAreRedacted() throws {
         let store = try SealedFileStore.create(
-            at: dir.path("v/vault.cvault"), key: key(passphrase), kdf: TestVault.kdf, configuration: TestVault.configuration(dir))
+            at: dir.path("v/vault.cvault"), secret: key(passphrase), kdf: TestVault.kdf, configuration: TestVault.configuration(dir))
         let memory = InMemoryStore()
         var data = value.data()
         try store.save(data, for: CredentialKey(service: "s", account: "a"), options: .portable)
@@ -87,7 +87,7 @@ import Testing
         wipe(&data)
         let subjects: [(String, Any)] = [
             ("SealedFileStore", store), ("InMemoryStore", memory), ("SecureBytes", secure),
-            ("VaultKey.passphrase", key(passphrase)), ("SealingKey", sealingKey),
+            ("VaultSecret.passphrase", key(passphrase)), ("SealingKey", sealingKey),
             ("CredentialMetadata", try store.metadata(for: CredentialKey(service: "s", account: "a")) as Any),
         ]
         for (name, subject) in subjects {

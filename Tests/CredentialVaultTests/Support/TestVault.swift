@@ -33,11 +33,11 @@ enum TestVault {
     }
 
     static func create(
-        _ dir: TempDirectory, name: String = "vault/test.cvault", key: VaultKey = .passphrase(passphrase),
+        _ dir: TempDirectory, name: String = "vault/test.cvault", secret key: VaultSecret = .passphrase(passphrase),
         clock: any CredentialClock = SystemClock(), lockTimeout: Duration = .seconds(120)
     ) throws -> SealedFileStore {
         try SealedFileStore.create(
-            at: dir.path(name), key: key, kdf: kdf, configuration: configuration(dir, clock: clock, lockTimeout: lockTimeout))
+            at: dir.path(name), secret: key, kdf: kdf, configuration: configuration(dir, clock: clock, lockTimeout: lockTimeout))
     }
 
     /// Writes a 32-byte key file (0600).

@@ -35,12 +35,12 @@ struct AuthContext: Sendable {
 
     func option(_ name: String) -> String? { args.value.options[name] }
 
-    func openStore(create: Bool) throws -> (any CredentialStore)? {
+    func openStore(create: Bool) throws -> (any TokenStorageBackend)? {
         try VaultOptions.openStore(args.value, create: create)
     }
 
     /// The profile from the options, falling back to the one stored at login.
-    func profile(in store: any CredentialStore) throws -> Profile? {
+    func profile(in store: any TokenStorageBackend) throws -> Profile? {
         let stored = try store.load(Self.profileKey).flatMap { try? OutsideJSON.decode(Profile.self, from: $0) }
         guard let issuer = option("issuer") ?? stored?.issuer, let clientID = option("client-id") ?? stored?.clientID else {
             return nil
@@ -48,7 +48,7 @@ struct AuthContext: Sendable {
         return Profile(issuer: issuer, clientID: clientID, scopes: scopes ?? stored?.scopes ?? ["openid"])
     }
 
-    func save(_ profile: Profile, in store: any CredentialStore) throws {
+    func save(_ profile: Profile, in store: any TokenStorageBackend) throws {
         try store.save(try JSONEncoder().encode(profile), for: Self.profileKey, options: .default)
     }
 
@@ -56,7 +56,7 @@ struct AuthContext: Sendable {
         option("scope").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    func client(_ profile: Profile, store: any CredentialStore) async throws -> OIDCClient {
+    func client(_ profile: Profile, store: any TokenStorageBackend) async throws -> OIDCClient {
         guard let issuer = URL(string: profile.issuer), issuer.scheme != nil else { throw UsageError("--issuer is not a URL") }
         let configuration = OIDCConfiguration(
             issuer: issuer, clientID: profile.clientID, scopes: profile.scopes,

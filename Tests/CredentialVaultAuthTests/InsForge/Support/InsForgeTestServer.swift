@@ -96,7 +96,7 @@ struct InsForgeTestServer: Sendable {
 
     /// A client of this server. Background refresh is off so that refresh counts are exact.
     func client(
-        store: any AsyncTokenStorage = InMemoryStore(), clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
+        store: any AsyncTokenStorageAdapter = InMemoryStore(), clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
         session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport(),
         clock: any CredentialClock = SystemClock(), logger: AuthLogger = .disabled
     ) async throws -> InsForgeClient {

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// What unlocks a sealed-file vault: it yields the key-encryption key that unwraps the data key.
-public enum VaultKey: Sendable, CustomStringConvertible {
+public enum VaultSecret: Sendable, CustomStringConvertible {
     /// A passphrase, stretched with Argon2id (the parameters stored in the vault).
     case passphrase(SecureBytes)
     /// A key file of 32 bytes to 64 KiB of high-entropy data (`credvault keygen`); hashed, not
@@ -16,7 +16,7 @@ public enum VaultKey: Sendable, CustomStringConvertible {
     case device
 
     /// A passphrase from UTF-8 text (the caller should drop its own copy quickly).
-    public static func passphrase(_ text: String) -> VaultKey {
+    public static func passphrase(_ text: String) -> VaultSecret {
         var bytes = Array(text.utf8)
         defer { wipe(&bytes) }
         return .passphrase(SecureBytes(copying: bytes))

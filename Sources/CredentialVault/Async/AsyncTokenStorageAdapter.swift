@@ -22,7 +22,7 @@ import Foundation
 ///
 /// Every backend of this package conforms to both protocols; the conformance suite runs each
 /// check through both.
-public protocol AsyncTokenStorage: Sendable {
+public protocol AsyncTokenStorageAdapter: Sendable {
     /// What this backend can honour; anything else throws `unsupported`.
     var capabilities: BackendCapabilities { get }
 
@@ -57,7 +57,7 @@ public protocol AsyncTokenStorage: Sendable {
     func deleteAll(service: String?) async throws(CredentialVaultError) -> Int
 }
 
-extension AsyncTokenStorage {
+extension AsyncTokenStorageAdapter {
     /// Stores a persistent, device-only credential.
     public func save(_ value: Data, for key: CredentialKey) async throws(CredentialVaultError) {
         try await save(value, for: key, options: .default)

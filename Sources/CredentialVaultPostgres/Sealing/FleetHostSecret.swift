@@ -8,7 +8,7 @@ import Foundation
 /// A host enrolled by its public key (`keyPair`) is re-keyed by every rotation without its
 /// secret; one enrolled with a key file or passphrase must be enrolled again after a rotation
 /// by someone who has that secret (docs/FLEET.md, *Host keys*).
-public enum FleetHostKey: Sendable, CustomStringConvertible {
+public enum FleetHostSecret: Sendable, CustomStringConvertible {
     /// A key file of 32 bytes to 64 KiB of random data (`credvault keygen`), private (0600);
     /// hashed with BLAKE2b, not stretched.
     case keyFile(URL)
@@ -34,12 +34,12 @@ public enum FleetHostKey: Sendable, CustomStringConvertible {
 
     /// The public key to enrol for `key` (a `keyPair` or `device` key); `invalidArgument` for a
     /// key file or passphrase, which are not enrolled by a public key.
-    public static func publicKey(of key: FleetHostKey) throws(CredentialVaultError) -> Data {
+    public static func publicKey(of key: FleetHostSecret) throws(CredentialVaultError) -> Data {
         Data(try HostKeyPair.of(key).publicKey)
     }
 
     /// A passphrase from UTF-8 text.
-    public static func passphrase(_ text: String) -> FleetHostKey {
+    public static func passphrase(_ text: String) -> FleetHostSecret {
         .passphrase(SecureBytes(copying: Array(text.utf8)))
     }
 
@@ -89,7 +89,7 @@ struct HostWrapping: Sendable {
 
     /// Wraps `dataKey` for `host` under `key` (a fresh salt; Argon2id with `kdf` for a passphrase).
     static func make(
-        host: String, key: FleetHostKey, kdf: KDFParameters, dataKey: SecureBytes, storeID: Data, epoch: Int64
+        host: String, secret key: FleetHostSecret, kdf: KDFParameters, dataKey: SecureBytes, storeID: Data, epoch: Int64
     ) throws(CredentialVaultError) -> HostWrapping {
         if key.source == 3 {
             return sealed(host: host, publicKey: try HostKeyPair.of(key).publicKey, dataKey: dataKey, storeID: storeID, epoch: epoch)
@@ -106,9 +106,9 @@ struct HostWrapping: Sendable {
 
     /// Unwraps the data key; `wrongPassphrase` when `key` is not the one that wrapped it (or
     /// the row, or the store id it is bound to, was edited).
-    func unwrap(_ key: FleetHostKey, storeID: Data) throws(CredentialVaultError) -> SecureBytes {
+    func unwrap(_ key: FleetHostSecret, storeID: Data) throws(CredentialVaultError) -> SecureBytes {
         guard key.source == source else {
-            throw .invalidArgument("host \(host) is enrolled with a \(FleetHostKey.kind(ofSource: source)), not a \(key)")
+            throw .invalidArgument("host \(host) is enrolled with a \(FleetHostSecret.kind(ofSource: source)), not a \(key)")
         }
         if key.source == 3 { return try openSealed(with: HostKeyPair.of(key), storeID: storeID) }
         let kek = try keyEncryptionKey(key)
@@ -121,7 +121,7 @@ struct HostWrapping: Sendable {
 
     /// The key-encryption key: Argon2id over the passphrase with this row's salt and (range
     /// checked) parameters, or BLAKE2b over a label, the salt and the key file.
-    private func keyEncryptionKey(_ key: FleetHostKey) throws(CredentialVaultError) -> SecureBytes {
+    private func keyEncryptionKey(_ key: FleetHostSecret) throws(CredentialVaultError) -> SecureBytes {
         switch key {
         case .passphrase(let passphrase):
             // The row's parameters are checked before use: a hostile row must not make a
