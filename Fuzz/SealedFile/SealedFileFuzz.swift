@@ -3,12 +3,13 @@
 // internal parsers are reachable). Each input is tried four ways:
 //   1. as a whole vault file: header, key unwrap with the golden fixtures' keys (key file,
 //      device key, or the golden passphrase when the KDF parameters are the fixture's cheap
-//      ones), file MAC, record table, every record and value opened;
-//   2. as a record table behind a valid header, with a valid MAC appended (u32 record count,
-//      then the table), so the framing is reached past the MAC;
+//      ones), commit records, snapshot MAC, record table, journal, every record and value opened;
+//   2. as a snapshot's record table behind a valid header (u32 record count, then the table):
+//      when it frames, with a valid snapshot MAC and commit records naming it, so the records
+//      are opened past the MAC;
 //   3. as a record plaintext, sealed with the record key, so the record parser is reached past
 //      the AEAD;
-//   4. as the body of a format-3 journal entry with a valid chain MAC, behind an empty snapshot
+//   4. as the body of a journal entry with a valid chain MAC, behind an empty snapshot
 //      whose second commit record is damaged (so the entry is rolled forward), so the journal
 //      parser and the replay of its puts and deletes are reached past the MAC.
 // Any error is fine; a crash, a trap, a leak or a hang is a finding.
@@ -19,12 +20,12 @@ import Foundation
 import Glibc
 #endif
 
-/// The golden v1 fixture keys (Tests/CredentialVaultTests/GoldenFixtureTests.swift).
+/// The golden fixture keys (Tests/CredentialVaultTests/GoldenFixtureTests.swift).
 private final class Fixture: @unchecked Sendable {
     let directory: URL
     let keyFile: URL
     let identity: DeviceIdentity
-    let passphrase = VaultSecret.passphrase("golden fixture passphrase v1")
+    let passphrase = VaultSecret.passphrase("golden fixture passphrase")
     let header: VaultHeader
     let keys: VaultKeys
 
@@ -85,20 +86,29 @@ private func asVaultFile(_ bytes: [UInt8]) {
     }
 }
 
-/// 2. A record table behind a valid header, with a valid MAC. The header says format 1,
-/// whose MAC covers every byte, so any table gets a valid MAC and reaches the table parser
-/// and the record opening past it (format 2 parses the table before its MAC: shape 1 covers it).
+/// 2. A snapshot's record table behind a valid header. The snapshot MAC covers each record's
+/// framing, so the table is split first (a table that does not frame is the parser's finding
+/// to make, and `corrupted`); one that does gets a valid MAC and commit records naming it, and
+/// its records are opened past them.
 private func asRecordTable(_ bytes: [UInt8]) {
     guard bytes.count >= 4 else { return }
     var header = fixture.header
-    header.major = 1
     header.recordCount = UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
+    let table = Array(bytes[4...])
+    let split = table.withUnsafeBytes { try? VaultFile.splitTable($0, count: header.recordCount) }
+    guard let (_, ranges, end) = split, end == table.count else { return }
     var w = ByteWriter()
     header.encode(into: &w)
-    w.raw(Array(bytes[4...]))
-    let mac = w.bytes.withUnsafeBytes { Crypto.keyedHash(key: fixture.keys.macKey, [$0]) }
-    w.raw(mac)
-    _ = try? VaultContents.decode(bytes: w.bytes, header: header, keys: fixture.keys)
+    let headerBytes = w.bytes
+    let mac = headerBytes.withUnsafeBytes { h in
+        table.withUnsafeBytes { VaultFile.tableMAC(header: h, table: $0, macKey: fixture.keys.macKey, recordRanges: ranges, label: JournaledFile.snapshotLabel) }
+    }
+    var file = headerBytes + [UInt8](repeating: 0, count: CommitRecord.snapshotOffset - headerBytes.count) + table + mac
+    let commit = CommitRecord(generation: header.generation, journalEnd: UInt64(file.count), recordCount: header.recordCount, chain: mac)
+    for (slot, offset) in CommitRecord.offsets.enumerated() {
+        file.replaceSubrange(offset..<offset + CommitRecord.size, with: commit.encoded(macKey: fixture.keys.macKey, slot: slot))
+    }
+    _ = try? VaultContents.decode(bytes: file, header: header, keys: fixture.keys)
 }
 
 /// 3. A record plaintext, sealed for real.
@@ -117,7 +127,6 @@ private func asRecordPlaintext(_ bytes: [UInt8]) {
 private func asJournalEntry(_ bytes: [UInt8]) {
     guard !bytes.isEmpty, bytes.count < 1 << 20 else { return }
     var header = fixture.header
-    header.major = 3
     header.recordCount = 0
     let (snapshot, position) = JournaledFile.serialize(header: header, records: [CredentialKey: RecordEntry]().values, macKey: fixture.keys.macKey)
     var framed = ByteWriter()
@@ -130,8 +139,7 @@ private func asJournalEntry(_ bytes: [UInt8]) {
 }
 
 /// With CREDVAULT_FUZZ_SEEDS=DIR, writes seeds for shapes 2 and 3 (real record tables and
-/// plaintexts, made with the library's own encoder: as 3.0 wrote them, then padded with 5.0's
-/// times, one with an unknown created time) and exits.
+/// plaintexts, made with the library's own encoder, one with an unknown created time) and exits.
 private func writeSeeds(to directory: String) {
     var records: [RecordEntry] = []
     let samples: [(CredentialKey, Data, Accessibility, UInt64)] = [
@@ -142,8 +150,8 @@ private func writeSeeds(to directory: String) {
     for (n, (key, value, access, expiry)) in samples.enumerated() {
         let entry = RecordCodec.seal(
             key: key, value: value, accessibility: access, expiresAtMillis: expiry, vaultID: fixture.header.vaultID,
-            keys: fixture.keys, deviceKey: access == .deviceOnly ? fixture.deviceRecordKey : nil, padded: n > 0,
-            times: n == 0 ? nil : RecordTimes(createdMillis: n == 1 ? nil : 1_790_000_000_000, modifiedMillis: 1_800_000_000_000))
+            keys: fixture.keys, deviceKey: access == .deviceOnly ? fixture.deviceRecordKey : nil,
+            times: RecordTimes(createdMillis: n == 1 ? nil : 1_790_000_000_000, modifiedMillis: 1_800_000_000_000))
         records.append(entry)
         let plain = Crypto.open(
             entry.sealed.box, key: fixture.keys.recordKey,

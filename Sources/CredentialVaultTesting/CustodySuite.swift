@@ -84,7 +84,7 @@ public enum CustodySuite {
         let store = try SealedFileStore.create(at: setup.vaultURL, secret: setup.secret, kdf: .insecureTestingOnly, configuration: configuration)
         #expect(store.custody == configuration.custody)
         #expect(store.hasRollbackCounter)
-        #expect(store.formatVersion == "6.0")
+        #expect(store.formatVersion == "1.0")
         try store.save(Data("portable".utf8), for: portable, options: .portable)
         try store.save(Data("device".utf8), for: deviceOnly, options: .default)
         let again = try SealedFileStore.open(at: setup.vaultURL, secret: setup.secret, configuration: configuration)

@@ -127,30 +127,57 @@ import CredentialVaultTestSupport
         let start = CommitRecord.snapshotOffset
         let firstLength = Int(bytes[start]) | Int(bytes[start + 1]) << 8
         // Set the record count to 1 and cut the second record: a "clean" drop.
-        bytes[144] = 1
+        bytes[VaultHeader.Offset.recordCount] = 1
         let cut = start + 4 + firstLength
         let second = Array(bytes[cut..<bytes.count - 32])
         bytes.removeSubrange(cut..<bytes.count - 32)
         #expect(openAndReadAll(bytes, at: store.url) == .tampered)
         // Both records, in the other order.
-        bytes[144] = 2
+        bytes[VaultHeader.Offset.recordCount] = 2
         bytes.insert(contentsOf: second, at: start)
         #expect(openAndReadAll(bytes, at: store.url) == .tampered)
     }
 
-    @Test func aFutureMajorVersionIsRefused() throws {
+    /// Any major but 1 is another format (`unsupported`, before any key derivation): a higher
+    /// one is newer (upgrade), 0 is none of this library's.
+    @Test func anotherMajorVersionIsRefused() throws {
         let (url, bytes) = try smallVault()
-        var future = bytes
-        future[8] = UInt8(VaultHeader.supportedMajors.upperBound + 1)
-        let error = openAndReadAll(future, at: url)
-        guard case .unsupported(let message) = error else {
-            Issue.record("expected unsupported, got \(String(describing: error))")
-            return
+        for major in [2, 0x7FFF, 0] {
+            var other = bytes
+            withUnsafeBytes(of: UInt16(major).littleEndian) { other.replaceSubrange(VaultHeader.Offset.major..<VaultHeader.Offset.major + 2, with: $0) }
+            let derivations = Arrivals()
+            let error = openAndReadAll(other, at: url, derivations: derivations)
+            guard case .unsupported(let message) = error else {
+                Issue.record("expected unsupported for major \(major), got \(String(describing: error))")
+                continue
+            }
+            let expected = major == 0 ? "not a CredentialVault format" : "\(major).0 is newer than this library"
+            #expect(message.contains(expected) && (major == 0 || message.contains("upgrade")), "\(message)")
+            #expect(derivations.count == 0, "refused without running the KDF")
         }
-        #expect(message.contains("\(VaultHeader.supportedMajors.upperBound + 1).0") && message.contains("upgrade"))
         var newerMinor = bytes
         newerMinor[10] = 9
         #expect(openAndReadAll(newerMinor, at: url) != nil, "the minor version is authenticated too")
+    }
+
+    /// An incompatible feature bit this library does not know (1.0 knows none) is a newer
+    /// format: `unsupported`, saying to upgrade, before any key derivation. (Were it not refused
+    /// first, the edit would only read as a wrong passphrase: the bits are in the wrap's
+    /// associated data.)
+    @Test func anUnknownIncompatibleFeatureIsRefusedAsNewer() throws {
+        let (url, bytes) = try smallVault()
+        for bit in [0, 17, 31] {
+            var newer = bytes
+            let offset = VaultHeader.Offset.incompatibleFeatures
+            withUnsafeBytes(of: (UInt32(1) << bit).littleEndian) { newer.replaceSubrange(offset..<offset + 4, with: $0) }
+            let derivations = Arrivals()
+            guard case .unsupported(let message) = openAndReadAll(newer, at: url, derivations: derivations) else {
+                Issue.record("incompatible feature bit \(bit) was not refused as unsupported")
+                continue
+            }
+            #expect(message.contains("newer format") && message.contains("upgrade"), "\(message)")
+            #expect(derivations.count == 0, "refused without running the KDF")
+        }
     }
 
     /// Parameters costing more than the strongest preset the project writes (`sensitive`: 4
@@ -159,8 +186,9 @@ import CredentialVaultTestSupport
     @Test func absurdKDFParametersAreRefusedBeforeRunning() throws {
         let (url, bytes) = try smallVault()
         let sensitive = KDFParameters.sensitive
+        let ops = VaultHeader.Offset.opsLimit, memory = VaultHeader.Offset.memLimit
         for (offset, value) in [
-            (32, UInt64(1_000_000)), (40, UInt64(1) << 40), (40, 0), (32, 0), (32, 17), (40, sensitive.memLimitBytes + 1024),
+            (ops, UInt64(1_000_000)), (memory, UInt64(1) << 40), (memory, 0), (ops, 0), (ops, 17), (memory, sensitive.memLimitBytes + 1024),
         ] {
             var hostile = bytes
             withUnsafeBytes(of: value.littleEndian) { hostile.replaceSubrange(offset..<offset + 8, with: $0) }
@@ -174,17 +202,17 @@ import CredentialVaultTestSupport
             #expect(derivations.count == 0, "refused without running the KDF")
         }
         // More passes than sensitive over its 1 GiB, in a header and from a caller: refused.
-        for ops in [sensitive.opsLimit + 1, 16] {
+        for passes in [sensitive.opsLimit + 1, 16] {
             var hostile = bytes
-            withUnsafeBytes(of: ops.littleEndian) { hostile.replaceSubrange(32..<40, with: $0) }
-            withUnsafeBytes(of: sensitive.memLimitBytes.littleEndian) { hostile.replaceSubrange(40..<48, with: $0) }
+            withUnsafeBytes(of: passes.littleEndian) { hostile.replaceSubrange(ops..<ops + 8, with: $0) }
+            withUnsafeBytes(of: sensitive.memLimitBytes.littleEndian) { hostile.replaceSubrange(memory..<memory + 8, with: $0) }
             let derivations = Arrivals()
             guard case .corrupted(let message) = openAndReadAll(hostile, at: url, derivations: derivations) else {
-                Issue.record("ops \(ops) at 1 GiB was not refused")
+                Issue.record("ops \(passes) at 1 GiB was not refused")
                 continue
             }
             #expect(message.contains("KDF") && derivations.count == 0, "refused without running the KDF")
-            expectThrows(\CredentialVaultError.isInvalidArgument) { try KDFParameters(opsLimit: ops, memLimitBytes: sensitive.memLimitBytes) }
+            expectThrows(\CredentialVaultError.isInvalidArgument) { try KDFParameters(opsLimit: passes, memLimitBytes: sensitive.memLimitBytes) }
         }
         #expect(try KDFParameters(opsLimit: sensitive.opsLimit, memLimitBytes: sensitive.memLimitBytes) == sensitive)
         #expect(try KDFParameters(opsLimit: 16, memLimitBytes: 256 << 20).opsLimit == 16, "the same work, in more passes")

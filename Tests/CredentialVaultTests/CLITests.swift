@@ -56,7 +56,7 @@ import Testing
         let items = try JSONSerialization.jsonObject(with: json.stdout) as? [[String: String]]
         #expect(items?.count == 2)
         #expect(items?.first?["accessibility"] == "portable")
-        // A new (5.0) vault dates its records: ISO 8601 in UTC, to the millisecond.
+        // The vault dates its records: ISO 8601 in UTC, to the millisecond.
         let created = try #require(items?.first?["created"])
         #expect(created.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(created)")
         let date = try Date(created, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))

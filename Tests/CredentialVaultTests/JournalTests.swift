@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Format 3's journal: what a save writes, what each crash point leaves and how it reads, and
+/// The journal: what a save writes, what each crash point leaves and how it reads, and
 /// when the file is rewritten.
 @Suite(.ownThread) final class JournalTests {
     let dir = TempDirectory()
@@ -88,7 +88,7 @@ import Glibc
             repaired.withUnsafeBytes {
                 CommitRecord.decode(
                     UnsafeRawBufferPointer(rebasing: $0[offset..<offset + CommitRecord.size]), macKey: macKey,
-                    slot: CommitRecord.offsets.firstIndex(of: offset))
+                    slot: CommitRecord.offsets.firstIndex(of: offset)!)
             }?.generation
         }
         // The torn record was repaired (naming the rolled-forward save) before the new entry was
@@ -108,7 +108,7 @@ import Glibc
         let reopened = try open(store.url)
         try reopened.save(Data("clean".utf8), for: b, options: .portable)
         let bytes = try TestVault.bytes(store.url)
-        let committedEnd = try #require(reopened.state.withLock { $0.contents.journal?.end })
+        let committedEnd = reopened.state.withLock { $0.contents.journal.end }
         #expect(bytes.count == committedEnd && bytes.count == after.count, "no residue left behind (both values pad alike)")
         #expect(try everything(open(store.url)) == [a: Data("first".utf8), b: Data("clean".utf8)])
     }
@@ -191,7 +191,7 @@ import Glibc
     @Test func aLockFreeReadAcrossTwoCommitsIsReadAgain() throws {
         let writer = try TestVault.create(dir)
         try writer.save(Data("1".utf8), for: a, options: .portable)
-        if writer.state.withLock({ $0.contents.journal?.newestSlot }) == 0 { try writer.save(Data("2".utf8), for: a, options: .portable) }
+        if writer.state.withLock({ $0.contents.journal.newestSlot }) == 0 { try writer.save(Data("2".utf8), for: a, options: .portable) }
         let head = try TestVault.bytes(writer.url).prefix(CommitRecord.offsets[1])
         try writer.save(Data("3".utf8), for: a, options: .portable)
         try writer.save(Data("4".utf8), for: a, options: .portable)

@@ -46,7 +46,7 @@ import Testing
     }
 
     /// `vault`, and the file's size after the rewrite and after each save (the entries' ends).
-    /// With `counter`, a 6.0 vault with a rollback counter (96-byte commit records).
+    /// With `counter`, a vault with a rollback counter (the counter fields are checked too).
     private func vaultWithEnds(_ name: String, savesAfterRewrite saves: Int, counter: Bool = false) throws -> (URL, [UInt8], Content, [Int]) {
         var configuration = TestVault.configuration(dir)
         configuration.rollbackCounter = counter
@@ -75,18 +75,13 @@ import Testing
         try store.save(Data(value.utf8), for: token, options: .portable)
     }
 
-    /// The commit record size of the file's format (96 bytes from 6.0 on).
-    private func recordSize(_ bytes: [UInt8]) -> Int {
-        CommitRecord.carriesCounter(UInt16(bytes[8])) ? CommitRecord.counterSize : CommitRecord.size
-    }
-
     private func commitRecord(_ bytes: [UInt8], _ slot: Int) -> ArraySlice<UInt8> {
-        bytes[CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + recordSize(bytes)]
+        bytes[CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + CommitRecord.size]
     }
 
     private func replacing(_ bytes: [UInt8], slot: Int, with record: ArraySlice<UInt8>) -> [UInt8] {
         var edited = bytes
-        edited.replaceSubrange(CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + recordSize(bytes), with: record)
+        edited.replaceSubrange(CommitRecord.offsets[slot]..<CommitRecord.offsets[slot] + CommitRecord.size, with: record)
         return edited
     }
 
@@ -98,7 +93,7 @@ import Testing
         func recordEdits(_ base: [UInt8], _ what: String) {
             for slot in 0..<2 {
                 edits.append(("\(what), record \(1 - slot) copied over record \(slot)", replacing(base, slot: slot, with: commitRecord(base, 1 - slot))))
-                for bit in stride(from: 0, to: recordSize(base) * 8, by: what.isEmpty ? 1 : 29) {
+                for bit in stride(from: 0, to: CommitRecord.size * 8, by: what.isEmpty ? 1 : 29) {
                     var flipped = base
                     flipped[CommitRecord.offsets[slot] + bit / 8] ^= UInt8(1 << (bit % 8))
                     edits.append(("\(what), bit \(bit) of record \(slot) flipped", flipped))
@@ -118,17 +113,17 @@ import Testing
     }
 
     private func snapshotEnd(_ url: URL) throws -> Int {
-        try #require(try open(url).state.withLock { $0.contents.journal?.snapshotEnd })
+        try open(url).state.withLock { $0.contents.journal.snapshotEnd }
     }
 
     /// A vault 0 to 5 saves after a rewrite: every keyless edit is detected or changes nothing.
     /// (On main at 59df243, copying the older record over the newer and cutting the file back
-    /// with the newer record flipped both undid the last write silently.) The 6.0 layout (a
-    /// rollback counter in 96-byte commit records) is swept at 0 and 3 saves.
+    /// with the newer record flipped both undid the last write silently.) A vault with a rollback
+    /// counter is swept at 0 and 3 saves.
     @Test(arguments: (0...5).map { ($0, false) } + [(0, true), (3, true)])
     func everyKeylessEditIsDetectedOrChangesNothing(saves: Int, counter: Bool) throws {
         let (url, bytes, written, ends) = try vaultWithEnds("saves-\(saves)-\(counter)", savesAfterRewrite: saves, counter: counter)
-        #expect((bytes[8] == 6) == counter)
+        #expect((bytes[VaultHeader.Offset.flags] == VaultHeader.rollbackCounterFlag) == counter)
         let end = try snapshotEnd(url)
         var detected = 0
         for (what, edited) in edits(of: bytes, snapshotEnd: end, ends: ends) {
@@ -207,8 +202,8 @@ import Testing
     }
 
     /// Two intact commit records naming the same generation come only from a rewrite, which
-    /// names the snapshot; anywhere else (a format 3.0 record copied, whose MAC does not bind
-    /// its slot) they are tampered. Checked on the rules directly: a 4.0 file cannot hold them.
+    /// names the snapshot; anywhere else they are tampered. Checked on the rules directly: a
+    /// file cannot hold them (a record copied into the other slot fails its MAC there).
     @Test func twoEqualRecordsOutsideTheSnapshotAreTampered() throws {
         let snapshot = CommitRecord(generation: 7, journalEnd: 12_400, recordCount: 2, chain: Array(repeating: 1, count: 32))
         let later = CommitRecord(generation: 8, journalEnd: 12_500, recordCount: 3, chain: Array(repeating: 2, count: 32))
@@ -223,8 +218,8 @@ import Testing
 
     private func commitRecordState(_ bytes: [UInt8], _ slot: Int, _ url: URL) -> CommitRecord? {
         guard let store = try? open(url) else { return nil }
-        let (macKey, header) = store.state.withLock { ($0.keys.macKey, $0.contents.header) }
-        return bytes.withUnsafeBytes { CommitRecord.decodeBoth($0, header: header, macKey: macKey)[slot] }
+        let macKey = store.state.withLock { $0.keys.macKey }
+        return bytes.withUnsafeBytes { CommitRecord.decodeBoth($0, macKey: macKey)[slot] }
     }
 
     private func generation(_ bytes: [UInt8], _ slot: Int, _ url: URL) -> UInt64? {

@@ -11,8 +11,7 @@ import Glibc
 /// Keyless edits seen by a process that has the vault open already (a long-lived reader or
 /// writer), not only by a fresh open: its catch-up must never keep a view that a fresh reader
 /// would not have, and its next save must never make an undo permanent ("launder" it) by
-/// committing on top of an edited state. Format 3.0 (the golden fixture, whose commit records
-/// do not bind their slot), 4.0 (a fixture) and the current format.
+/// committing on top of an edited state.
 @Suite(.ownThread) final class LongLivedEditTests {
     let dir = TempDirectory()
     let token = CredentialKey(service: "api.example.com", account: "revoked")
@@ -20,17 +19,10 @@ import Glibc
 
     typealias Vault = (url: URL, key: VaultSecret, configuration: SealedFileConfiguration)
 
-    /// A private copy of a key-file fixture (`v3`: a 3.0 vault, `v4`: a 4.0 one, written by
-    /// earlier versions; they stay in their format when written).
-    private func fixtureCopy(_ version: String) throws -> Vault {
-        let (folder, device) = try GoldenFixtureTests.privateCopy(version, in: dir)
-        return (folder.appendingPathComponent("keyfile.cvault"), .keyFile(folder.appendingPathComponent("keyfile")), SealedFileConfiguration(device: device))
-    }
-
-    /// A vault in the current format (key file) right after a rewrite.
-    private func currentVault() throws -> Vault {
-        let keyFile = try TestVault.keyFile(dir, name: "key-v4")
-        let store = try TestVault.create(dir, name: "v4/v.cvault", secret: .keyFile(keyFile))
+    /// A key-file vault right after a rewrite.
+    private func vaultAfterARewrite() throws -> Vault {
+        let keyFile = try TestVault.keyFile(dir, name: "key")
+        let store = try TestVault.create(dir, name: "vault/v.cvault", secret: .keyFile(keyFile))
         try store.save(Data("base".utf8), for: other, options: .portable)
         try store.changeSecret(from: .keyFile(keyFile), to: .keyFile(keyFile))
         return (store.url, .keyFile(keyFile), TestVault.configuration(dir))
@@ -81,33 +73,11 @@ import Glibc
         return edits
     }
 
-    /// A rolled-forward view meeting a delete (3.0): P holds a rolled-forward view, Q deletes the token (repairing
-    /// the damaged record), then the repaired record is copied over Q's and flipped. At
-    /// 59df243+format-4 (before the fix) P still served the deleted token and its next save
-    /// cut Q's entry: the token was back for every reader.
-    @Test func aLongLivedWriterCannotLaunderAnUndo() throws {
-        let vault = try fixtureCopy("v3")
-        let setup = try open(vault)
-        try setup.save(Data("secret token".utf8), for: token, options: .portable)
-        let newer = try #require(setup.state.withLock { $0.contents.journal?.newestSlot })
-        try overwrite(vault.url, with: flipped(try TestVault.bytes(vault.url), newer))
-        let p = try open(vault)
-        #expect(try p.load(token) == Data("secret token".utf8))
-        #expect(try open(vault).delete(token))
-        let afterDelete = try TestVault.bytes(vault.url)
-        try overwrite(vault.url, with: flipped(replacing(afterDelete, 1 - newer, with: record(afterDelete, newer)), newer))
-        #expect(try open(vault).load(token) == nil, "a fresh reader sees the delete")
-        #expect(try p.load(token) == nil, "so does the long-lived one")
-        try p.save(Data("unrelated".utf8), for: other, options: .portable)
-        #expect(try open(vault).load(token) == nil, "and its save keeps it")
-    }
-
     /// Every pair of edits around another process's delete: P opens after edit 1, Q deletes,
     /// edit 2 (with the file cut back to before Q's entry, or not); then P's view and P's save
     /// never bring the token back.
-    @Test(arguments: ["3.0", "4.0", "current"])
-    func aLongLivedProcessNeverKeepsOrLaundersAnUndo(format: String) throws {
-        let vault = try format == "3.0" ? fixtureCopy("v3") : format == "4.0" ? fixtureCopy("v4") : currentVault()
+    @Test func aLongLivedProcessNeverKeepsOrLaundersAnUndo() throws {
+        let vault = try vaultAfterARewrite()
         let setup = try open(vault)
         try setup.save(Data("secret token".utf8), for: token, options: .portable)
         try setup.save(Data("x".utf8), for: other, options: .portable)

@@ -5,9 +5,8 @@ import Testing
 @testable import CredentialVault
 
 /// `CredentialMetadata`'s dates: created (first save of a key), modified (last save) and, for
-/// ephemeral credentials, the expiry. A 5.0 vault records them in each record (docs/FORMAT.md,
-/// *Records*); a 1.0 to 4.0 vault has no room for them, reports `nil`, and records them from its
-/// upgrade to 5.0 on. The in-memory store knows them all. Every clock here is a `ManualClock`,
+/// ephemeral credentials, the expiry. The sealed file records them in each record
+/// (docs/FORMAT.md, *Records*). The in-memory store knows them all. Every clock here is a `ManualClock`,
 /// so dates are exact (to the millisecond, the resolution of the file).
 @Suite(.ownThread) final class MetadataDatesTests {
     let dir = TempDirectory()
@@ -24,11 +23,10 @@ import Testing
             at: store.url, secret: .passphrase(TestVault.passphrase), configuration: TestVault.configuration(dir, clock: clock))
     }
 
-    // MARK: - Sealed file, format 5.0
+    // MARK: - Sealed file
 
     @Test func timesSurviveReopenAndASaveMovesOnlyModified() throws {
         let store = try TestVault.create(dir, clock: clock)
-        #expect(store.formatVersion == "5.0")
         try store.save(Data("1".utf8), for: key, options: .portable)
         clock.advance(by: .milliseconds(1500))
         try store.save(Data("x".utf8), for: other, options: .default)
@@ -105,36 +103,37 @@ import Testing
     }
 
     /// Checked against the layout docs/FORMAT.md gives, not through the decoder: the record
-    /// plaintext of a 5.0 fixture has flag 8 and the two times right after the expiry.
-    @Test func aFormat5RecordHasTheDocumentedLayout() throws {
-        let (folder, device) = try GoldenFixtureTests.privateCopy("v5", in: dir)
+    /// plaintext of a golden fixture's record has the two times right after the expiry.
+    @Test func aRecordHasTheDocumentedLayout() throws {
+        let (folder, device) = try GoldenFixtures.privateCopy(in: dir)
         let store = try SealedFileStore.open(
-            at: folder.appendingPathComponent("passphrase.cvault"), secret: .passphrase(GoldenFixtureTests.passphrase),
+            at: folder.appendingPathComponent("passphrase.cvault"), secret: .passphrase(GoldenFixtures.passphrase),
             configuration: SealedFileConfiguration(device: device))
         let (vaultID, keys, records) = store.state.withLock { ($0.contents.header.vaultID, $0.keys, Array($0.contents.records.values)) }
         func u64(_ bytes: [UInt8], at offset: Int) -> UInt64 {
             bytes[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) }
         }
-        let start = UInt64(GoldenFixtureTests.writingStart.timeIntervalSince1970 * 1000)
-        for (n, (credential, _, _)) in GoldenFixtureTests.expected.enumerated() {
+        let start = UInt64(GoldenFixtures.writingStart.timeIntervalSince1970 * 1000)
+        for (n, (credential, _, _)) in GoldenFixtures.expected.enumerated() {
             let record = try #require(records.first { $0.key == credential })
             let plain = try #require(
                 Crypto.open(record.sealed.box, key: keys.recordKey, associatedData: RecordCodec.outerAD(vaultID: vaultID, recordID: record.sealed.id)))
-            #expect(plain[0] & 8 != 0, "flag 8: has times")
+            #expect(plain[0] & ~7 == 0, "flags: device-only, ephemeral, label only")
             #expect(u64(plain, at: 1) == 0, "persistent: no expiry")
-            #expect(u64(plain, at: 9) == start + UInt64(GoldenFixtureTests.expectedTimes[n].created) * 1000)
-            #expect(u64(plain, at: 17) == start + UInt64(GoldenFixtureTests.expectedTimes[n].modified) * 1000)
-            #expect(plain.count % RecordCodec.paddingBlock == 0, "still padded")
+            #expect(u64(plain, at: 9) == start + UInt64(GoldenFixtures.expectedTimes[n].created) * 1000)
+            #expect(u64(plain, at: 17) == start + UInt64(GoldenFixtures.expectedTimes[n].modified) * 1000)
+            #expect(plain.count % RecordCodec.paddingBlock == 0, "padded")
         }
     }
 
-    /// Flag 8 promises both times: a record cut short after one of them does not parse, and the
-    /// next bit (16) is still unknown.
-    @Test func aRecordWithTruncatedTimesOrAnUnknownFlagIsCorrupted() throws {
+    /// Every record carries both times, right after the expiry (created 0: unknown); a flag
+    /// bit past the three known ones (8 and up) is corrupted, and so is a plaintext not padded
+    /// to a multiple of 64 bytes.
+    @Test func aRecordWithAnUnknownFlagOrNoPaddingIsCorrupted() throws {
         let store = try TestVault.create(dir, clock: clock)
         let (vaultID, keys) = store.state.withLock { ($0.contents.header.vaultID, $0.keys) }
         let id = Crypto.randomBytes(SealedRecord.idSize)
-        func open(flags: UInt8, times: [UInt64]) throws(CredentialVaultError) -> RecordEntry {
+        func open(flags: UInt8, times: [UInt64], padded: Bool = true) throws(CredentialVaultError) -> RecordEntry {
             var plain = ByteWriter()
             plain.u8(flags)
             plain.u64(0)
@@ -142,59 +141,15 @@ import Testing
             plain.string16("s")
             plain.string16("a")
             plain.u32(0)
+            if padded { plain.raw([UInt8](repeating: 0, count: (RecordCodec.paddingBlock - plain.bytes.count % RecordCodec.paddingBlock) % RecordCodec.paddingBlock)) }
             let box = Crypto.seal(plain.bytes, key: keys.recordKey, associatedData: RecordCodec.outerAD(vaultID: vaultID, recordID: id))
             return try RecordCodec.openEntry(SealedRecord(id: id, box: box), vaultID: vaultID, keys: keys)
         }
-        #expect(try open(flags: 8, times: [0, 7]).times == RecordTimes(createdMillis: nil, modifiedMillis: 7))
-        #expect(try open(flags: 0, times: []).times == nil)
-        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 8, times: [7]) }
-        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 16, times: []) }
-        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 0, times: [7, 7]) }
-    }
-
-    // MARK: - Sealed file, formats 1.0 to 4.0
-
-    /// An older vault's records carry no times, and it stays in its format when written (its
-    /// readers could not read a record with times): `nil` throughout. A key change upgrades it
-    /// to 5.0; from then on saves record times, and a key saved before keeps an unknown
-    /// created time (its first save was not recorded).
-    @Test(arguments: ["v1", "v2", "v3", "v4"], ["changeSecret", "rotateDataKey"])
-    func anOlderVaultReportsNoTimesUntilItsUpgrade(version: String, upgrade: String) throws {
-        let (folder, device) = try GoldenFixtureTests.privateCopy(version, in: dir)
-        let url = folder.appendingPathComponent("passphrase.cvault")
-        let configuration = SealedFileConfiguration(device: device, clock: clock)
-        let passphrase = VaultSecret.passphrase(GoldenFixtureTests.passphrase)
-        let store = try SealedFileStore.open(at: url, secret: passphrase, configuration: configuration)
-        let old = GoldenFixtureTests.expected[0].0
-        try store.save(Data("new".utf8), for: key, options: .portable)
-        try store.save(Data("again".utf8), for: old, options: .portable)
-        for reader in [store, try SealedFileStore.open(at: url, secret: passphrase, configuration: configuration)] {
-            #expect(reader.formatVersion == GoldenFixtureTests.versions[version])
-            for name in [old, key] {
-                let metadata = try #require(try reader.metadata(for: name))
-                #expect(metadata.created == nil && metadata.modified == nil && metadata.expiresAt == nil)
-            }
-        }
-
-        clock.advance(by: .seconds(5))
-        if upgrade == "changeSecret" {
-            try store.changeSecret(from: passphrase, to: passphrase, kdf: .insecureTestingOnly)
-        } else {
-            try store.rotateDataKey(secret: passphrase, kdf: .insecureTestingOnly)
-        }
-        #expect(store.formatVersion == "5.0")
-        #expect(try store.metadata(for: old)?.modified == nil, "the upgrade rewrites no record's times")
-        clock.advance(by: .seconds(1))
-        try store.save(Data("after".utf8), for: old, options: .portable)
-        try store.save(Data("fresh".utf8), for: other, options: .portable)
-        let upgraded = try SealedFileStore.open(at: url, secret: passphrase, configuration: configuration)
-        let resaved = try #require(try upgraded.metadata(for: old))
-        #expect(resaved.created == nil && resaved.modified == at(6), "created before times were recorded: unknown")
-        let fresh = try #require(try upgraded.metadata(for: other))
-        #expect(fresh.created == at(6) && fresh.modified == at(6))
-        #expect(try upgraded.metadata(for: key)?.modified == nil, "not saved since the upgrade")
-        #expect(try upgraded.load(old) == Data("after".utf8))
-        for (credential, value, _) in GoldenFixtureTests.expected.dropFirst() { #expect(try upgraded.load(credential) == value) }
+        #expect(try open(flags: 0, times: [0, 7]).times == RecordTimes(createdMillis: nil, modifiedMillis: 7))
+        #expect(try open(flags: 0, times: [5, 7]).times == RecordTimes(createdMillis: 5, modifiedMillis: 7))
+        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 8, times: [7, 7]) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 16, times: [7, 7]) }
+        expectThrows(\CredentialVaultError.isCorrupted) { try open(flags: 0, times: [7, 7], padded: false) }
     }
 
     // MARK: - In memory

@@ -80,7 +80,7 @@ import Testing
             try store.mutate { (s) throws(CredentialVaultError) in
                 s.contents.records[key] = RecordCodec.seal(
                     key: key, value: Data(value.utf8), accessibility: .portable, expiresAtMillis: 0,
-                    vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: nil, padded: true)
+                    vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: nil, times: RecordTimes(createdMillis: 1, modifiedMillis: 1))
             }
         }
         try store.save(Data("n".utf8), for: CredentialKey(service: "normal", account: "acct"), options: .portable)

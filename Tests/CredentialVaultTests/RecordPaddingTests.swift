@@ -4,9 +4,8 @@ import Testing
 
 @testable import CredentialVault
 
-/// Format 4.0 pads record plaintexts to a multiple of 64 bytes, so the file shows each record's
-/// size to 64 bytes only (SECURITY.md, what an observer learns); older formats are written
-/// unpadded, as their readers expect.
+/// Record plaintexts are padded to a multiple of 64 bytes, so the file shows each record's size
+/// to 64 bytes only (SECURITY.md, what an observer learns).
 @Suite(.ownThread) final class RecordPaddingTests {
     let dir = TempDirectory()
 
@@ -15,10 +14,9 @@ import Testing
         TestVault.sealedRecords(store).values.map(\.count)
     }
 
-    @Test func recordsOfAFormat4VaultArePaddedTo64Bytes() throws {
+    @Test func recordsArePaddedTo64Bytes() throws {
         let store = try TestVault.create(dir)
-        #expect(store.formatVersion == "5.0", "a new vault is 5.0, padded as 4.0")
-        // Values and names of different lengths that fall into the same 64-byte step (with 5.0's
+        // Values and names of different lengths that fall into the same 64-byte step (with the
         // 16 bytes of times, 1 + 8 + 16 + 3 + 3 + 4 + 14 = 49 bytes for the longest).
         try store.save(Data(count: 1), for: CredentialKey(service: "s", account: "a"), options: .portable)
         try store.save(Data(count: 14), for: CredentialKey(service: "s", account: "b"), options: .portable)
@@ -33,30 +31,18 @@ import Testing
         #expect(try reopened.load(CredentialKey(service: "s", account: "c")) == Data(count: 1000))
     }
 
-    /// Rotation re-seals every record padded (the new header is 4.0).
-    @Test func rotationPadsRecordsCarriedOverUnpadded() throws {
-        let store = try TestVault.create(dir)
-        let key = CredentialKey(service: "s", account: "legacy")
-        try store.mutate { (s) throws(CredentialVaultError) in
-            s.contents.records[key] = RecordCodec.seal(
-                key: key, value: Data(count: 5), accessibility: .portable, expiresAtMillis: 0, vaultID: s.contents.header.vaultID,
-                keys: s.keys, deviceKey: nil, padded: false)
-        }
-        #expect(boxSizes(store).allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock != 0 }, "an unpadded record, as 3.0 wrote")
-        try store.rotateDataKey(secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf)
-        #expect(boxSizes(store).allSatisfy { ($0 - Crypto.sealOverhead) % RecordCodec.paddingBlock == 0 })
-        #expect(try store.load(key) == Data(count: 5))
-    }
-
-    /// Padding is zeros, inside the AEAD: a record whose plaintext ends in anything else, or in
-    /// 64 zeros or more, is not one a writer made.
-    @Test func onlyShortZeroPaddingIsAccepted() throws {
+    /// Padding is zeros up to the next multiple of 64 bytes, inside the AEAD: a record whose
+    /// plaintext ends in anything else, or in 64 zeros more, or stops short of a multiple of 64,
+    /// is not one a writer made.
+    @Test func onlyZeroPaddingToTheNextStepIsAccepted() throws {
         let store = try TestVault.create(dir)
         let (vaultID, keys) = store.state.withLock { ($0.contents.header.vaultID, $0.keys) }
         let id = Crypto.randomBytes(SealedRecord.idSize)
         var plain = ByteWriter()
         plain.u8(0)
         plain.u64(0)
+        plain.u64(1)
+        plain.u64(2)
         plain.string16("s")
         plain.string16("a")
         plain.u32(1)
@@ -64,9 +50,11 @@ import Testing
         func sealed(_ tail: [UInt8]) -> SealedRecord {
             SealedRecord(id: id, box: Crypto.seal(plain.bytes + tail, key: keys.recordKey, associatedData: RecordCodec.outerAD(vaultID: vaultID, recordID: id)))
         }
-        #expect(try RecordCodec.openEntry(sealed(Array(repeating: 0, count: 63)), vaultID: vaultID, keys: keys).key.account == "a")
-        expectThrows(\CredentialVaultError.isCorrupted) { try RecordCodec.openEntry(sealed(Array(repeating: 0, count: 64)), vaultID: vaultID, keys: keys) }
-        expectThrows(\CredentialVaultError.isCorrupted) { try RecordCodec.openEntry(sealed([0, 0, 1]), vaultID: vaultID, keys: keys) }
+        let padding = RecordCodec.paddingBlock - plain.bytes.count  // 36 bytes of fields: 28 zeros
+        #expect(try RecordCodec.openEntry(sealed(Array(repeating: 0, count: padding)), vaultID: vaultID, keys: keys).key.account == "a")
+        for tail: [UInt8] in [Array(repeating: 0, count: padding + 64), Array(repeating: 0, count: padding - 1), Array(repeating: 0, count: padding - 1) + [1], []] {
+            expectThrows(\CredentialVaultError.isCorrupted) { try RecordCodec.openEntry(sealed(tail), vaultID: vaultID, keys: keys) }
+        }
     }
 }
 

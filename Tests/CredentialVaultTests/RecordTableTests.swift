@@ -25,7 +25,8 @@ import Testing
             try store.mutate { (s) throws(CredentialVaultError) in
                 s.contents.records[self.kept] = nil
                 s.contents.records[self.added] = RecordEntry(
-                    key: self.added, accessibility: .portable, expiresAtMillis: 0, sealed: SealedRecord(id: [], box: []))
+                    key: self.added, accessibility: .portable, expiresAtMillis: 0, sealed: SealedRecord(id: [], box: []),
+                    times: RecordTimes(createdMillis: nil, modifiedMillis: 0))
                 s.contents.header.generation = 99
                 throw .busy
             }
@@ -53,7 +54,8 @@ import Testing
         func entry(_ account: String, ephemeral: Bool) -> RecordEntry {
             RecordEntry(
                 key: CredentialKey(service: "s", account: account), accessibility: .deviceOnly,
-                expiresAtMillis: ephemeral ? 1 : 0, sealed: SealedRecord(id: Array(account.utf8), box: []))
+                expiresAtMillis: ephemeral ? 1 : 0, sealed: SealedRecord(id: Array(account.utf8), box: []),
+                times: RecordTimes(createdMillis: nil, modifiedMillis: 0))
         }
         let a = entry("a", ephemeral: false), b = entry("b", ephemeral: true)
         var table = RecordTable([a.key: a, b.key: b])

@@ -20,11 +20,11 @@ import Testing
     @Test(arguments: CustodySuite.Check.allCases)
     func custodySuite(_ check: CustodySuite.Check) throws { try CustodySuite.run(check, on: setup()) }
 
-    /// Without asking, a file-custody vault stays 5.0 with no counter (readable by older
-    /// releases, portable); asking makes it 6.0.
+    /// Without asking, a file-custody vault has no counter (portable: a copy opens on another
+    /// machine); asking makes one.
     @Test func theFileCounterIsOptIn() throws {
         let plain = try TestVault.create(dir)
-        #expect(plain.formatVersion == "5.0")
+        #expect(plain.formatVersion == "1.0")
         #expect(!plain.hasRollbackCounter)
         #expect(plain.custody == .file)
     }
@@ -104,11 +104,11 @@ import Testing
                 return .io("\(error)")
             }
         }
-        #expect(opening { $0[31] = 0 } == .wrongPassphrase, "dropping the counter flag breaks the key wrap")
-        #expect(opening { $0[30] = 1 } == .wrongPassphrase, "naming another custodian breaks the key wrap")
-        if case .unsupported = opening({ $0[30] = 7 }) {} else { Issue.record("an unknown custodian is unsupported") }
-        if case .corrupted = opening({ $0[31] = 3 }) {} else { Issue.record("unknown flags are corrupted") }
-        if case .corrupted = opening({ $0[8] = 5 }) {} else { Issue.record("custody bytes in a 5.0 header are corrupted") }
+        let flags = VaultHeader.Offset.flags, custody = VaultHeader.Offset.custody
+        #expect(opening { $0[flags] = 0 } == .wrongPassphrase, "dropping the counter flag breaks the key wrap")
+        #expect(opening { $0[custody] = 1 } == .wrongPassphrase, "naming another custodian breaks the key wrap")
+        if case .unsupported = opening({ $0[custody] = 7 }) {} else { Issue.record("an unknown custodian is unsupported") }
+        if case .corrupted = opening({ $0[flags] = 3 }) {} else { Issue.record("unknown flags are corrupted") }
         try CustodySuite.writeInPlaceForTests(bytes, to: store.url)
         #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).hasRollbackCounter)
     }
@@ -122,6 +122,7 @@ import Testing
         #expect(store.hasRollbackCounter, "kept")
         try store.changeCustody(to: .file, secret: s.secret, rollbackCounter: false)
         #expect(!store.hasRollbackCounter, "dropped only when asked")
-        #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).formatVersion == "5.0")
+        let reopened = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
+        #expect(!reopened.hasRollbackCounter && reopened.formatVersion == "1.0")
     }
 }

@@ -71,8 +71,8 @@ known_crash_reason() {
 target_seeds() {
     local target=$1 dir=$2
     case "$target" in
-    sealed-file)  # every format version's golden fixtures
-        for v in Tests/CredentialVaultTests/Fixtures/v*/; do
+    sealed-file)  # the golden fixtures
+        for v in Tests/CredentialVaultTests/Fixtures/*/; do
             for f in "$v"*.cvault; do cp "$f" "$dir/$(basename "$v")-$(basename "$f")"; done
         done ;;
     esac

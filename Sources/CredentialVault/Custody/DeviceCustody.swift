@@ -7,7 +7,7 @@ import Foundation
 /// Who keeps the secret that, together with the host secret and the machine id, makes this
 /// machine's device key (device-only records, device-key vaults) and a vault's rollback counter.
 ///
-/// Recorded in a vault's authenticated header (format 6.0) and never silently downgraded: a
+/// Recorded in a vault's authenticated header and never silently downgraded: a
 /// vault made with TPM custody does not open with the host-secret file alone.
 public enum DeviceCustody: UInt8, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The host-secret file only (`$XDG_STATE_HOME/credential-vault/host-secret` and the machine

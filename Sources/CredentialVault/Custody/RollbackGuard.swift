@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A vault's rollback counter at its custodian, checked against the counter value the vault's
-/// commit records carry (format 6.0).
+/// commit records carry.
 ///
 /// The protocol (docs/FORMAT.md, *Rollback counter*): a write makes the new state durable with
 /// the counter value c + 1, and only then has the custodian increment its counter to c + 1. So

@@ -8,7 +8,7 @@ import Foundation
 import Glibc
 #endif
 
-/// In-place reads and writes of a format-3 vault file (appending a journal entry, overwriting a
+/// In-place reads and writes of a vault file (appending a journal entry, overwriting a
 /// commit record, reading what another process appended). Every write goes through the
 /// vault's lock, so no two writers ever touch the file at once; readers do not lock, which is
 /// safe because committed bytes are never modified in place (only appended after, or replaced

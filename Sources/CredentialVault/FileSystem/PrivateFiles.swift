@@ -190,7 +190,7 @@ package enum PrivateFiles {
     /// Reads a whole private file (see `open`) and the fingerprint of the very version read
     /// (fstat of the same descriptor, so a concurrent rename cannot pair old bytes with a new
     /// fingerprint). Reads to the end of the file, not to the size fstat saw: bytes appended
-    /// meanwhile (a format-3 journal entry) are read too, so a commit record read along the way
+    /// meanwhile (a vault's journal entry) are read too, so a commit record read along the way
     /// never names bytes beyond what was read. The fingerprint is the one from before reading:
     /// if the file changes meanwhile, the next comparison sees a difference. With
     /// `rules.prefix`, the leading bytes are read and checked first: a file that fails the

@@ -1,4 +1,4 @@
-/// One change to a format-3 vault's records, as its journal stores it.
+/// One change to a vault's records, as its journal stores it.
 enum JournalOp: Sendable {
     /// A new record, or a new version of a key's record (the reader finds the key inside it).
     case put(SealedRecord)
@@ -11,7 +11,7 @@ enum JournalOp: Sendable {
 ///     entry = length:u32 ‖ body ‖ chain(32)
 ///     body  = op+ ;  op = 1 ‖ length:u32 ‖ record_id(16) ‖ box     (put, as in the snapshot)
 ///                       | 2 ‖ record_id(16)                          (delete)
-///     chain = H(mac_key, "CRDVAULT journal v3" ‖ previous chain ‖ length:u32 ‖ body)
+///     chain = H(mac_key, "CRDVAULT journal" ‖ previous chain ‖ length:u32 ‖ body)
 ///
 /// The first entry chains from the snapshot MAC, so the chain value after the last entry
 /// authenticates header, snapshot and journal in order: dropping, reordering, replaying or
@@ -23,7 +23,7 @@ enum JournalEntry {
     static let overhead = 4 + Crypto.macBytes
 
     private static func label() -> UnsafeRawBufferPointer {
-        let label = StaticString("CRDVAULT journal v3")
+        let label = StaticString("CRDVAULT journal")
         return UnsafeRawBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount)
     }
 

@@ -1,4 +1,4 @@
-/// Catching up with another process's writes to a format-3 file without reading it whole.
+/// Catching up with another process's writes to the vault file without reading it whole.
 extension JournaledFile {
     /// What the file holds beyond a known position.
     struct CatchUp {
@@ -17,7 +17,7 @@ extension JournaledFile {
     /// which also reports what is wrong. The caller checks that applying the entries gives
     /// `position.recordCount` records. `writing`: the caller is a writer under the lock.
     static func catchUp(
-        from known: JournalPosition, header: VaultHeader, inode: AtomicFile.Fingerprint, location: FileLocation,
+        from known: JournalPosition, inode: AtomicFile.Fingerprint, location: FileLocation,
         macKey: SecureBytes, writing: Bool = false
     ) -> CatchUp? {
         guard let file = try? InPlaceFile(location, writable: false), let fingerprint = try? file.fingerprint(),
@@ -25,14 +25,12 @@ extension JournaledFile {
         else { return nil }
         var decoded: [CommitRecord?] = []
         for (slot, offset) in CommitRecord.offsets.enumerated() {
-            guard let bytes = try? file.read(at: offset, count: CommitRecord.size(header)) else { return nil }
-            let bound = CommitRecord.bindsSlot(header) ? slot : nil
-            decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey, slot: bound, major: header.major) })
+            guard let bytes = try? file.read(at: offset, count: CommitRecord.size) else { return nil }
+            decoded.append(bytes.withUnsafeBytes { CommitRecord.decode($0, macKey: macKey, slot: slot) })
         }
         // A damaged commit record a reader already knows of, with nothing committed since:
         // unchanged (the next write repairs it), not a whole-file read on every call. Exactly
-        // the intact record the known state rolled forward from: in 3.0 a record copied from the
-        // other slot is intact too, and must not pass for it. A writer never takes this
+        // the intact record the known state rolled forward from. A writer never takes this
         // shortcut: it reads the whole file, so that it never appends after a state that an
         // edit made since would make another reader see differently (damage is rare).
         if !writing, known.otherSlotDamaged, let intact = decoded[known.newestSlot], decoded[1 - known.newestSlot] == nil,

@@ -1,4 +1,4 @@
-/// Where a format-3 vault's journal stands: what the next write appends after and commits.
+/// Where a vault's journal stands: what the next write appends after and commits.
 struct JournalPosition: Sendable, Equatable {
     /// The generation of the newest commit (the header's, plus one per journal entry).
     var generation: UInt64
@@ -17,18 +17,18 @@ struct JournalPosition: Sendable, Equatable {
     /// with this position, so that no more than one entry past an intact record is ever rolled
     /// forward and two intact records are always one generation apart.
     var otherSlotDamaged = false
-    /// The rollback counter of the state (format 6.0): the newest commit record's, one more for
-    /// a rolled-forward entry (whose torn commit record carried it).
+    /// The rollback counter of the state: the newest commit record's, one more for a
+    /// rolled-forward entry of a vault with a counter (whose torn commit record carried it).
     var counter = RollbackStamp()
 
     /// The journal's size in bytes.
     var journalBytes: Int { end - snapshotEnd }
 }
 
-/// The whole file of formats 3.0 and 4.0: a snapshot of the records, then a journal of the writes since
+/// The whole vault file: a snapshot of the records, then a journal of the writes since
 /// (docs/FORMAT.md).
 ///
-///     header (148) ‖ zeros to 4096 ‖ commit record 0 ‖ zeros to 8192 ‖ commit record 1 ‖ zeros to 12288
+///     header (156) ‖ zeros to 4096 ‖ commit record 0 ‖ zeros to 8192 ‖ commit record 1 ‖ zeros to 12288
 ///     ‖ record* ‖ snapshot MAC (32) ‖ journal entry* ‖ [residue of an interrupted append]
 ///
 /// A save appends one entry and then commits it by overwriting the older commit record, each
@@ -36,8 +36,8 @@ struct JournalPosition: Sendable, Equatable {
 /// for a new vault, a new key, or once the journal outgrows the snapshot. So a save costs the
 /// same at any vault size, and a crash leaves either commit record naming a complete state.
 enum JournaledFile {
-    static let snapshotLabel: StaticString = "CRDVAULT snapshot v3"
-    /// The smallest format-3 file: up to the snapshot, an empty table and its MAC.
+    static let snapshotLabel: StaticString = "CRDVAULT snapshot"
+    /// The smallest vault file: up to the snapshot, an empty table and its MAC.
     static let minimumSize = CommitRecord.snapshotOffset + Crypto.macBytes
 
     /// A whole file for these records: both commit records name the snapshot, the journal is
@@ -55,7 +55,7 @@ enum JournaledFile {
             generation: header.generation, journalEnd: UInt64(bytes.count), recordCount: header.recordCount, chain: snapshotMAC,
             counter: counter)
         for (slot, offset) in CommitRecord.offsets.enumerated() {
-            let encoded = commit.encoded(macKey: macKey, slot: CommitRecord.bindsSlot(header) ? slot : nil, major: header.major)
+            let encoded = commit.encoded(macKey: macKey, slot: slot)
             bytes.replaceSubrange(offset..<offset + encoded.count, with: encoded)
         }
         let position = JournalPosition(
@@ -64,7 +64,7 @@ enum JournaledFile {
         return (bytes, position)
     }
 
-    /// What a whole format-3 file holds, authenticated but not yet opened record by record.
+    /// What a whole file holds, authenticated but not yet opened record by record.
     struct Contents {
         var snapshot: [SealedRecord]
         /// The committed entries' changes, in order.
@@ -80,7 +80,7 @@ enum JournaledFile {
         var position: JournalPosition
     }
 
-    /// Checks the layout and every MAC of a format-3 file. `corrupted` for a damaged layout or a
+    /// Checks the layout and every MAC of a vault file. `corrupted` for a damaged layout or a
     /// file cut short of its last commit, `tampered` for anything that does not authenticate.
     static func read(_ bytes: [UInt8], header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> Contents {
         guard bytes.count >= minimumSize else { throw .corrupted("truncated file") }
@@ -91,9 +91,9 @@ enum JournaledFile {
 
     private static func read(_ raw: UnsafeRawBufferPointer, header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> Contents {
         // Padding is zero: no byte of the file is left unchecked.
-        let padding = [VaultHeader.size..<CommitRecord.offsets[0]] + CommitRecord.offsets.map { $0 + CommitRecord.size(header)..<$0 + CommitRecord.blockSize }
+        let padding = [VaultHeader.size..<CommitRecord.offsets[0]] + CommitRecord.offsets.map { $0 + CommitRecord.size..<$0 + CommitRecord.blockSize }
         for range in padding where raw[range].contains(where: { $0 != 0 }) { throw .corrupted("damaged padding at byte \(range.lowerBound)") }
-        let commits = CommitRecord.decodeBoth(raw, header: header, macKey: macKey)
+        let commits = CommitRecord.decodeBoth(raw, macKey: macKey)
         // The snapshot: `recordCount` records, then their MAC.
         let (snapshot, ranges, tableLength) = try VaultFile.splitTable(
             UnsafeRawBufferPointer(rebasing: raw[CommitRecord.snapshotOffset...]), count: header.recordCount)
@@ -130,7 +130,7 @@ enum JournaledFile {
             // was durable before: no complete entry there means no crash damaged the record.
             rolled = try entries(raw, from: &position, macKey: macKey, strict: false, atMost: 1)
             guard rolled.count == 1 else { throw .tampered }
-            position.counter.value &+= CommitRecord.carriesCounter(header.major) ? 1 : 0
+            if header.hasRollbackCounter { position.counter.value &+= 1 }
         }
         // Past that, at most the residue of one interrupted append, and only with both records
         // intact (a writer repairs a damaged record before it appends). A complete entry more

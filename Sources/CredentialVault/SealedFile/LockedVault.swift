@@ -17,7 +17,7 @@ public struct LockedVault: Sendable {
     public let kdf: KDFParameters?
     /// The file's format version, for example `"1.0"`.
     public let formatVersion: String
-    /// Who keeps its device secret and rollback counter (`.file` before format 6.0).
+    /// Who keeps its device secret and rollback counter.
     public var custody: DeviceCustody { header.custody }
     /// Whether it has a rollback counter.
     public var hasRollbackCounter: Bool { header.hasRollbackCounter }
@@ -47,7 +47,7 @@ public struct LockedVault: Sendable {
         header = try VaultFile.header(of: bytes)
         keySource = header.keySource
         kdf = header.kdf == .argon2id13 ? try? KDFParameters(opsLimit: header.opsLimit, memLimitBytes: header.memLimitBytes) : nil
-        formatVersion = "\(header.major).\(header.minor)"
+        formatVersion = header.version
     }
 
     /// Unlocks the vault: one key derivation, then the data key is unwrapped and the file

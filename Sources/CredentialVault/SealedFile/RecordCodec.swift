@@ -19,9 +19,8 @@ struct RecordEntry: Sendable {
     /// Unix time in milliseconds after which an ephemeral record is gone; 0 for persistent.
     var expiresAtMillis: UInt64
     var sealed: SealedRecord
-    /// When the key was created and the record written (format 5); `nil` for a record written
-    /// by an older format.
-    var times: RecordTimes? = nil
+    /// When the key was created and the record written.
+    var times: RecordTimes
 
     var isEphemeral: Bool { expiresAtMillis != 0 }
 
@@ -32,38 +31,33 @@ struct RecordEntry: Sendable {
     /// What `metadata(for:)` reports about this record.
     var metadata: CredentialMetadata {
         CredentialMetadata(
-            key: key, accessibility: accessibility, isEphemeral: isEphemeral, created: times?.created,
-            modified: times?.modified, expiresAt: isEphemeral ? RecordTimes.date(expiresAtMillis) : nil)
+            key: key, accessibility: accessibility, isEphemeral: isEphemeral, created: times.created,
+            modified: times.modified, expiresAt: isEphemeral ? RecordTimes.date(expiresAtMillis) : nil)
     }
 }
 
-/// Sealing and opening records (record format 1, in every file format; see docs/FORMAT.md).
+/// Sealing and opening records (docs/FORMAT.md, *Records*).
 ///
-/// Record plaintext: flags u8 (1 device-only, 2 ephemeral, 4 has label, 8 has times), expiry
-/// u64 (Unix ms, 0 = persistent), with flag 8 (written in format 5) created u64 (Unix ms,
-/// 0 = unknown) and modified u64 (Unix ms), service, account, label (u16 length + UTF-8 each;
-/// label only with flag 4), value (u32 length + bytes), then (written in formats 4 and 5) zeros
-/// up to a multiple of 64 bytes, so that the file shows record sizes only to 64 bytes. For a
+/// Record plaintext: flags u8 (1 device-only, 2 ephemeral, 4 has label), expiry u64 (Unix ms,
+/// 0 = persistent), created u64 (Unix ms, 0 = unknown), modified u64 (Unix ms), service,
+/// account, label (u16 length + UTF-8 each; label only with flag 4), value (u32 length +
+/// bytes), then zeros up to a multiple of 64 bytes, so that the file shows record sizes only
+/// to 64 bytes. For a
 /// device-only record the value bytes are themselves sealed with the device record key. The
 /// associated data binds the record format, the vault id and the record id, so a record cannot
 /// be moved to another vault or pass for another record.
 enum RecordCodec {
-    /// The record format, bound into every record's associated data. Formats 1 and 2 of the
-    /// file share record format 1 (it was the file's major in format 1, hence the value).
+    /// The record format, bound into every record's associated data: a record could only be
+    /// read as another layout's by a reader that also binds that layout's number.
     static let recordFormat: UInt16 = 1
     private static let flagDeviceOnly: UInt8 = 1
     private static let flagEphemeral: UInt8 = 2
     private static let flagLabel: UInt8 = 4
-    /// Created and modified times follow the expiry (format 5; older readers reject the flag,
-    /// which is why 5.0 is a major version).
-    private static let flagTimes: UInt8 = 8
-    /// Plaintexts are padded with zeros to a multiple of this (format 4): an observer without
-    /// the key learns a record's size in these steps, not names and value lengths exactly.
+    /// Any other flag bit is `corrupted`: only a writer with the key can set one.
+    private static let knownFlags = flagDeviceOnly | flagEphemeral | flagLabel
+    /// Plaintexts are padded with zeros to a multiple of this: an observer without the key
+    /// learns a record's size in these steps, not names and value lengths exactly.
     static let paddingBlock = 64
-
-    /// Whether records written into a vault with this header are padded: format 4 and later
-    /// (older readers reject padding, so older formats are written without it).
-    static func pads(_ header: VaultHeader) -> Bool { header.major >= 4 }
 
     /// Zeros appended to `plain` up to a multiple of `paddingBlock`.
     private static func pad(_ plain: inout [UInt8]) {
@@ -84,11 +78,10 @@ enum RecordCodec {
         Array("CVDEV".utf8) + vaultID + recordID
     }
 
-    /// Seals a new record with a fresh random id; with `times` (format 5 only), a record that
-    /// carries them.
+    /// Seals a new record with a fresh random id.
     static func seal(
         key: CredentialKey, value: Data, accessibility: Accessibility, expiresAtMillis: UInt64,
-        vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?, padded: Bool, times: RecordTimes? = nil
+        vaultID: [UInt8], keys: VaultKeys, deviceKey: SecureBytes?, times: RecordTimes
     ) -> RecordEntry {
         let id = Crypto.randomBytes(SealedRecord.idSize)
         // Room for everything, padding included, from the start: a buffer that grew would be
@@ -102,13 +95,10 @@ enum RecordCodec {
         if accessibility == .deviceOnly { flags |= flagDeviceOnly }
         if expiresAtMillis != 0 { flags |= flagEphemeral }
         if key.label != nil { flags |= flagLabel }
-        if times != nil { flags |= flagTimes }
         plain.u8(flags)
         plain.u64(expiresAtMillis)
-        if let times {
-            plain.u64(times.createdMillis ?? 0)
-            plain.u64(times.modifiedMillis)
-        }
+        plain.u64(times.createdMillis ?? 0)
+        plain.u64(times.modifiedMillis)
         plain.string16(key.service)
         plain.string16(key.account)
         if let label = key.label { plain.string16(label) }
@@ -122,7 +112,7 @@ enum RecordCodec {
             value.withUnsafeBytes { plain.raw($0) }
         }
         defer { wipe(&plain.bytes) }
-        if padded { pad(&plain.bytes) }
+        pad(&plain.bytes)
         assert(plain.bytes.capacity == reserved, "the record plaintext was reallocated")
         let box = Crypto.seal(plain.bytes, key: keys.recordKey, associatedData: outerAD(vaultID: vaultID, recordID: id))
         return RecordEntry(
@@ -155,8 +145,7 @@ enum RecordCodec {
         }
     }
 
-    /// Re-seals a record under new keys (rotation, which writes the current format: padded). The
-    /// id stays, so a device-only value, bound to the id and the vault id, stays valid without
+    /// Re-seals a record under new keys (rotation). The id stays, so a device-only value, bound to the id and the vault id, stays valid without
     /// the device key being needed.
     static func reseal(_ sealed: SealedRecord, vaultID: [UInt8], from old: VaultKeys, to new: VaultKeys) throws(CredentialVaultError) -> SealedRecord {
         var plain: [UInt8] = []
@@ -165,7 +154,6 @@ enum RecordCodec {
         guard sealed.box.withUnsafeBytes({ Crypto.open($0, key: old.recordKey, associatedData: ad, into: &plain) }) else {
             throw .tampered
         }
-        pad(&plain)  // no-op for a padded record; zeros are what a padded one ends with
         return SealedRecord(id: sealed.id, box: Crypto.seal(plain, key: new.recordKey, associatedData: ad))
     }
 
@@ -173,7 +161,7 @@ enum RecordCodec {
         var key: CredentialKey
         var accessibility: Accessibility
         var expiry: UInt64
-        var times: RecordTimes?
+        var times: RecordTimes
         var value: UnsafeRawBufferPointer
     }
 
@@ -190,21 +178,19 @@ enum RecordCodec {
         return try plain.withUnsafeBytes { raw in
             Result { () throws(CredentialVaultError) -> R in
                 var r = ByteReader(raw)
-                guard let flags = r.u8(), let expiry = r.u64() else { throw .corrupted("malformed record") }
-                var times: RecordTimes?
-                if flags & flagTimes != 0 {
-                    guard let created = r.u64(), let modified = r.u64() else { throw .corrupted("malformed record times") }
-                    times = RecordTimes(createdMillis: created == 0 ? nil : created, modifiedMillis: modified)
+                guard let flags = r.u8(), let expiry = r.u64(), let created = r.u64(), let modified = r.u64() else {
+                    throw .corrupted("malformed record")
                 }
+                let times = RecordTimes(createdMillis: created == 0 ? nil : created, modifiedMillis: modified)
                 guard let service = r.string16(), let account = r.string16() else { throw .corrupted("malformed record") }
                 var label: String?
                 if flags & flagLabel != 0 {
                     guard let l = r.string16() else { throw .corrupted("malformed record label") }
                     label = l
                 }
-                guard flags & ~(flagDeviceOnly | flagEphemeral | flagLabel | flagTimes) == 0,
+                guard flags & ~knownFlags == 0,
                     (flags & flagEphemeral != 0) == (expiry != 0),
-                    let length = r.u32(), let value = r.take(Int(length)), r.remaining < paddingBlock,
+                    let length = r.u32(), let value = r.take(Int(length)), r.remaining < paddingBlock, raw.count % paddingBlock == 0,
                     let padding = r.take(r.remaining), !padding.contains(where: { $0 != 0 })
                 else { throw .corrupted("malformed record") }
                 let fields = Fields(

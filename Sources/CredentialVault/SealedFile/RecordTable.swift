@@ -12,7 +12,7 @@ struct RecordTable: Sendable, Sequence {
     private var undo: [CredentialKey: RecordEntry?]?
     /// How many records are ephemeral, so that purging expired ones costs nothing when none is.
     private(set) var ephemeralCount: Int
-    /// Each record's key by its record id: a journal deletes a record by id (format 3).
+    /// Each record's key by its record id: a journal deletes a record by id.
     private var keysByID: [RecordID: CredentialKey]
 
     init(_ entries: [CredentialKey: RecordEntry] = [:]) {

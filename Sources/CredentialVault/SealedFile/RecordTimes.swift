@@ -4,18 +4,15 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// When a record's key was first saved and when the record was written, in Unix milliseconds:
-/// what format 5 adds to a record's plaintext (see docs/FORMAT.md, *Records*).
+/// When a record's key was first saved and when the record was written, in Unix milliseconds,
+/// as every record's plaintext carries them (see docs/FORMAT.md, *Records*).
 struct RecordTimes: Sendable, Equatable {
-    /// When the key was first saved; `nil` when that was before its vault recorded times (a key
-    /// of a 1.0 to 4.0 vault saved again once the vault became 5.0). Stored as 0.
+    /// When the key was first saved; `nil` when unknown (stored as 0). This library never
+    /// writes 0 (`init(savingAt:replacing:)`); a reader takes it as unknown, so that a writer
+    /// that cannot tell (a key brought from elsewhere) need not invent a time.
     var createdMillis: UInt64?
     /// When this record was written (the key's last save).
     var modifiedMillis: UInt64
-
-    /// Whether records written into a vault with this header carry times: format 5 and later
-    /// (an older reader rejects the flag that announces them).
-    static func recorded(in header: VaultHeader) -> Bool { header.major >= 5 }
 
     /// The times of a save at `now` that replaces `previous`: it keeps when the key was created
     /// (unknown stays unknown). A new key, or one whose `previous` record has expired (it is
@@ -23,7 +20,7 @@ struct RecordTimes: Sendable, Equatable {
     init(savingAt now: Date, replacing previous: RecordEntry?) {
         let millis = Self.millis(now)
         if let previous, !previous.isExpired(at: now) {
-            createdMillis = previous.times?.createdMillis
+            createdMillis = previous.times.createdMillis
         } else {
             // 0 reads as unknown: a clock at or before 1970 is recorded one millisecond late.
             createdMillis = max(millis, 1)

@@ -22,7 +22,7 @@ extension SealedFileConfiguration {
     var makesRollbackCounter: Bool { rollbackCounter ?? (custody != .file) }
 
     /// The device master key under `custody`: for `.file` the host secret and the machine id
-    /// (unchanged since format 1), otherwise also the custodian's device secret, which it
+    /// alone, otherwise also the custodian's device secret, which it
     /// releases only against the binding (`DeviceIdentity.custodianBinding`).
     func masterKey(custody: DeviceCustody, need: () -> HostSecret.Need) throws(CredentialVaultError) -> SecureBytes {
         let device = try resolvedDevice()

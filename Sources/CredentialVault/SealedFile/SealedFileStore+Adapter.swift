@@ -93,10 +93,10 @@ extension SealedFileStore {
             let header = s.contents.header
             // Taken under the lock, so that saves of a key are dated in the order they were written.
             let now = self.configuration.clock.now()
-            let times = RecordTimes.recorded(in: header) ? RecordTimes(savingAt: now, replacing: s.contents.records[key]) : nil
+            let times = RecordTimes(savingAt: now, replacing: s.contents.records[key])
             s.contents.records[key] = RecordCodec.seal(
                 key: key, value: value, accessibility: options.accessibility, expiresAtMillis: expiry,
-                vaultID: header.vaultID, keys: s.keys, deviceKey: deviceKey, padded: RecordCodec.pads(header), times: times)
+                vaultID: header.vaultID, keys: s.keys, deviceKey: deviceKey, times: times)
         }
     }
 

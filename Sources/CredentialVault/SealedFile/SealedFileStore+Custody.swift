@@ -10,7 +10,7 @@ extension SealedFileStore {
     /// Who keeps this vault's device secret and rollback counter (from its header).
     public var custody: DeviceCustody { headerSummary.withLock { $0.custody } }
 
-    /// Whether this vault has a rollback counter (format 6.0).
+    /// Whether this vault has a rollback counter.
     public var hasRollbackCounter: Bool { headerSummary.withLock { $0.rollbackCounter } }
 
     /// Moves the vault to `custody` (whose custodian the configuration must offer): the data key
@@ -41,7 +41,7 @@ extension SealedFileStore {
             guard current.keys.dataKey.constantTimeEquals(known.keys.dataKey) else { throw CredentialVaultError.reopenRequired(.keyChanged) }
             guard current.contents.header.custody == old.custody, current.contents.header.hasRollbackCounter == old.hasRollbackCounter
             else { throw CredentialVaultError.reopenRequired(.custodyChanged) }
-            let oldGuard = current.rollback, oldStamp = current.contents.journal?.counter ?? RollbackStamp()
+            let oldGuard = current.rollback, oldStamp = current.contents.journal.counter
             // The counter the vault lives on now (moving to the same custodian gets it back from
             // `createCounter`): never removed by this call.
             func isLive(_ reference: UInt32) -> Bool {
@@ -65,14 +65,14 @@ extension SealedFileStore {
                     }
                     s.contents.records[name] = RecordCodec.seal(
                         key: entry.key, value: value, accessibility: .deviceOnly, expiresAtMillis: entry.expiresAtMillis,
-                        vaultID: old.vaultID, keys: s.keys, deviceKey: newDeviceKey, padded: RecordCodec.pads(header), times: entry.times)
+                        vaultID: old.vaultID, keys: s.keys, deviceKey: newDeviceKey, times: entry.times)
                 }
                 var moved = header
                 moved.generation = s.contents.header.generation
                 s.contents.header = moved
                 s.deviceKey = newDeviceKey
                 s.rollback = newGuard
-                s.contents.journal?.counter = newStamp
+                s.contents.journal.counter = newStamp
                 s.checkedCounter = nil  // that was the old custodian's
                 s.rewriteRequested = true
             }
@@ -110,8 +110,8 @@ extension SealedFileStore {
     /// Whether the vault's own custodian accepts this copy: it has no counter (and no mark, see
     /// `acceptRestore`), or the counter agrees with it.
     private func agreesWithItsOwnCounter() -> Bool {
-        let (rollback, stamp) = state.withLock { ($0.rollback, $0.contents.journal?.counter) }
-        guard let rollback, let stamp else { return true }
+        let (rollback, stamp) = state.withLock { ($0.rollback, $0.contents.journal.counter) }
+        guard let rollback else { return true }
         return (try? rollback.verify(stamp)) != nil
     }
 
@@ -166,7 +166,8 @@ extension SealedFileStore {
         try store.write(
             VaultChange { (s) throws(CredentialVaultError) in
                 s.acceptingRollback = false  // from this write on, the counter is checked again
-                guard let rollback = s.rollback, var journal = s.contents.journal else {
+                var journal = s.contents.journal
+                guard let rollback = s.rollback else {
                     throw CredentialVaultError.invalidArgument(
                         "this vault has no rollback counter: there is no restore to accept; nothing was changed")
                 }

@@ -9,7 +9,7 @@ extension SealedFileStore {
     /// How the vault is unlocked, as last read or written by this store (never waits for a write).
     public var keySource: KeySource { headerSummary.withLock { $0.keySource } }
 
-    /// The vault's format version, for example `"5.0"`, as last read or written by this store.
+    /// The vault's format version, for example `"1.0"`, as last read or written by this store.
     public var formatVersion: String { headerSummary.withLock { $0.version } }
 
     /// Replaces the key that unlocks the vault (a passphrase change, or a switch between
@@ -92,7 +92,6 @@ extension SealedFileStore {
     private static func sameWrapping(_ s: State, as known: State) -> Bool {
         s.contents.header.keyParameterBytes() == known.contents.header.keyParameterBytes()
             && s.contents.header.wrappedKey == known.contents.header.wrappedKey
-            && s.contents.header.major == known.contents.header.major
     }
 
     /// Checks that `key` unwraps this vault's current data key.

@@ -12,10 +12,10 @@ extension SealedFileStore {
     /// their cost per save stays constant too.
     static let minimumJournalLimit = 64 << 10
 
-    /// Makes `draft` durable. A format-3 vault whose key did not change gets one journal entry
-    /// with the records changed since `beginChanges()` (`InPlaceFile.commit`); a new key, a
-    /// journal past its limit (or one that would take the file past `VaultFile.maxSize`), or a
-    /// format-1 or -2 vault (no journal) rewrites the whole file atomically. The caller has
+    /// Makes `draft` durable. A vault whose key did not change gets one journal entry with the
+    /// records changed since `beginChanges()` (`InPlaceFile.commit`); a new key, or a journal
+    /// past its limit (or one that would take the file past `VaultFile.maxSize`), rewrites the
+    /// whole file atomically. The caller has
     /// verified the file's commit records under the lock (`refresh(_:url:verify:)`), so the
     /// position appended after is the committed one. Sets the draft's generation, journal
     /// position and fingerprint; on failure the file is unchanged (see `InPlaceFile.commit` for
@@ -29,7 +29,7 @@ extension SealedFileStore {
             throw .reopenRequired(.custodyChanged)
         }
         // The counter value the new state carries (checked against the custodian first).
-        let known = contents.journal?.counter ?? RollbackStamp()
+        let known = contents.journal.counter
         let stamp = try draft.rollback?.next(after: known, known: draft.checkedCounter) ?? known
         draft.checkedCounter = nil
         guard try persist(&draft, previousHeader: previousHeader, lock: lock, stamp: stamp) else { return nil }
@@ -41,9 +41,8 @@ extension SealedFileStore {
         _ draft: inout State, previousHeader: VaultHeader, lock: VaultLock, stamp: RollbackStamp
     ) throws(CredentialVaultError) -> Bool {
         let contents = draft.contents
-        if contents.header.major >= 3, contents.header == previousHeader, let journal = contents.journal,
-            let known = draft.fingerprint, !draft.rewriteRequested
-        {
+        if contents.header == previousHeader, let known = draft.fingerprint, !draft.rewriteRequested {
+            let journal = contents.journal
             let ops = contents.pendingOps()
             if ops.isEmpty { return false }  // put back as it was: nothing to write
             let macKey = draft.keys.macKey
@@ -52,7 +51,6 @@ extension SealedFileStore {
             if journal.journalBytes + entry.count <= limit, journal.end + entry.count <= VaultFile.maxSize {
                 let file = try InPlaceFile(location, writable: true)
                 let size = try file.check(expected: known, reaches: journal.end)
-                let bindsSlot = CommitRecord.bindsSlot(contents.header)
                 var journal = journal
                 if journal.otherSlotDamaged {
                     // First make both commit records intact again, the damaged one naming this
@@ -63,7 +61,7 @@ extension SealedFileStore {
                         chain: journal.chain, counter: journal.counter)
                     let damagedSlot = 1 - journal.newestSlot
                     try file.repair(
-                        commitRecord: repaired.encoded(macKey: macKey, slot: bindsSlot ? damagedSlot : nil, major: contents.header.major),
+                        commitRecord: repaired.encoded(macKey: macKey, slot: damagedSlot),
                         at: CommitRecord.offsets[damagedSlot])
                     journal.newestSlot = damagedSlot
                     journal.otherSlotDamaged = false
@@ -72,7 +70,7 @@ extension SealedFileStore {
                     generation: journal.generation + 1, journalEnd: UInt64(journal.end + entry.count),
                     recordCount: UInt32(contents.records.count), chain: chain, counter: stamp)
                 let slot = 1 - journal.newestSlot
-                let encoded = commit.encoded(macKey: macKey, slot: bindsSlot ? slot : nil, major: contents.header.major)
+                let encoded = commit.encoded(macKey: macKey, slot: slot)
                 try file.commit(
                     entry: entry, at: journal.end, size: size, commitRecord: encoded,
                     commitOffset: CommitRecord.offsets[slot])
@@ -89,14 +87,15 @@ extension SealedFileStore {
         return true
     }
 
-    /// Replaces the whole file with the draft's state (a fresh snapshot and an empty journal in
-    /// format 3), atomically and durably; the new file is locked by `lock` (the vault lock held)
+    /// Replaces the whole file with the draft's state (a fresh snapshot and an empty journal),
+    /// atomically and durably; the new file is locked by `lock` (the vault lock held)
     /// before it takes the vault's name, and replaces only the file read under that lock.
     private func rewrite(_ draft: inout State, lock: VaultLock, stamp: RollbackStamp) throws(CredentialVaultError) {
-        let generation = (draft.contents.journal?.generation ?? draft.contents.header.generation) &+ 1
+        let generation = draft.contents.journal.generation &+ 1
         draft.contents.header.generation = generation
         draft.contents.header.recordCount = UInt32(draft.contents.records.count)
-        let (bytes, journal) = draft.contents.wholeFile(keys: draft.keys, counter: stamp)
+        let (bytes, journal) = JournaledFile.serialize(
+            header: draft.contents.header, records: draft.contents.records.values, macKey: draft.keys.macKey, counter: stamp)
         guard bytes.count <= VaultFile.maxSize else {
             throw .invalidArgument("the vault would grow past \(VaultFile.maxSize >> 20) MiB; nothing was changed")
         }

@@ -27,12 +27,12 @@ extension SealedFileStore {
     ) throws(CredentialVaultError) {
         let store = try LockedVault(url: url).unlock(with: key, configuration: configuration, acceptingRollback: true)
         try store.holdingVaultLock { () throws(CredentialVaultError) in
-            let (header, rollback, stamp) = try store.read { ($0.contents.header, $0.rollback, $0.contents.journal?.counter) }
+            let (header, rollback, stamp) = try store.read { ($0.contents.header, $0.rollback, $0.contents.journal.counter) }
             let vaultID = header.vaultID
             // A copy from before a move to another custodian: that custodian's counter is the
             // newer vault's, and nothing would release it once this file is gone.
             try configuration.refuseIfAnchoredElsewhere(header)
-            if let rollback, let stamp,
+            if let rollback,
                 try rollback.custodian.readCounter(vaultID: vaultID, reference: stamp.reference, binding: rollback.binding) != nil
             {
                 do throws(CredentialVaultError) {

@@ -7,29 +7,25 @@ import Foundation
 /// Keeping the in-memory state in step with the file, and the locked write path.
 extension SealedFileStore {
     /// Catches up with the file when its fingerprint changed (another process wrote it): for a
-    /// format-3 file still on the same inode, by reading the commit records and just the
-    /// entries appended since; else by reading the whole file. `verify` (the write path, under
-    /// the lock) never takes the fingerprint's word: a format-3 file's commit records are always
-    /// checked (a writer must append after the committed end), a format-1 or -2 file's header
-    /// generation too (inode numbers are reused by rewrites, and file times move in ticks).
+    /// file still on the same inode, by reading the commit records and just the entries
+    /// appended since; else by reading the whole file. `verify` (the write path, under the lock)
+    /// never takes the fingerprint's word: the commit records are always checked (a writer must
+    /// append after the committed end).
     /// A file replaced by another one of the same vault is also asked about at the custodians
     /// of `configuration` that may hold its counter since a move (`refuseIfAnchoredElsewhere`).
     static func refresh(
         _ state: inout State, location: FileLocation, configuration: SealedFileConfiguration, verify: Bool = false
     ) throws(CredentialVaultError) {
         let current = AtomicFile.fingerprint(location)
-        if current != nil && current == state.fingerprint {
-            if !verify { return }
-            if state.contents.journal == nil && headerUnchanged(state.contents.header, location: location) { return }
-        }
+        if current != nil && current == state.fingerprint && !verify { return }
         // The appended-entries shortcut trusts that the same inode is the same file. A copy put
         // back on a reused inode number (a pre-move copy, its bytes the ones this object last
         // read) would pass it without the question below: with a custodian configured that may
         // hold the vault's counter since a move, a change is always read whole.
         if !configuration.mayHoldCounterElsewhere(than: state.contents.header.custody),
-            let journal = state.contents.journal, let known = state.fingerprint,
+            let known = state.fingerprint,
             let news = JournaledFile.catchUp(
-                from: journal, header: state.contents.header, inode: known, location: location, macKey: state.keys.macKey,
+                from: state.contents.journal, inode: known, location: location, macKey: state.keys.macKey,
                 writing: verify)
         {
             // Forward from what this object read, but not necessarily to the newest state: an
@@ -80,8 +76,8 @@ extension SealedFileStore {
             if contents.header.hasRollbackCounter {
                 guard let rollback = state.rollback else { throw CredentialVaultError.reopenRequired(.custodyChanged) }
                 // Not while a restore is being accepted (`acceptRestore`): that write replaces the counter.
-                if let journal = contents.journal, !state.acceptingRollback {
-                    let value = try rollback.verify(journal.counter)
+                if !state.acceptingRollback {
+                    let value = try rollback.verify(contents.journal.counter)
                     if verify { state.checkedCounter = value }  // under the lock: still true at the write
                 }
             }
@@ -93,23 +89,14 @@ extension SealedFileStore {
         }
     }
 
-    /// Whether a format-1 or -2 file still carries the header `known` was read with: every write
-    /// of those formats increments its generation (and a key change re-wraps the key).
-    private static func headerUnchanged(_ known: VaultHeader, location: FileLocation) -> Bool {
-        guard let file = try? InPlaceFile(location, writable: false), let bytes = try? file.read(at: 0, count: VaultHeader.size),
-            let header = try? VaultHeader.decode(bytes: bytes)
-        else { return false }
-        return header.generation == known.generation && header.wrappedKey == known.wrappedKey && header.major == known.major
-    }
-
-    /// The fingerprint to remember for a state read from a file with `fingerprint`. A format-3
-    /// file whose size is not its committed end (an append in progress, or residue) gets one
+    /// The fingerprint to remember for a state read from a file with `fingerprint`. A file
+    /// whose size is not its committed end (an append in progress, or residue) gets one
     /// no file has (keeping its device and inode), so the next read checks the commit records
     /// again. Otherwise every later commit makes the file larger than this fingerprint says
     /// (an entry is never empty), and a rewrite gives it another inode: a change is always
     /// seen, without relying on file times.
-    static func settled(_ fingerprint: AtomicFile.Fingerprint, journal: JournalPosition?) -> AtomicFile.Fingerprint {
-        guard let journal, fingerprint.size != Int64(journal.end) else { return fingerprint }
+    static func settled(_ fingerprint: AtomicFile.Fingerprint, journal: JournalPosition) -> AtomicFile.Fingerprint {
+        guard fingerprint.size != Int64(journal.end) else { return fingerprint }
         var unsettled = fingerprint
         unsettled.size = -1
         return unsettled

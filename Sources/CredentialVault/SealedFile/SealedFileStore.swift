@@ -13,7 +13,7 @@ import Synchronization
 /// ephemeral records with TTL. Reads are served from memory and catch up only when the file
 /// changed on disk (reading just what another process appended). Every write is atomic and
 /// durable, and costs the same at any vault size: one journal entry appended and committed, the
-/// whole file rewritten only once the journal outgrows its snapshot (format 3). A failed write
+/// whole file rewritten only once the journal outgrows its snapshot. A failed write
 /// leaves the file and this object as they were.
 public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     struct State: Sendable {
@@ -21,7 +21,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         var contents: VaultContents
         var fingerprint: AtomicFile.Fingerprint?
         var deviceKey: SecureBytes?
-        /// The rollback counter's guard (format 6.0 vaults that have one).
+        /// The rollback counter's guard (vaults that have one).
         var rollback: RollbackGuard?
         /// The next write rewrites the whole file even without a change (`acceptRestore`).
         var rewriteRequested = false
@@ -80,7 +80,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
                 rollback = try configuration.rollbackGuard(
                     custody: contents.header.custody, vaultID: contents.header.vaultID, need: { Self.hostSecretNeed(contents) })
             }
-            if !acceptingRollback, let rollback, let journal = contents.journal { try rollback.verify(journal.counter) }
+            if !acceptingRollback, let rollback { try rollback.verify(contents.journal.counter) }
         } else if !acceptingRollback, try configuration.isMarkedRollbackProtected(contents.header.vaultID) {
             // No counter to ask, but this machine recorded that the vault has one: a copy from
             // before it got one (the older, weaker protection) is never opened as the vault.
@@ -118,7 +118,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
 
     static func summary(of header: VaultHeader) -> HeaderSummary {
         HeaderSummary(
-            keySource: header.keySource, version: "\(header.major).\(header.minor)", custody: header.custody,
+            keySource: header.keySource, version: header.version, custody: header.custody,
             rollbackCounter: header.hasRollbackCounter)
     }
 
@@ -150,7 +150,6 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             for: key, kdf: kdf, vaultID: vaultID, dataKey: dataKey, generation: 0, custody: configuration.custody,
             rollbackCounter: configuration.makesRollbackCounter, configuration: configuration, hostSecretNeed: { .none })
         let keys = VaultKeys(dataKey: dataKey)
-        var contents = VaultContents(header: header, records: RecordTable(), journal: nil)
         // The counter first: a vault file never exists without the counter it names.
         var rollback: RollbackGuard?
         var stamp = RollbackStamp()
@@ -167,8 +166,8 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             try? rollback.custodian.removeCounter(vaultID: vaultID, reference: stamp.reference, binding: rollback.binding)
             try? configuration.markRollbackProtected(vaultID, false)
         }
-        let (bytes, journal) = contents.wholeFile(keys: keys, counter: stamp)
-        contents.journal = journal
+        let (bytes, journal) = JournaledFile.serialize(header: header, records: RecordTable().values, macKey: keys.macKey, counter: stamp)
+        let contents = VaultContents(header: header, records: RecordTable(), journal: journal)
         // Never replaces: a vault that appeared during the key derivation (a restore) stays.
         let created: Bool
         do throws(CredentialVaultError) {
@@ -227,7 +226,6 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
             opsLimit: isPassphrase ? kdf.opsLimit : 0, memLimitBytes: isPassphrase ? kdf.memLimitBytes : 0,
             salt: Crypto.randomBytes(Crypto.saltBytes), wrappedKey: [], generation: generation, recordCount: 0,
             custody: custody, hasRollbackCounter: rollbackCounter)
-        header.major = VaultHeader.major(custody: custody, rollbackCounter: rollbackCounter)
         let kek = try KeyWrapping.keyEncryptionKey(
             key, header: header, configuration: configuration, hostSecretNeed: hostSecretNeed)
         header.wrappedKey = KeyWrapping.wrap(dataKey, kek: kek, header: header)

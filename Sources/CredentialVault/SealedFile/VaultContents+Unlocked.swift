@@ -21,7 +21,7 @@ extension VaultContents {
             do throws(CredentialVaultError) {
                 return (try decode(bytes: bytes, header: header, keys: keys), fingerprint)
             } catch {
-                guard error.isDamage, header.major >= 3, let (again, seen) = try PrivateFiles.readVersion(location, rules: .vault)
+                guard error.isDamage, let (again, seen) = try PrivateFiles.readVersion(location, rules: .vault)
                 else { throw error }
                 if seen.device == fingerprint.device && seen.inode == fingerprint.inode {
                     guard changedInPlace(bytes, again) else { throw error }
@@ -38,7 +38,7 @@ extension VaultContents {
         throw .busy
     }
 
-    /// Whether a second read of a journaled file differs from the first where a writer commits:
+    /// Whether a second read of the file differs from the first where a writer commits:
     /// the size, or the header and commit-record blocks.
     private static func changedInPlace(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         let blocks = CommitRecord.snapshotOffset

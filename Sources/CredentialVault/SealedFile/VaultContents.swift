@@ -4,27 +4,22 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The decoded state of an unlocked vault: its header, its records by key, and for format 3
-/// where its journal stands.
+/// The decoded state of an unlocked vault: its header, its records by key, and where its
+/// journal stands.
 struct VaultContents: Sendable {
     var header: VaultHeader
     var records: RecordTable
-    /// `nil` for formats 1 and 2, which have no journal.
-    var journal: JournalPosition?
+    var journal: JournalPosition
 
     /// Authenticates and decodes a file already known to carry `header`.
     static func decode(bytes: [UInt8], header: VaultHeader, keys: VaultKeys) throws(CredentialVaultError) -> VaultContents {
-        guard header.major >= 3 else {
-            let sealed = try VaultFile.records(of: bytes, header: header, macKey: keys.macKey)
-            return VaultContents(header: header, records: try table(of: sealed, header: header, keys: keys), journal: nil)
-        }
         let file = try JournaledFile.read(bytes, header: header, macKey: keys.macKey)
         var contents = VaultContents(
             header: header, records: try table(of: file.snapshot, header: header, keys: keys), journal: file.position)
         try contents.apply(file.committed, keys: keys)
         guard contents.records.count == Int(file.committedCount) else { throw .corrupted("the record count does not match the journal") }
         try contents.apply(file.rolledForward, keys: keys)
-        contents.journal?.recordCount = contents.records.count
+        contents.journal.recordCount = contents.records.count
         return contents
     }
 
@@ -83,18 +78,6 @@ struct VaultContents: Sendable {
         records.pendingChanges.map { before, after in
             if let after { .put(after.sealed) } else { .delete(recordID: before!.sealed.id) }
         }
-    }
-
-    /// The whole file for this state (a new vault, a rewrite, formats 1 and 2); for format 3
-    /// also where its (empty) journal then stands.
-    func wholeFile(keys: VaultKeys, counter: RollbackStamp = RollbackStamp()) -> (bytes: [UInt8], journal: JournalPosition?) {
-        var header = header
-        header.recordCount = UInt32(records.count)
-        guard header.major >= 3 else {
-            return (VaultFile.serialize(header: header, records: records.values, macKey: keys.macKey), nil)
-        }
-        let (bytes, position) = JournaledFile.serialize(header: header, records: records.values, macKey: keys.macKey, counter: counter)
-        return (bytes, position)
     }
 
     /// Removes expired ephemeral records; returns how many.

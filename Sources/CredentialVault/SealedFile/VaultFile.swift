@@ -1,31 +1,18 @@
-/// The whole file of formats 1.x and 2.x (header, records, trailing MAC; see docs/FORMAT.md),
-/// and the record table that format 3 keeps as its snapshot (`JournaledFile`).
+/// The record table of the vault file's snapshot (`JournaledFile`) and the checks made on a
+/// file before any key derivation.
 ///
-///     header (148 bytes) | record* | MAC (32 bytes)
 ///     record = length u32 | id (16) | nonce (24) | ciphertext | tag (16)
-///     MAC 1.x = BLAKE2b-256 keyed with the file-MAC subkey over every byte before it
-///     MAC 2.x = the same over the header and each record's length, id, nonce and tag only
 ///
-/// The MAC is what makes dropping, reordering, duplicating or truncating records, and editing
-/// the generation or count, detectable: each record only authenticates itself. Format 2 leaves
-/// the ciphertext bodies out of the MAC because each one is already authenticated by its own
-/// Poly1305 tag (bound to the vault id and record id) and every record is opened whenever the
-/// file is read; binding (id, nonce, tag) binds the body, since another body with the same
-/// nonce and tag would be a Poly1305 forgery. A save then hashes ~60 bytes per record instead of
-/// the whole file (which made the MAC as costly as the durable write itself at 1,000 records).
+/// The snapshot MAC (`tableMAC`) binds the header and each record's length, id, nonce and tag,
+/// not the ciphertext bodies: each body is already authenticated by its own Poly1305 tag (bound
+/// to the vault id and record id) and every record is opened whenever the file is read, so
+/// binding (id, nonce, tag) binds the body, since another body with the same nonce and tag
+/// would be a Poly1305 forgery. A rewrite then hashes ~60 bytes per record instead of the whole
+/// file.
 enum VaultFile {
     /// The largest vault file read (a hostile file must not make us allocate without bound).
     static let maxSize = 1 << 30
     static let minRecordSize = SealedRecord.idSize + Crypto.sealOverhead
-
-    /// Serialises a format-1 or -2 file: header, records, MAC.
-    static func serialize(header: VaultHeader, records: Dictionary<CredentialKey, RecordEntry>.Values, macKey: SecureBytes) -> [UInt8] {
-        layOut(header: header, records: records, tableOffset: VaultHeader.size) { headerBytes, table in
-            header.major == 1
-                ? Crypto.keyedHash(key: macKey, [headerBytes, table])
-                : tableMAC(header: headerBytes, table: table, macKey: macKey, recordRanges: nil, label: "CRDVAULT table MAC v2")
-        }
-    }
 
     /// `header ‖ zeros up to tableOffset ‖ records ‖ mac(header, table)`. The output buffer is
     /// sized exactly up front and filled in place: a whole-file write of a large vault must not
@@ -63,37 +50,12 @@ enum VaultFile {
         }
     }
 
-    /// Parses the header only (the file is still locked), and refuses a file too short for its
-    /// format before any key derivation is run for it.
+    /// Parses the header only (the file is still locked), and refuses a file too short to be a
+    /// vault before any key derivation is run for it.
     static func header(of bytes: [UInt8]) throws(CredentialVaultError) -> VaultHeader {
         let header = try VaultHeader.decode(bytes: bytes)
-        let minimum = header.major >= 3 ? JournaledFile.minimumSize : VaultHeader.size + Crypto.macBytes
-        guard bytes.count >= minimum else { throw .corrupted("truncated file") }
+        guard bytes.count >= JournaledFile.minimumSize else { throw .corrupted("truncated file") }
         return header
-    }
-
-    /// Checks the MAC and splits the records of a format-1 or -2 file. `tampered` when the MAC
-    /// fails, `corrupted` when the content does not parse. (Format 2 parses the table first: a
-    /// damaged length is `corrupted`, any other change `tampered`.)
-    static func records(of bytes: [UInt8], header: VaultHeader, macKey: SecureBytes) throws(CredentialVaultError) -> [SealedRecord] {
-        guard bytes.count >= VaultHeader.size + Crypto.macBytes else { throw .corrupted("truncated file") }
-        return try bytes.withUnsafeBytes { raw in
-            Result { () throws(CredentialVaultError) -> [SealedRecord] in
-                let headerBytes = UnsafeRawBufferPointer(rebasing: raw[..<VaultHeader.size])
-                let table = UnsafeRawBufferPointer(rebasing: raw[VaultHeader.size..<raw.count - Crypto.macBytes])
-                let stored = Array(raw[(raw.count - Crypto.macBytes)...])
-                if header.major == 1 {
-                    guard constantTimeEquals(Crypto.keyedHash(key: macKey, [headerBytes, table]), stored) else { throw .tampered }
-                }
-                let (records, ranges, end) = try splitTable(table, count: header.recordCount)
-                guard end == table.count else { throw .corrupted("trailing bytes after the records") }
-                if header.major != 1 {
-                    let mac = tableMAC(header: headerBytes, table: table, macKey: macKey, recordRanges: ranges, label: "CRDVAULT table MAC v2")
-                    guard constantTimeEquals(mac, stored) else { throw .tampered }
-                }
-                return records
-            }
-        }.get()
     }
 
     /// Splits the `count` records at the start of `table`; also returns each record's byte range
@@ -121,7 +83,7 @@ enum VaultFile {
         return (records, ranges, reader.offset)
     }
 
-    /// The table MAC of formats 2 and 3: a label, the header, then each record's length, id and
+    /// The snapshot MAC: a label, the header, then each record's length, id and
     /// nonce (contiguous) and its tag (its last 16 bytes). `recordRanges` are the records' byte
     /// ranges in `table`; `nil` walks the table (the writer, whose table is well-formed by
     /// construction).

@@ -50,8 +50,7 @@ public protocol TokenStorageAdapter: Sendable {
 /// The dates are `nil` where the backend does not know them:
 /// - in memory (`InMemoryStore`): all known, by the store's clock;
 /// - in a sealed file (`SealedFileStore`): by the store's clock (`SealedFileConfiguration.clock`),
-///   to the millisecond, in format 5.0 vaults; a record written by an older format has none
-///   (`created` stays `nil` when such a key is saved again after the vault's upgrade to 5.0);
+///   to the millisecond (`created` is `nil` only for a record whose file says 0: unknown);
 /// - in the Secret Service (`SecretServiceStore`): the daemon's `Created` and `Modified` item
 ///   properties, in whole seconds by the daemon's clock. A save that changes the credential's
 ///   accessibility, and every save of an ephemeral one, writes a new item, so `created` starts

@@ -78,8 +78,7 @@ package enum ListCommand: Command {
         Prints one SERVICE<TAB>ACCOUNT line per persistent credential (ephemeral ones are never
         listed), control characters in names shown as \\xHH; --json prints an array of
         {service, account, label, accessibility, created, modified}, the dates in ISO 8601 (UTC,
-        to the millisecond) and left out where the backend does not know them (a sealed file
-        older than format 5.0 has none).
+        to the millisecond) and left out where the backend does not know them.
 
         """ + VaultOptions.help
     package static let flags: Set<String> = []

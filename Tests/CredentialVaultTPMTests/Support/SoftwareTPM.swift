@@ -27,6 +27,19 @@ final class SoftwareTPM {
         directory = String(line.dropFirst("SWTPM_DIR=".count))
     }
 
+    /// Starts a TPM on the state in `directory` (a copy of another TPM's `tpm2-00.permall`:
+    /// that TPM, as it was when the copy was made).
+    init(state directory: String) throws {
+        _ = try Self.script("swtpm-start.sh", ["--state", directory])
+        self.directory = directory
+    }
+
+    /// Stops it and keeps its state (in `directory`).
+    func stopKeepingState() throws {
+        stopped = true
+        _ = try Self.script("swtpm-stop.sh", ["--keep", directory])
+    }
+
     deinit { if !stopped { _ = try? Self.script("swtpm-stop.sh", [directory]) } }
 
     /// Stops it and starts it again on the same state.
