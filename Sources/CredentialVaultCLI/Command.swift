@@ -19,8 +19,9 @@ package protocol Command: Sendable {
     /// Flags and options it accepts besides the common ones.
     static var flags: Set<String> { get }
     static var options: Set<String> { get }
-    /// Runs it; returns the exit code.
-    static func run(_ arguments: ParsedArguments, _ io: TerminalIO) throws -> Int32
+    /// Runs it with the vault its command line asks for (`vault`: the common options and this
+    /// executable's backends); returns the exit code.
+    static func run(_ arguments: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32
     /// The backend used when neither `--backend` nor `$CREDVAULT_BACKEND` names one.
     static var defaultBackend: String { get }
 }

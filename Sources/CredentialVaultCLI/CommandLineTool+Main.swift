@@ -15,8 +15,8 @@ extension CommandLineTool {
     /// any of the standard descriptors 0-2 that is closed (`StandardOutput.reserveStandardDescriptors`),
     /// ignores `SIGPIPE` (a failed write to stdout is an error with exit code 3, see
     /// `StandardOutput`), then runs the command line (refused when an argument is not UTF-8, see
-    /// `RawArguments`) and exits with its code.
-    package static func main(commands: [any Command.Type], handOver: ((String) -> Int32)? = nil) -> Never {
+    /// `RawArguments`) and exits with its code. `backends` are the executable's own (see `run`).
+    package static func main(commands: [any Command.Type], backends: any BackendFactory) -> Never {
         // Before anything opens a descriptor: a closed stdout must fail writes, not become
         // whatever the process opens next (an eventfd would swallow a taken secret).
         StandardOutput.reserveStandardDescriptors()
@@ -33,7 +33,7 @@ extension CommandLineTool {
         do {
             // Run as `git-credential-credvault` or `docker-credential-credvault` (a link to this
             // executable), it is that helper command (`ProgramName`).
-            exit(run(ProgramName.arguments(try RawArguments.decode()), commands: commands, handOver: handOver))
+            exit(run(ProgramName.arguments(try RawArguments.decode()), commands: commands, backends: backends))
         } catch {
             io.error("\(error.message); see credvault --help")
             exit(ExitCode.usage)

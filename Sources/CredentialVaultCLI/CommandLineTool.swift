@@ -12,29 +12,32 @@ import Glibc
 /// run it, map errors to exit codes with one clear line on stderr (never a secret: errors carry
 /// none).
 package enum CommandLineTool {
-    /// Runs `credvault ARGUMENTS` (without the program name) with `commands`; returns the exit code.
+    /// Runs `credvault ARGUMENTS` (without the program name) with `commands` and the backends
+    /// the executable links; returns the exit code.
     ///
-    /// `handOver` is given by the lean `credvault`: it is called, instead of running anything,
-    /// for a command it does not have (one of `Registry.fullOnly`) and for a command line that
-    /// names a backend it does not link (`--backend` or `$CREDVAULT_BACKEND` `secret-service` or
-    /// `auto`), with a few words saying what needs the full executable. It does not return
-    /// when it can hand over (see `FullExecutable.handOver`).
+    /// The lean `credvault`'s backends hand over (`BackendFactory.handOver`): called, instead of
+    /// running anything, for a command it does not have (one of `Registry.fullOnly`) and for a
+    /// command line that names a backend it does not link (`--backend` or `$CREDVAULT_BACKEND`
+    /// `secret-service`, `auto` or `postgres`) or a vault that needs a custodian it does not
+    /// have, with a few words saying what needs the full executable. It does not return when
+    /// it can hand over (see `FullExecutable.handOver`).
     ///
     /// Output that could not be written (a broken pipe, a full disk, a closed stdout) makes the
     /// exit code 3 (unless it was already a failure), with one line on stderr.
     package static func run(
-        _ arguments: [String], commands: [any Command.Type], handOver: ((String) -> Int32)? = nil
+        _ arguments: [String], commands: [any Command.Type], backends: any BackendFactory
     ) -> Int32 {
-        let status = dispatch(arguments, commands: commands, handOver: handOver)
+        let status = dispatch(arguments, commands: commands, backends: backends)
         guard let failure = StandardOutput.failure else { return status }
         TerminalIO().error(OutputError(failure).description)
         return status == ExitCode.success ? ExitCode.failure : status
     }
 
     private static func dispatch(
-        _ arguments: [String], commands: [any Command.Type], handOver: ((String) -> Int32)?
+        _ arguments: [String], commands: [any Command.Type], backends: any BackendFactory
     ) -> Int32 {
         let io = TerminalIO()
+        let handOver = backends.handOver
         var arguments = arguments
         guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
             io.print(Registry.usage())
@@ -57,10 +60,11 @@ package enum CommandLineTool {
                 io.print(command.help)
                 return ExitCode.success
             }
-            let chosen = VaultOptions.backendName(parsed, default: command.defaultBackend)
+            let request = VaultRequest(parsed, defaultBackend: command.defaultBackend)
+            let chosen = request.backend
             backend = command.defaultBackend == VaultBackend.postgres.rawValue ? command.defaultBackend : chosen
-            if let handOver, VaultOptions.needsFullExecutable(chosen) { return handOver("the \(chosen) backend") }
-            if let handOver, chosen == VaultBackend.file.rawValue, let needing = VaultOptions.custodyNeedingFullExecutable(parsed) {
+            if let handOver, VaultAccess.needsFullExecutable(chosen) { return handOver("the \(chosen) backend") }
+            if let handOver, chosen == VaultBackend.file.rawValue, let needing = request.custodyNeedingFullExecutable {
                 return handOver(needing)
             }
             // `credvault custody keyring|tpm` names its custodian as an argument, not `--custody`:
@@ -70,7 +74,7 @@ package enum CommandLineTool {
             {
                 return handOver("credvault custody \(custody.name)")
             }
-            return try command.run(parsed, io)
+            return try command.run(parsed, io, VaultAccess(request: request, backends: backends))
         } catch is OutputError {
             return ExitCode.failure  // remembered by StandardOutput, reported by `run`
         } catch let error as UsageError {
@@ -86,7 +90,7 @@ package enum CommandLineTool {
             io.error(error.message)
             return ExitCode.locked
         } catch let error as CredentialVaultError {
-            io.error(VaultOptions.describe(error, backend: backend))
+            io.error(backends.describe(error, backend: backend))
             return ExitCode.of(error)
         } catch {
             io.error("\(error)")

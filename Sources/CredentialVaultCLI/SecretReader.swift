@@ -46,7 +46,7 @@ package enum SecretReader {
     /// A passphrase file: its bytes as they are, minus one trailing newline (and a CR before it).
     /// Checked exactly like a key file (`SecretFile`: no symbolic link, a regular file of this
     /// user that nobody else can access, at most 64 KiB) before anything is read.
-    static func passphrase(fromFile path: String) throws -> VaultSecret {
+    package static func passphrase(fromFile path: String) throws -> VaultSecret {
         try withSecretFile(path, what: "passphrase") { .passphrase(SecureBytes(copying: $0)) }
     }
 

@@ -7,5 +7,5 @@ import Foundation
 // tpm2-tss's ESYS logs every TPM error to stderr, expected ones included (a counter not found,
 // a PCR policy refused); the CLI reports errors itself, in one line. A caller's own setting wins.
 setenv("TSS2_LOG", "all+NONE", 0)
-VaultOptions.install(SecretServiceBackends())
-CommandLineTool.main(commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self, FleetCommand.self])
+CommandLineTool.main(
+    commands: Registry.vaultCommands + [MigrateCommand.self, AuthCommand.self, InsForgeCommand.self, FleetCommand.self], backends: FullBackends())

@@ -12,5 +12,5 @@ import Glibc
 /// CredentialVault alone (and the Swift libraries statically in release), so that a lookup
 /// starts in a few milliseconds. A command line that needs the Secret Service, OpenSSL or
 /// networking (`migrate`, `auth`, `insforge`, `--backend secret-service|auto`) is handed over
-/// to `credvault-full` next to it, which runs it exactly as given.
-CommandLineTool.main(commands: Registry.vaultCommands, handOver: FullExecutable.handOver(needing:))
+/// to `credvault-full` next to it, which runs it exactly as given (`LeanBackends`).
+CommandLineTool.main(commands: Registry.vaultCommands, backends: LeanBackends())

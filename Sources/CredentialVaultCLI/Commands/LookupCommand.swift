@@ -24,11 +24,11 @@ package enum LookupCommand: Command {
     package static let flags: Set<String> = ["take"]
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         let names = try args.positionals("service", "account")
         let key = CredentialKey(service: names[0], account: names[1])
         try key.validate()
-        guard let store = try VaultOptions.openStore(args, create: false) else { return notFound(names, io) }
+        guard let store = try vault.openStore(create: false) else { return notFound(names, io) }
         let found = args.flags.contains("take") ? try take(key, from: store, io) : try write(store.load(key), io)
         return found ? ExitCode.success : notFound(names, io)
     }

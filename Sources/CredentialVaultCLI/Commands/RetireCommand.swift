@@ -20,15 +20,15 @@ package enum RetireCommand: Command {
     package static let flags: Set<String> = ["yes"]
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
-        let url = VaultOptions.vaultURL(args)
+        let url = vault.request.vaultURL
         guard args.flags.contains("yes") else {
             throw UsageError("retire removes \(url.path) and every credential in it for good: add --yes")
         }
         guard try LockedVault.ifPresent(at: url) != nil else { throw CredentialVaultError.notAvailable("no vault at \(url.path)") }
-        let key = try VaultOptions.explicitKey(args) ?? .device
-        try SealedFileStore.retire(at: url, secret: key, configuration: try VaultOptions.configuration(args))
+        let key = try vault.request.unlock.explicitKey() ?? .device
+        try SealedFileStore.retire(at: url, secret: key, configuration: try vault.configuration())
         io.status("retired \(url.path): the vault and its rollback counter are removed")
         return ExitCode.success
     }

@@ -39,15 +39,15 @@ package enum ServeCredentialsCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = ["socket", "map", "client-timeout"]
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
         guard let path = args.options["socket"] else { throw UsageError("give --socket PATH") }
         let map = try CredentialMap(args.optionValues["map"] ?? [])
         let timeout = try clientTimeout(args.options["client-timeout"])
         // First, before any other thread exists (see `StopSignals`).
         let stop = try StopSignals.install()
-        guard let store = try VaultOptions.openStore(args, create: false) else {
-            io.error("no vault at \(VaultOptions.vaultURL(args).path): store the credentials first")
+        guard let store = try vault.openStore(create: false) else {
+            io.error("no vault at \(vault.request.vaultURL.path): store the credentials first")
             return ExitCode.notFound
         }
         for entry in map.entries where try store.metadata(for: entry.key) == nil {
@@ -66,7 +66,7 @@ package enum ServeCredentialsCommand: Command {
                     "the vault changed (rotated, re-keyed or replaced) since its passphrase was typed at this server's start, "
                         + "and the server never asks for it while serving: start serve-credentials again")
             }
-            return try VaultOptions.openStore(args, create: false)
+            return try vault.openStore(create: false)
         }
         let server = CredentialServer(socket: socket, map: map, store: reopening, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
         try server.run(until: stop)

@@ -25,7 +25,7 @@ package enum StoreCommand: Command {
     package static let flags: Set<String> = ["portable"]
     package static let options: Set<String> = ["label", "ttl"]
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         let names = try args.positionals("service", "account")
         let key = CredentialKey(service: names[0], account: names[1], label: args.options["label"])
         try key.validate()
@@ -36,7 +36,7 @@ package enum StoreCommand: Command {
         }
         var secret = try io.readStdin()
         defer { secret.resetBytes(in: 0..<secret.count) }
-        guard let store = try VaultOptions.openStore(args, create: true) else { return ExitCode.failure }
+        guard let store = try vault.openStore(create: true) else { return ExitCode.failure }
         try store.save(secret, for: key, options: options)
         return ExitCode.success
     }
@@ -55,11 +55,11 @@ package enum DeleteCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         let names = try args.positionals("service", "account")
         let key = CredentialKey(service: names[0], account: names[1])
         try key.validate()
-        guard let store = try VaultOptions.openStore(args, create: false), try store.delete(key)
+        guard let store = try vault.openStore(create: false), try store.delete(key)
         else {
             io.error("no credential \(names[0]) / \(names[1])")
             return ExitCode.notFound
@@ -84,9 +84,9 @@ package enum ListCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = ["service"]
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
-        let store = try VaultOptions.openStore(args, create: false)
+        let store = try vault.openStore(create: false)
         let keys = try store?.listKeys(service: args.options["service"]) ?? []
         if args.flags.contains("json") {
             var items: [[String: String]] = []

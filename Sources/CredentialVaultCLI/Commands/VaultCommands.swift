@@ -29,11 +29,11 @@ package enum InitCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
-        let url = VaultOptions.vaultURL(args)
-        let key = try VaultOptions.explicitKey(args, confirmNew: true) ?? .device
-        let store = try SealedFileStore.create(at: url, secret: key, kdf: VaultOptions.kdf(args), configuration: VaultOptions.configuration(args))
+        let url = vault.request.vaultURL
+        let key = try vault.request.unlock.explicitKey(confirmNew: true) ?? .device
+        let store = try SealedFileStore.create(at: url, secret: key, kdf: vault.request.kdf(), configuration: vault.configuration())
         let counter = store.hasRollbackCounter ? ", with a rollback counter" : ""
         io.status("created \(store.url.path) (unlocked with its \(store.keySource); custody: \(store.custody.name)\(counter))")
         return ExitCode.success
@@ -53,7 +53,7 @@ package enum KeygenCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         let path = try args.positionals("path")[0]
         _ = try VaultSecret.createKeyFile(at: URL(fileURLWithPath: path))
         return ExitCode.success
@@ -75,19 +75,19 @@ package enum PasswdCommand: Command {
     package static let flags: Set<String> = ["ask-new-passphrase", "new-device"]
     package static let options: Set<String> = ["new-passphrase-file", "new-key-file"]
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
         var new: [VaultSecret] = []
-        if let path = args.options["new-passphrase-file"] { new.append(try VaultOptions.passphrase(fromFile: path)) }
+        if let path = args.options["new-passphrase-file"] { new.append(try SecretReader.passphrase(fromFile: path)) }
         if let path = args.options["new-key-file"] { new.append(.keyFile(URL(fileURLWithPath: path))) }
         if args.flags.contains("ask-new-passphrase") { new.append(try Prompt.passphrase(confirm: true)) }
         if args.flags.contains("new-device") { new.append(.device) }
         guard new.count == 1 else { throw UsageError("give exactly one new key") }
-        let current = try VaultOptions.explicitKey(args) ?? .device
-        guard let store = try VaultOptions.openSealedFile(args, create: false) else {
-            throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
+        let current = try vault.request.unlock.explicitKey() ?? .device
+        guard let store = try vault.openSealedFile(create: false) else {
+            throw CredentialVaultError.notAvailable("no vault at \(vault.request.vaultURL.path)")
         }
-        try store.changeSecret(from: current, to: new[0], kdf: VaultOptions.kdf(args))
+        try store.changeSecret(from: current, to: new[0], kdf: vault.request.kdf())
         io.status("\(store.url.path) is now unlocked with its \(store.keySource)")
         return ExitCode.success
     }
@@ -107,11 +107,11 @@ package enum RotateCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
-        let key = try VaultOptions.explicitKey(args) ?? .device
-        guard let store = try VaultOptions.openSealedFile(args, create: false) else {
-            throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
+        let key = try vault.request.unlock.explicitKey() ?? .device
+        guard let store = try vault.openSealedFile(create: false) else {
+            throw CredentialVaultError.notAvailable("no vault at \(vault.request.vaultURL.path)")
         }
         try store.rotateDataKey(secret: key)
         io.status("rotated the data key of \(store.url.path)")
@@ -136,18 +136,18 @@ package enum InfoCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
-        let decision = try VaultOptions.resolve(VaultOptions.backendName(args), args)
+        let decision = try vault.resolve(vault.request.backend)
         var info: [(String, String)] = [("backend", decision.kind.rawValue)]
-        if VaultOptions.backendName(args) == "auto" { info.append(("chosen because", decision.reason)) }
+        if vault.request.backend == "auto" { info.append(("chosen because", decision.reason)) }
         var status = ExitCode.success
         if decision.kind == .secretService {
-            status = try VaultOptions.extendedBackends().describeSecretService(into: &info)
+            status = try vault.backends.describeSecretService(into: &info)
             // `auto` on a locked keyring: shown, and reported like any command would (exit 10).
             if decision.isLocked && status == ExitCode.success { status = ExitCode.locked }
         } else if decision.kind == .file {
-            let url = VaultOptions.vaultURL(args)
+            let url = vault.request.vaultURL
             info.append(("path", url.path))
             if let locked = try LockedVault.ifPresent(at: url) {
                 info.append(("format", locked.formatVersion))
@@ -157,14 +157,14 @@ package enum InfoCommand: Command {
                     "rollback counter",
                     locked.hasRollbackCounter ? "yes, kept by the \(locked.custody.name) custodian (an older copy is refused)" : "no"))
                 if let kdf = locked.kdf { info.append(("kdf", kdf.description)) }
-                if let store = try VaultOptions.openSealedFile(args, create: false) {
+                if let store = try vault.openSealedFile(create: false) {
                     info.append(("credentials", String(try store.listKeys().count)))
                     info.append(("capabilities", store.capabilities.description))
                 }
             } else {
                 info.append(("state", "no vault yet (created by the first store, unlocked with the device key)"))
             }
-        } else if let store = try VaultOptions.openStore(args, create: false) {
+        } else if let store = try vault.openStore(create: false) {
             info.append(("capabilities", store.capabilities.description))
         }
         if args.flags.contains("json") {
@@ -194,14 +194,14 @@ package enum CustodyCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         let name = try args.positionals("custody")[0]
         guard let custody = DeviceCustody(name: name) else { throw UsageError("the custody is file, keyring or tpm") }
-        let key = try VaultOptions.explicitKey(args) ?? .device
-        guard let store = try VaultOptions.openSealedFile(args, create: false) else {
-            throw CredentialVaultError.notAvailable("no vault at \(VaultOptions.vaultURL(args).path)")
+        let key = try vault.request.unlock.explicitKey() ?? .device
+        guard let store = try vault.openSealedFile(create: false) else {
+            throw CredentialVaultError.notAvailable("no vault at \(vault.request.vaultURL.path)")
         }
-        try store.changeCustody(to: custody, secret: key, rollbackCounter: VaultOptions.rollbackCounter(args))
+        try store.changeCustody(to: custody, secret: key, rollbackCounter: vault.request.rollbackCounter())
         let counter = store.hasRollbackCounter ? " with a rollback counter" : " without a rollback counter"
         io.status("\(store.url.path) is now under \(custody.name) custody\(counter)")
         return ExitCode.success
@@ -228,17 +228,17 @@ package enum AcceptRestoreCommand: Command {
     package static let flags: Set<String> = []
     package static let options: Set<String> = []
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         _ = try args.positionals()
-        let url = VaultOptions.vaultURL(args)
+        let url = vault.request.vaultURL
         guard let locked = try LockedVault.ifPresent(at: url) else { throw CredentialVaultError.notAvailable("no vault at \(url.path)") }
-        let configuration = try VaultOptions.configuration(args)
+        let configuration = try vault.configuration()
         // A copy from before the vault got its counter has none, and is still a restore.
         guard try locked.mayBeARestore(configuration: configuration) else {
             io.status("\(url.path) has no rollback counter: there is nothing to accept")
             return ExitCode.success
         }
-        let key = try VaultOptions.explicitKey(args) ?? .device
+        let key = try vault.request.unlock.explicitKey() ?? .device
         let store = try SealedFileStore.acceptRestore(at: url, secret: key, configuration: configuration)
         guard store.hasRollbackCounter else {
             // A copy from before the counter is accepted as it was then, without one: saying

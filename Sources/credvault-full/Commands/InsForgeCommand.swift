@@ -44,7 +44,7 @@ enum InsForgeCommand: Command {
         "log-level",
     ]
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         guard args.positionals.count == 1, let action = args.positionals.first else {
             throw UsageError("expected one ACTION: signup, signin, verify, reset, whoami or signout")
         }
@@ -54,8 +54,8 @@ enum InsForgeCommand: Command {
         let store: any TokenStorageBackend
         switch action {
         case "signup", "signin", "verify", "whoami", "signout":
-            guard let opened = try VaultOptions.openStore(args, create: writes) else {
-                io.error("not signed in (there is no vault at \(VaultOptions.vaultURL(args).path))")
+            guard let opened = try vault.openStore(create: writes) else {
+                io.error("not signed in (there is no vault at \(vault.request.vaultURL.path))")
                 return ExitCode.notFound
             }
             store = opened

@@ -28,24 +28,24 @@ enum MigrateCommand: Command {
     static let flags: Set<String> = ["overwrite"]
     static let options: Set<String> = ["from", "to", "service"]
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         // First, before any other thread exists (see `StopSignals`).
         let interruption = try Interruption.install()
         _ = try args.positionals()
         guard let from = args.options["from"], let to = args.options["to"] else {
             throw UsageError("give --from BACKEND and --to BACKEND")
         }
-        let sourceKind = try VaultOptions.resolve(from, args).kind
-        let targetKind = try VaultOptions.resolve(to, args).kind
+        let sourceKind = try vault.resolve(from).kind
+        let targetKind = try vault.resolve(to).kind
         guard sourceKind != targetKind else { throw UsageError("--from and --to are both \(sourceKind)") }
         guard targetKind != .memory else {
             throw UsageError("--to memory would lose every credential when credvault exits")
         }
         // A missing vault: nothing to migrate from; created when it is the target.
-        guard let source = try VaultOptions.openStore(named: from, args, create: false),
-            let target = try VaultOptions.openStore(named: to, args, create: true)
+        guard let source = try vault.openStore(named: from, create: false),
+            let target = try vault.openStore(named: to, create: true)
         else {
-            io.error("nothing to migrate: there is no vault at \(VaultOptions.vaultURL(args).path)")
+            io.error("nothing to migrate: there is no vault at \(vault.request.vaultURL.path)")
             return ExitCode.success
         }
         let json = args.flags.contains("json")

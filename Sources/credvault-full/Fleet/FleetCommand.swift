@@ -41,7 +41,7 @@ enum FleetCommand: Command {
     /// Works on the fleet store: its errors are worded for it.
     static var defaultBackend: String { VaultBackend.postgres.rawValue }
 
-    static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         guard let action = args.positionals.first else {
             throw UsageError("give init, public-key, add-host, remove-host, rotate, status or accept-restore")
         }
@@ -49,11 +49,11 @@ enum FleetCommand: Command {
         case "init":
             _ = try args.positionals("action")
             let store = try PostgresStore.initialize(
-                FleetOptions.configuration(args), host: FleetOptions.host(args), secret: FleetOptions.hostKey(args), kdf: VaultOptions.kdf(args))
+                FleetOptions.configuration(vault), host: FleetOptions.host(vault), secret: FleetOptions.hostKey(vault), kdf: vault.request.kdf())
             io.print("initialised fleet store \(store.storeID) (schema version 1), host \(TerminalText.escaped(store.host)) enrolled")
         case "public-key":
             _ = try args.positionals("action")
-            let key = try FleetOptions.hostKey(args)
+            let key = try FleetOptions.hostKey(vault)
             switch key {
             case .keyPair, .device: break
             case .keyFile, .passphrase:
@@ -63,17 +63,17 @@ enum FleetCommand: Command {
             io.print(try FleetHostSecret.publicKey(of: key).map { String(format: "%02x", $0) }.joined())
         case "add-host":
             let name = try args.positionals("action", "name")[1]
-            let store = try FleetOptions.open(args)
+            let store = try FleetOptions.open(vault)
             if let hex = args.options["public-key"] {
                 guard let publicKey = hexBytes(hex) else { throw UsageError("--public-key is 64 hex digits (credvault fleet public-key)") }
                 try store.addHost(name, publicKey: publicKey)
             } else {
-                try store.addHost(name, secret: try newHostKey(args), kdf: VaultOptions.kdf(args))
+                try store.addHost(name, secret: try newHostKey(args), kdf: vault.request.kdf())
             }
             io.print("host \(TerminalText.escaped(name)) enrolled")
         case "remove-host":
             let name = try args.positionals("action", "name")[1]
-            let store = try FleetOptions.open(args)
+            let store = try FleetOptions.open(vault)
             guard try store.removeHost(name) else {
                 io.error("host \(TerminalText.escaped(name)) is not enrolled")
                 return ExitCode.notFound
@@ -81,8 +81,8 @@ enum FleetCommand: Command {
             io.print("host \(TerminalText.escaped(name)) removed")
         case "rotate":
             _ = try args.positionals("action")
-            let store = try FleetOptions.open(args)
-            let key = try FleetOptions.hostKey(args)
+            let store = try FleetOptions.open(vault)
+            let key = try FleetOptions.hostKey(vault)
             let before = try store.hosts().map(\.name)
             // A host enrolled by public key is re-keyed with the others; one with a key file or
             // passphrase stays by giving its key.
@@ -93,7 +93,7 @@ enum FleetCommand: Command {
             }
             let progress = TerminalProgress("credentials re-sealed")
             let rotated: PostgresStore
-            do { rotated = try store.rotateDataKey(hosts: keep, kdf: VaultOptions.kdf(args), progress: progress.update) } catch {
+            do { rotated = try store.rotateDataKey(hosts: keep, kdf: vault.request.kdf(), progress: progress.update) } catch {
                 progress.finish()
                 throw error
             }
@@ -106,7 +106,7 @@ enum FleetCommand: Command {
             if !dropped.isEmpty { io.print("enrol again: " + dropped.map(TerminalText.escaped).joined(separator: ", ")) }
         case "status":
             _ = try args.positionals("action")
-            let status = try FleetOptions.open(args).status()
+            let status = try FleetOptions.open(vault).status()
             if args.flags.contains("json") {
                 let object: [String: Any] = [
                     "store_id": status.storeID, "schema_version": status.schemaVersion, "key_epoch": status.keyEpoch,
@@ -126,7 +126,7 @@ enum FleetCommand: Command {
             }
         case "accept-restore":
             _ = try args.positionals("action")
-            let store = try PostgresStore.acceptRestore(FleetOptions.configuration(args), host: FleetOptions.host(args), secret: FleetOptions.hostKey(args))
+            let store = try PostgresStore.acceptRestore(FleetOptions.configuration(vault), host: FleetOptions.host(vault), secret: FleetOptions.hostKey(vault))
             let status = try store.status()
             io.print("accepted the fleet store's state as restored (key epoch \(status.keyEpoch), generation \(status.generation), \(status.records) credentials) on this host")
         default:
@@ -152,7 +152,7 @@ enum FleetCommand: Command {
         switch (args.options["new-key-file"], args.options["new-passphrase-file"]) {
         case (let path?, nil): return .keyFile(URL(fileURLWithPath: path))
         case (nil, let path?):
-            guard case .passphrase(let bytes) = try VaultOptions.passphrase(fromFile: path) else {
+            guard case .passphrase(let bytes) = try SecretReader.passphrase(fromFile: path) else {
                 throw UsageError("--new-passphrase-file did not give a passphrase")
             }
             return .passphrase(bytes)

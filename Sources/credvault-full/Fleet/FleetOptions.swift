@@ -4,28 +4,26 @@ import CredentialVaultPostgres
 import Foundation
 
 /// How the command line reaches the fleet store: `--postgres URL` (or `$CREDVAULT_POSTGRES`),
-/// `--fleet-schema`, this host's name and its key.
+/// `--fleet-schema`, this host's name and its key (`FleetRequest`).
 enum FleetOptions {
-    static var environment: [String: String] { ProcessInfo.processInfo.environment }
-
     /// The store's configuration from the options. A password in `--postgres` is refused:
     /// every local user can read a process's arguments (`ps`, /proc/PID/cmdline).
-    static func configuration(_ args: ParsedArguments) throws -> PostgresConfiguration {
-        guard let url = args.options["postgres"] ?? environment["CREDVAULT_POSTGRES"], !url.isEmpty else {
+    static func configuration(_ vault: VaultAccess) throws -> PostgresConfiguration {
+        let fleet = vault.request.fleet
+        guard let url = fleet.connectionString, !url.isEmpty else {
             throw UsageError("give the fleet store's connection string with --postgres URL or $CREDVAULT_POSTGRES")
         }
-        var configuration = PostgresConfiguration(
-            connectionString: url, schema: args.options["fleet-schema"] ?? environment["CREDVAULT_FLEET_SCHEMA"] ?? "credvault")
-        if args.options["postgres"] != nil, configuration.connectionStringHoldsPassword {
+        var configuration = PostgresConfiguration(connectionString: url, schema: fleet.schema)
+        if fleet.connectionStringIsArgument, configuration.connectionStringHoldsPassword {
             throw UsageError(
                 "--postgres holds a password, which every local user can read in this command line (ps, /proc/PID/cmdline): "
                     + "give it with --postgres-password-file PATH, a passfile (PGPASSFILE, or passfile= in the string), or put "
                     + "the connection string in $CREDVAULT_POSTGRES; and change that password")
         }
-        if let path = args.options["postgres-password-file"] {
+        if let path = fleet.passwordFile {
             configuration.password = try SecretReader.text(fromFile: path, what: "PostgreSQL password")
         }
-        configuration.insecureTransport = args.flags.contains("insecure-transport")
+        configuration.insecureTransport = fleet.insecureTransport
         try configuration.validate()
         if let warning = configuration.transportWarning { TerminalIO().error("warning: " + warning) }
         // A command lives for a few round trips: a LISTEN connection would only cost the
@@ -35,8 +33,8 @@ enum FleetOptions {
     }
 
     /// This host's name: `--fleet-host`, `$CREDVAULT_FLEET_HOST`, else the machine's host name.
-    static func host(_ args: ParsedArguments) -> String {
-        if let name = args.options["fleet-host"] ?? environment["CREDVAULT_FLEET_HOST"] { return name }
+    static func host(_ vault: VaultAccess) -> String {
+        if let name = vault.request.fleet.host { return name }
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -45,28 +43,29 @@ enum FleetOptions {
     /// This host's key: `--fleet-private-key` or `$CREDVAULT_FLEET_PRIVATE_KEY` (enrolled by its
     /// public key), `--fleet-key-file`, `--fleet-passphrase-file` or `$CREDVAULT_FLEET_KEY_FILE`,
     /// else the common `--key-file`, `--passphrase-file` or `--ask-passphrase`.
-    static func hostKey(_ args: ParsedArguments) throws -> FleetHostSecret {
-        if args.flags.contains("fleet-device-key") {
+    static func hostKey(_ vault: VaultAccess) throws -> FleetHostSecret {
+        let fleet = vault.request.fleet
+        if fleet.deviceKey {
             // This machine's key pair, under the custody `--custody` names (file by default).
-            let configuration = try VaultOptions.configuration(args)
-            let custody = try VaultOptions.custody(args)
+            let configuration = try vault.configuration()
+            let custody = try vault.request.custody()
             let custodian = configuration.custodians.first { $0.custody == custody }
             guard custody == .file || custodian != nil else { throw UsageError("--custody \(custody.name) is not available here") }
             return .device(try configuration.device ?? DeviceIdentity.current(), custodian: custodian)
         }
-        if let path = args.options["fleet-private-key"] ?? environment["CREDVAULT_FLEET_PRIVATE_KEY"] {
+        if let path = fleet.privateKeyFile {
             return .keyPair(URL(fileURLWithPath: path))
         }
-        if let path = args.options["fleet-key-file"] ?? environment["CREDVAULT_FLEET_KEY_FILE"] {
+        if let path = fleet.keyFile {
             return .keyFile(URL(fileURLWithPath: path))
         }
-        if let path = args.options["fleet-passphrase-file"] {
-            guard case .passphrase(let bytes) = try VaultOptions.passphrase(fromFile: path) else {
+        if let path = fleet.passphraseFile {
+            guard case .passphrase(let bytes) = try SecretReader.passphrase(fromFile: path) else {
                 throw UsageError("--fleet-passphrase-file did not give a passphrase")
             }
             return .passphrase(bytes)
         }
-        switch try VaultOptions.explicitKey(args) {
+        switch try vault.request.unlock.explicitKey() {
         case .keyFile(let url)?: return .keyFile(url)
         case .passphrase(let bytes)?: return .passphrase(bytes)
         case .device?, nil:
@@ -76,14 +75,14 @@ enum FleetOptions {
     }
 
     /// Opens the fleet store as this host.
-    static func open(_ args: ParsedArguments) throws -> PostgresStore {
-        try PostgresStore.open(configuration(args), host: host(args), secret: hostKey(args))
+    static func open(_ vault: VaultAccess) throws -> PostgresStore {
+        try PostgresStore.open(configuration(vault), host: host(vault), secret: hostKey(vault))
     }
 }
 
-extension SecretServiceBackends {
+extension FullBackends {
     /// `--backend postgres`: the fleet store.
-    func openPostgres(_ args: ParsedArguments) throws -> any TokenStorageBackend { try FleetOptions.open(args) }
+    func openPostgres(_ vault: VaultAccess) throws -> any TokenStorageBackend { try FleetOptions.open(vault) }
 
     /// The fleet store's conditions in its own words (a rotated key, one row changed, a lock).
     func describeFleetError(_ error: CredentialVaultError) -> String? { PostgresStore.describe(error) }

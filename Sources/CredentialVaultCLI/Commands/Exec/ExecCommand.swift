@@ -45,7 +45,7 @@ package enum ExecCommand: Command {
     /// with its NUL).
     static let longestVariable = 131_072 - 1
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         guard let separator = args.separatorIndex else { throw UsageError("give the command after --") }
         guard separator == 0 else { throw UsageError("unexpected '\(args.positionals[0])' before --") }
         let command = args.positionals
@@ -63,7 +63,7 @@ package enum ExecCommand: Command {
         defer { for index in values.indices { values[index].value?.wipe() } }
         if !(inEnvironment + inFiles).isEmpty {
             // One store, opened once; a vault that does not exist holds none of them.
-            let store = try VaultOptions.openStore(args, create: false)
+            let store = try vault.openStore(create: false)
             for reference in inEnvironment + inFiles { values.append((reference, try store?.load(reference.key))) }
         }
         let missing = values.filter { $0.value == nil }.map(\.reference)

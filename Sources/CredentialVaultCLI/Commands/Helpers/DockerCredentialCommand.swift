@@ -44,15 +44,14 @@ package enum DockerCredentialCommand: Command {
         let message: String
     }
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         do {
             guard args.positionals.count == 1 else { throw Failure(message: "Usage: docker-credential-credvault <store|get|erase|list|version>") }
-            let backend = VaultOptions.backendName(args, default: defaultBackend)
             switch args.positionals[0] {
-            case "store": try store(backend, args)
-            case "get": try get(backend, args, io)
-            case "erase": try erase(backend, args)
-            case "list": try list(backend, args, io)
+            case "store": try store(vault)
+            case "get": try get(vault, io)
+            case "erase": try erase(vault)
+            case "list": try list(vault, io)
             case "version": io.print("docker-credential-credvault (CredentialVault)")
             case let action: throw Failure(message: "Unknown credential action `\(TerminalText.escaped(action))`")
             }
@@ -76,7 +75,7 @@ package enum DockerCredentialCommand: Command {
         }
     }
 
-    private static func store(_ backend: String, _ args: ParsedArguments) throws {
+    private static func store(_ vault: VaultAccess) throws {
         var input = try ProtocolInput.read(limit: limit, untilBlankLine: false, what: "credentials JSON")
         defer { input.resetBytes(in: 0..<input.count) }
         // A decoding error can quote the input: replaced by a message of our own.
@@ -89,7 +88,7 @@ package enum DockerCredentialCommand: Command {
         let service = DockerCredentials.service(serverURL)
         let key = CredentialKey(service: service, account: credentials.Username, label: "docker credential for \(serverURL)")
         try key.validate()
-        guard let store = try VaultOptions.openStore(named: backend, args, create: true) else { throw Failure(message: "no store") }
+        guard let store = try vault.openStore(create: true) else { throw Failure(message: "no store") }
         var secret = Data(credentials.Secret.utf8)
         defer { secret.resetBytes(in: 0..<secret.count) }
         try store.save(secret, for: key, options: StorageOptions(accessibility: .deviceOnly))
@@ -98,9 +97,9 @@ package enum DockerCredentialCommand: Command {
         for other in try store.listKeys(service: service) where other != key { _ = try store.delete(other) }
     }
 
-    private static func get(_ backend: String, _ args: ParsedArguments, _ io: TerminalIO) throws {
+    private static func get(_ vault: VaultAccess, _ io: TerminalIO) throws {
         let serverURL = try readServerURL()
-        guard let store = try VaultOptions.openStore(named: backend, args, create: false),
+        guard let store = try vault.openStore(create: false),
             let key = try store.listKeys(service: DockerCredentials.service(serverURL)).min(by: { Array($0.account.utf8).lexicographicallyPrecedes(Array($1.account.utf8)) }),
             var value = try store.load(key)
         else { throw Failure(message: DockerCredentials.Message.notFound) }
@@ -118,15 +117,15 @@ package enum DockerCredentialCommand: Command {
     /// Deletes the registry's credentials. A registry with none is not an error, as in
     /// docker's Secret Service and Windows helpers (libsecret's clear finds nothing and reports
     /// no error): `docker logout` then has nothing to warn about.
-    private static func erase(_ backend: String, _ args: ParsedArguments) throws {
+    private static func erase(_ vault: VaultAccess) throws {
         let serverURL = try readServerURL()
-        guard let store = try VaultOptions.openStore(named: backend, args, create: false) else { return }
+        guard let store = try vault.openStore(create: false) else { return }
         for key in try store.listKeys(service: DockerCredentials.service(serverURL)) { _ = try store.delete(key) }
     }
 
-    private static func list(_ backend: String, _ args: ParsedArguments, _ io: TerminalIO) throws {
+    private static func list(_ vault: VaultAccess, _ io: TerminalIO) throws {
         var registries: [String: String] = [:]
-        if let store = try VaultOptions.openStore(named: backend, args, create: false) {
+        if let store = try vault.openStore(create: false) {
             for key in try store.listKeys() where key.service.hasPrefix(DockerCredentials.prefix) {
                 let serverURL = String(key.service.dropFirst(DockerCredentials.prefix.count))
                 if let known = registries[serverURL], !Array(key.account.utf8).lexicographicallyPrecedes(Array(known.utf8)) { continue }

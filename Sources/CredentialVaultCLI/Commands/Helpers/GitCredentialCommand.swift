@@ -42,7 +42,7 @@ package enum GitCredentialCommand: Command {
     package static let options: Set<String> = []
     package static var defaultBackend: String { "auto" }
 
-    package static func run(_ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         guard args.positionals.count == 1 else { throw UsageError("give one action: get, store or erase") }
         let action = args.positionals[0]
         // gitcredentials(7): a helper silently ignores an operation it does not know.
@@ -50,16 +50,15 @@ package enum GitCredentialCommand: Command {
         var request = try GitCredentialRequest(parsing: ProtocolInput.read(limit: GitCredentialRequest.limit, untilBlankLine: true, what: "credential request"))
         defer { request.wipe() }
         guard let service = request.service else { return ExitCode.success }
-        let backend = VaultOptions.backendName(args, default: defaultBackend)
         switch action {
-        case "get": return try get(service, request, backend, args, io)
-        case "store": return try store(service, request, backend, args)
-        default: return try erase(service, request, backend, args)
+        case "get": return try get(service, request, vault, io)
+        case "store": return try store(service, request, vault)
+        default: return try erase(service, request, vault)
         }
     }
 
-    private static func get(_ service: String, _ request: GitCredentialRequest, _ backend: String, _ args: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
-        guard let store = try VaultOptions.openStore(named: backend, args, create: false) else { return ExitCode.success }
+    private static func get(_ service: String, _ request: GitCredentialRequest, _ vault: VaultAccess, _ io: TerminalIO) throws -> Int32 {
+        guard let store = try vault.openStore(create: false) else { return ExitCode.success }
         // Without a username from git, any account of the service: but not one whose name git's
         // protocol cannot carry (another program stored it; git never could), which would
         // otherwise stop the search before the accounts git did store.
@@ -89,7 +88,7 @@ package enum GitCredentialCommand: Command {
         return ExitCode.success
     }
 
-    private static func store(_ service: String, _ request: GitCredentialRequest, _ backend: String, _ args: ParsedArguments) throws -> Int32 {
+    private static func store(_ service: String, _ request: GitCredentialRequest, _ vault: VaultAccess) throws -> Int32 {
         // Absent and empty are different: `username=` (an SSO host's empty user name) and an
         // empty password are stored as they are, as git's own store and cache helpers keep them.
         guard let username = request.username, let password = request.password else { return ExitCode.success }
@@ -101,7 +100,7 @@ package enum GitCredentialCommand: Command {
             value.resetBytes(in: 0..<value.count)
             record.wipe()
         }
-        guard let store = try VaultOptions.openStore(named: backend, args, create: true) else { return ExitCode.failure }
+        guard let store = try vault.openStore(create: true) else { return ExitCode.failure }
         // git stores after every authenticated request, also what this helper just answered:
         // an unchanged credential is not written again (no journal entry, no new timestamp).
         if var current = try store.load(key) {
@@ -112,8 +111,8 @@ package enum GitCredentialCommand: Command {
         return ExitCode.success
     }
 
-    private static func erase(_ service: String, _ request: GitCredentialRequest, _ backend: String, _ args: ParsedArguments) throws -> Int32 {
-        guard let store = try VaultOptions.openStore(named: backend, args, create: false) else { return ExitCode.success }
+    private static func erase(_ service: String, _ request: GitCredentialRequest, _ vault: VaultAccess) throws -> Int32 {
+        guard let store = try vault.openStore(create: false) else { return ExitCode.success }
         let accounts = try request.username.map { [$0] } ?? store.listKeys(service: service).map(\.account)
         for account in accounts {
             let key = CredentialKey(service: service, account: account)

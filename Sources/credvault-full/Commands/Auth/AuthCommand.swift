@@ -45,7 +45,7 @@ enum AuthCommand: Command {
         "issuer", "client-id", "port", "scope", "client-secret-file", "timeout", "log-level", "redirect-uri",
     ]
 
-    static func run(_ arguments: ParsedArguments, _ io: TerminalIO) throws -> Int32 {
+    static func run(_ arguments: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         var args = arguments
         guard !args.positionals.isEmpty else { throw UsageError("expected ACTION (login, token, status, logout)") }
         let action = args.positionals.removeFirst()
@@ -54,7 +54,9 @@ enum AuthCommand: Command {
         // In auth commands --device selects the device grant, not the vault key (the device
         // key is the default unlock anyway).
         let deviceGrant = args.flags.remove("device") != nil
-        let context = try AuthContext(args, io: io)
+        var vault = vault
+        vault.request.unlock.device = false
+        let context = try AuthContext(args, io: io, vault: vault)
         do {
             return try runBlocking {
                 switch action {

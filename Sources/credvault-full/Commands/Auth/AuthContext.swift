@@ -7,6 +7,7 @@ import Foundation
 struct AuthContext: Sendable {
     let args: SendableArguments
     let io: TerminalIO
+    let vault: VaultAccess
     let logger: AuthLogger
 
     /// Where login remembers which provider and client the session belongs to.
@@ -18,9 +19,10 @@ struct AuthContext: Sendable {
         var scopes: [String]
     }
 
-    init(_ args: ParsedArguments, io: TerminalIO) throws {
+    init(_ args: ParsedArguments, io: TerminalIO, vault: VaultAccess) throws {
         self.args = SendableArguments(args)
         self.io = io
+        self.vault = vault
         let level: LogLevel
         if let name = args.options["log-level"] {
             guard let parsed = LogLevel(name: name) else { throw UsageError("--log-level is trace, debug, info, warning, error or critical") }
@@ -36,7 +38,7 @@ struct AuthContext: Sendable {
     func option(_ name: String) -> String? { args.value.options[name] }
 
     func openStore(create: Bool) throws -> (any TokenStorageBackend)? {
-        try VaultOptions.openStore(args.value, create: create)
+        try vault.openStore(create: create)
     }
 
     /// The profile from the options, falling back to the one stored at login.

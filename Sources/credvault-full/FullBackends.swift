@@ -4,8 +4,12 @@ import CredentialVaultSecretService
 import CredentialVaultTPM
 import Foundation
 
-/// The Secret Service backend and the automatic choice, for the shared vault commands.
-struct SecretServiceBackends: ExtendedBackends {
+/// `credvault-full`'s backends, for the shared vault commands: the Secret Service and the
+/// automatic choice, the keyring and TPM custodians, and the fleet store (`FleetOptions`).
+/// Nothing is handed over: this executable has every backend.
+struct FullBackends: BackendFactory {
+    var handOver: (@Sendable (_ needing: String) -> Int32)? { nil }
+
     /// `secret-service` is taken as it is; `auto` asks the Secret Service (never prompting) and
     /// falls back to the sealed file only when the Secret Service is unavailable: a locked
     /// keyring is reported (exit code 10), never silently replaced by the file, whose
@@ -38,8 +42,8 @@ struct SecretServiceBackends: ExtendedBackends {
 
     /// The login keyring's custodian and the TPM's (`--tpm-tcti`, else `$CREDVAULT_TPM_TCTI`,
     /// else the kernel's resource manager `device:/dev/tpmrm0`).
-    func custodians(_ args: ParsedArguments) throws -> [any DeviceCustodian] {
-        let tcti = args.options["tpm-tcti"] ?? ProcessInfo.processInfo.environment["CREDVAULT_TPM_TCTI"] ?? "device:/dev/tpmrm0"
+    func custodians(_ request: VaultRequest) throws -> [any DeviceCustodian] {
+        let tcti = request.tpmTCTI ?? "device:/dev/tpmrm0"
         return [KeyringCustodian(timeout: try SecretServiceTimeout.current()), TPMCustodian(configuration: TPMConfiguration(tcti: tcti))]
     }
 

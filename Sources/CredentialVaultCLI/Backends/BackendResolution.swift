@@ -1,0 +1,42 @@
+/// A concrete backend.
+package enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
+    /// The Secret Service (only in `credvault-full`).
+    case secretService = "secret-service"
+    /// The sealed file.
+    case file
+    /// Process memory: nothing survives the process.
+    case memory
+    /// The fleet store in PostgreSQL (only in `credvault-full`).
+    case postgres
+
+    /// The name as `--backend` takes it.
+    package var description: String { rawValue }
+}
+
+/// Which backend a name means here, and why (`credvault info` shows why for `auto`).
+package struct BackendResolution: Sendable, Hashable {
+    /// The backend.
+    package var kind: VaultBackend
+    /// Why, in words ("chosen explicitly", or what the Secret Service answered for `auto`).
+    package var reason: String
+    /// `auto` found the Secret Service with its keyring locked (`kind` is then
+    /// `.secretService`, and `reason` says how to go on): commands stop with exit code 10.
+    package var isLocked: Bool
+
+    /// Creates a resolution.
+    package init(kind: VaultBackend, reason: String, isLocked: Bool = false) {
+        self.kind = kind
+        self.reason = reason
+        self.isLocked = isLocked
+    }
+}
+
+/// `--backend auto` found the keyring locked: exit code 10 (`locked`), with `message` (how to
+/// unlock, or to choose the file) as the one line on stderr.
+package struct LockedKeyringError: Error, Sendable {
+    /// What happened and what to do.
+    package let message: String
+
+    /// Creates the error.
+    package init(message: String) { self.message = message }
+}
