@@ -23,8 +23,44 @@ let package = Package(
             .product(name: "CredentialVaultTesting", package: "$(basename "$root")"),
             .product(name: "CredentialVaultTPM", package: "$(basename "$root")"),
             .product(name: "CredentialVaultPostgres", package: "$(basename "$root")"),
-        ], swiftSettings: [.swiftLanguageMode(.v6)])
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // Must NOT build: each blocking entry point called from async (top-level) code.
+        .executableTarget(name: "BlockingFromAsync", dependencies: [
+            .product(name: "CredentialVault", package: "$(basename "$root")"),
+            .product(name: "CredentialVaultSecretService", package: "$(basename "$root")"),
+            .product(name: "CredentialVaultPostgres", package: "$(basename "$root")"),
+        ], swiftSettings: [.swiftLanguageMode(.v6)]),
     ])
+SWIFT
+# Top-level code with an `await` is async, yet Swift prefers the blocking overload there even
+# when the call is written with `await`: without the `noasync` marks these lines would compile
+# and block the main thread's executor. Every line must be refused (docs/API.md, "Stores and
+# their two protocols").
+mkdir -p "$work/Sources/BlockingFromAsync"
+cat >"$work/Sources/BlockingFromAsync/main.swift" <<'SWIFT'
+import CredentialVault
+import CredentialVaultPostgres
+import CredentialVaultSecretService
+import Foundation
+
+let url = URL(fileURLWithPath: "/nonexistent/vault.cvault")
+let fleet = PostgresConfiguration(connectionString: "host=/nonexistent", schema: "s")
+await Task.yield()
+let store = try await SealedFileStore.open(at: url, secret: .device)
+_ = try SealedFileStore.open(at: url, secret: .device)
+_ = try SealedFileStore.create(at: url, secret: .device)
+_ = try SealedFileStore.openOrCreate(at: url, secret: .device)
+_ = try SealedFileStore.acceptRestore(at: url, secret: .device)
+try store.changeSecret(from: .device, to: .device)
+try store.rotateDataKey(secret: .device)
+try store.changeCustody(to: .file, secret: .device)
+_ = try PostgresStore.open(fleet, host: "h", secret: .device)
+_ = try PostgresStore.acceptRestore(fleet, host: "h", secret: .device)
+_ = try PostgresStore.initialize(fleet, host: "h", secret: .device)
+_ = try BackendResolver().decide()
+_ = try BackendResolver().open()
+try BackendResolver().unlockInteractively()
+_ = try BackendResolver().waitForUnlock(timeout: .seconds(1))
 SWIFT
 cat >"$work/Sources/App/main.swift" <<'SWIFT'
 import CredentialVault
@@ -40,7 +76,7 @@ struct Failed: Error { let what: String }
 func run() async throws {
     let directory = URL(fileURLWithPath: CommandLine.arguments[1])
     let keyFile = try await VaultSecret.createKeyFile(at: directory.appendingPathComponent("vault.key"))
-    let vault = try await SealedFileStore.create(at: directory.appendingPathComponent("vault/app.cvault"), key: keyFile)
+    let vault = try await SealedFileStore.create(at: directory.appendingPathComponent("vault/app.cvault"), secret: keyFile)
     try await vault.save(Data("s3cret".utf8), for: CredentialKey(service: "api.example.com", account: "bot"), options: .default)
     let loaded = try await vault.load(CredentialKey(service: "api.example.com", account: "bot"))
     if loaded != Data("s3cret".utf8) { throw Failed(what: "the value did not round-trip") }
@@ -84,7 +120,7 @@ ls "$work/Sources/App"/ApiExample*.swift >/dev/null 2>&1 || { echo "consumer-che
 ls "$work/Sources/App"/ReadmeExample*.swift >/dev/null 2>&1 || { echo "consumer-check: no Swift example found in README.md" >&2; exit 1; }
 cd "$work"
 # No index store: nothing reads it, and it costs about a fifth of a debug build's compile time.
-log=$(swift build --disable-index-store 2>&1) || { printf '%s\n' "$log"; echo "consumer-check: the consumer package does not build" >&2; exit 1; }
+log=$(swift build --disable-index-store --product App 2>&1) || { printf '%s\n' "$log"; echo "consumer-check: the consumer package does not build" >&2; exit 1; }
 warnings=$(printf '%s\n' "$log" | grep -E 'warning:' | grep -v 'prohibited flag(s): -pthread' || true)
 if [ -n "$warnings" ]; then
     printf '%s\n' "$warnings"
@@ -93,3 +129,10 @@ if [ -n "$warnings" ]; then
 fi
 mkdir -m 700 "$work/data"
 "$work/.build/debug/App" "$work/data"
+# The blocking entry points, called from async code, must each be refused by the compiler.
+refused=$(swift build --disable-index-store --product BlockingFromAsync 2>&1 | grep -c 'is unavailable from asynchronous contexts; blocks the calling thread' || true)
+expected=$(grep -cE '^(_ = )?try (SealedFileStore|PostgresStore|BackendResolver|store)' "$work/Sources/BlockingFromAsync/main.swift")
+if [ "$refused" -lt "$expected" ]; then
+    echo "consumer-check: $refused of $expected blocking calls from async code were refused by the compiler (expected all: @available(*, noasync))" >&2
+    exit 1
+fi

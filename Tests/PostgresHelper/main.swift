@@ -26,6 +26,12 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+/// The async open: top-level code picks the blocking overload even with `await`, which its
+/// `noasync` mark refuses; inside an async function the async one wins.
+func openStore(_ configuration: PostgresConfiguration, host: String, keyFile: URL) async throws -> PostgresStore {
+    try await PostgresStore.open(configuration, host: host, secret: .keyFile(keyFile))
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 guard args.count >= 4 else { fail("usage: credvault-pghelper COMMAND CONNINFO SCHEMA KEYFILE ...") }
 var configuration = PostgresConfiguration(connectionString: args[1], schema: args[2])
@@ -35,7 +41,7 @@ if let directory = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_STATE_DI
 }
 do {
     let host = ProcessInfo.processInfo.environment["CREDVAULT_FLEET_HOST"] ?? "test-host"
-    let store = try PostgresStore.open(configuration, host: host, secret: .keyFile(URL(fileURLWithPath: args[3])))
+    let store = try await openStore(configuration, host: host, keyFile: URL(fileURLWithPath: args[3]))
     say("ready")
     switch (args[0], args.count) {
     case ("writes", 6):

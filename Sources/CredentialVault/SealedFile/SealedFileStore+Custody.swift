@@ -19,6 +19,7 @@ extension SealedFileStore {
     /// at the new custodian (`rollbackCounter`, default: with keyring and TPM custody) and the
     /// old one removed. The file is rewritten atomically: a failure leaves the vault as it was
     /// (and removes the new counter).
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func changeCustody(to custody: DeviceCustody, secret key: VaultSecret, rollbackCounter: Bool? = nil) throws(CredentialVaultError) {
         let known = try read { $0 }
         // Unasked, a vault keeps a counter it has: a move never drops protection silently.
@@ -143,6 +144,7 @@ extension SealedFileStore {
     /// another machine), so that every older copy, including the one just replaced, is refused
     /// from now on. Credentials revoked or used since that backup are back: that is what a
     /// restore means, and why it is never done without this call (`credvault accept-restore`).
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func acceptRestore(
         at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {

@@ -21,6 +21,7 @@ extension SealedFileStore {
     /// the store's state are taken, so that reads in this process and writes in others go on
     /// meanwhile; the write then only installs the new header, provided the vault is still
     /// wrapped as when the derivations started (else they are made again under the lock).
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func changeSecret(from current: VaultSecret, to new: VaultSecret, kdf: KDFParameters = .moderate) throws(CredentialVaultError) {
         try write(keyChange(from: current, to: new, kdf: kdf))
     }
@@ -30,6 +31,7 @@ extension SealedFileStore {
     /// values keep their inner device seal, so rotation works even on another machine.
     ///
     /// As for `changeSecret`, the key derivations run before the lock is taken.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func rotateDataKey(secret key: VaultSecret, kdf: KDFParameters? = nil) throws(CredentialVaultError) {
         try write(rotation(key: key, kdf: kdf))
     }

@@ -123,6 +123,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     }
 
     /// Opens and unlocks an existing vault (see `LockedVault`).
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func open(
         at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) throws(CredentialVaultError) -> SealedFileStore {
@@ -132,6 +133,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     /// Creates a new, empty vault (its directory 0700, the file 0600) with a random data key
     /// wrapped by `key`. Throws `alreadyExists` when a vault already exists there, also one
     /// that appeared while this one was being made: an existing file is never replaced.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func create(
         at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()
@@ -187,6 +189,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     }
 
     /// Opens the vault at `url`, creating it first when there is none.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func openOrCreate(
         at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate,
         configuration: SealedFileConfiguration = SealedFileConfiguration()

@@ -95,6 +95,7 @@ public final class PostgresStore: Sendable {
     /// silently), `permissionDenied` when the host is not enrolled or the server refuses the
     /// role, `wrongPassphrase` when `key` is not this host's, `invalidArgument` for a
     /// malformed connection string (never repeated: it may hold a password).
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func open(
         _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret
     ) throws(CredentialVaultError) -> PostgresStore {
@@ -106,6 +107,7 @@ public final class PostgresStore: Sendable {
     /// backup (`credvault fleet accept-restore`). Everything else is checked as by `open`: a data
     /// key of the epoch this host knew, or of a later one, must be that key or signed from it
     /// (`tampered` otherwise); one of an older epoch cannot be checked and is believed.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func acceptRestore(
         _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret
     ) throws(CredentialVaultError) -> PostgresStore {
@@ -198,9 +200,29 @@ public final class PostgresStore: Sendable {
         }
     }
 
+    /// `acceptRestore` from async code, on a thread of its own as `open`.
+    public static func acceptRestore(
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret
+    ) async throws(CredentialVaultError) -> PostgresStore {
+        try await StoreThreads.detached(name: "credvault-pgopen") { _ throws(CredentialVaultError) in
+            try acceptRestore(configuration, host: host, secret: key)
+        }
+    }
+
+    /// `initialize` from async code, on a thread of its own as `open` (its key derivation and
+    /// the transaction that creates the schema).
+    public static func initialize(
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret, kdf: KDFParameters = .moderate
+    ) async throws(CredentialVaultError) -> PostgresStore {
+        try await StoreThreads.detached(name: "credvault-pginit") { _ throws(CredentialVaultError) in
+            try initialize(configuration, host: host, secret: key, kdf: kdf)
+        }
+    }
+
     /// Creates a new fleet store in the configuration's schema (which must not exist), with a
     /// random store id and data key, enrolling `host` with `key`, in one transaction; then
     /// opens it. `kdf` is the Argon2id cost of a passphrase host key.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func initialize(
         _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret, kdf: KDFParameters = .moderate
     ) throws(CredentialVaultError) -> PostgresStore {

@@ -81,6 +81,7 @@ public struct BackendResolver: Sendable {
     /// `.secretService` decision with `isKeyringLocked`, or `.file`). With
     /// `.waitForUnlock(timeout:)` this blocks the calling thread while it waits: use the async
     /// `decide` where that matters.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func decide(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendDecision {
         if let decided = try decideWithoutAsking(choice) { return decided }
         let wait = waitPolicy()
@@ -93,6 +94,7 @@ public struct BackendResolver: Sendable {
     /// opened (or created) with the device key, or a new in-memory store, all in
     /// `application`'s namespace. Throws `locked` when the automatic choice found the keyring
     /// locked and `lockedKeyring` does not fall back (`BackendDecision.isKeyringLocked`).
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func open(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendSelection {
         let decision = try decide(choice)
         if decision.isKeyringLocked { throw .locked }
@@ -109,6 +111,7 @@ public struct BackendResolver: Sendable {
     /// Asks the Secret Service to unlock its default collection (a password prompt on the
     /// user's display; see `SecretServiceStore.unlockInteractively()`). Call it after a
     /// decision with `isKeyringLocked`, when a person is there, then `open` again.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func unlockInteractively() throws(CredentialVaultError) {
         try SecretServiceStore(configuration: secretService).unlockInteractively()
     }
@@ -117,6 +120,7 @@ public struct BackendResolver: Sendable {
     /// program, a login) and returns its state, asking every `unlockPollInterval`. Throws
     /// `locked` when `timeout` passes first, and what `SecretServiceStore.status()` throws when
     /// the service is or becomes unavailable. Blocks the calling thread: see the async one.
+    @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func waitForUnlock(timeout: Duration) throws(CredentialVaultError) -> SecretServiceStatus {
         let wait = UnlockWait(timeout: timeout, interval: unlockPollInterval)
         return try wait.run(after: probeStatus(), probe: probeStatus).unlockedStatus()
