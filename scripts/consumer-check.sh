@@ -9,29 +9,13 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cv-consumer-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/Sources/App"
-cat >"$work/Package.swift" <<SWIFT
-// swift-tools-version:6.0
-import PackageDescription
-let package = Package(
-    name: "App",
-    dependencies: [.package(path: "$root")],
-    targets: [
-        .executableTarget(name: "App", dependencies: [
-            .product(name: "CredentialVault", package: "$(basename "$root")"),
-            .product(name: "CredentialVaultSecretService", package: "$(basename "$root")"),
-            .product(name: "CredentialVaultAuth", package: "$(basename "$root")"),
-            .product(name: "CredentialVaultTesting", package: "$(basename "$root")"),
-            .product(name: "CredentialVaultTPM", package: "$(basename "$root")"),
-            .product(name: "CredentialVaultPostgres", package: "$(basename "$root")"),
-        ], swiftSettings: [.swiftLanguageMode(.v6)]),
-        // Must NOT build: each blocking entry point called from async (top-level) code.
-        .executableTarget(name: "BlockingFromAsync", dependencies: [
-            .product(name: "CredentialVault", package: "$(basename "$root")"),
-            .product(name: "CredentialVaultSecretService", package: "$(basename "$root")"),
-            .product(name: "CredentialVaultPostgres", package: "$(basename "$root")"),
-        ], swiftSettings: [.swiftLanguageMode(.v6)]),
-    ])
-SWIFT
+. "$root/scripts/consumer-package.sh"
+{
+    consumer_target App CredentialVault CredentialVaultSecretService CredentialVaultAuth CredentialVaultTesting \
+        CredentialVaultTPM CredentialVaultPostgres
+    # Must NOT build: each blocking entry point called from async (top-level) code.
+    consumer_target BlockingFromAsync CredentialVault CredentialVaultSecretService CredentialVaultPostgres
+} | consumer_manifest "$work"
 # Top-level code with an `await` is async, yet Swift prefers the blocking overload there even
 # when the call is written with `await`: without the `noasync` marks these lines would compile
 # and block the main thread's executor. Every line must be refused (docs/API.md, "Stores and

@@ -13,18 +13,8 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/Sources/App" "$work/pkgconfig" "$work/empty"
 pcdir=$(pkg-config --variable=pcfiledir libsodium)
 cp "$pcdir/libsodium.pc" "$work/pkgconfig/libsodium.pc"
-cat >"$work/Package.swift" <<SWIFT
-// swift-tools-version:6.0
-import PackageDescription
-let package = Package(
-    name: "App",
-    dependencies: [.package(path: "$root")],
-    targets: [
-        .executableTarget(name: "App", dependencies: [
-            .product(name: "CredentialVault", package: "$(basename "$root")"),
-        ], swiftSettings: [.swiftLanguageMode(.v6)])
-    ])
-SWIFT
+. "$root/scripts/consumer-package.sh"
+consumer_target App CredentialVault | consumer_manifest "$work"
 cat >"$work/Sources/App/main.swift" <<'SWIFT'
 import CredentialVault
 import Foundation
