@@ -224,7 +224,10 @@ public final class PostgresStore: Sendable {
                 return true
             } catch {
                 try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
-                if error.sqlState == "42P06" { return false }
+                // 42P06: the schema exists. 23505: another init's transaction, still open when
+                // this one's CREATE SCHEMA arrived, committed it (the unique index of
+                // pg_namespace): it exists just the same.
+                if error.sqlState == "42P06" || error.sqlState == "23505" { return false }
                 throw error
             }
         }
