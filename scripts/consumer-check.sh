@@ -40,7 +40,7 @@ struct Failed: Error { let what: String }
 func run() async throws {
     let directory = URL(fileURLWithPath: CommandLine.arguments[1])
     let keyFile = try await VaultSecret.createKeyFile(at: directory.appendingPathComponent("vault.key"))
-    let vault = try await SealedFileStore.create(at: directory.appendingPathComponent("vault/app.cvault"), key: keyFile)
+    let vault = try await SealedFileStore.create(at: directory.appendingPathComponent("vault/app.cvault"), secret: keyFile)
     try await vault.save(Data("s3cret".utf8), for: CredentialKey(service: "api.example.com", account: "bot"), options: .default)
     let loaded = try await vault.load(CredentialKey(service: "api.example.com", account: "bot"))
     if loaded != Data("s3cret".utf8) { throw Failed(what: "the value did not round-trip") }
