@@ -55,12 +55,13 @@ package enum Registry {
     }
 
     package static let exitCodeHelp = """
-        0 success, 1 not found, 2 usage error, 3 other failure (stdout not writable too), 4 wrong
-        passphrase or key, 5 corrupted or tampered vault, 6 device mismatch, 7 busy, timed out or
-        changed meanwhile (retry), 8 not available, 9 permission denied, 10 locked, 11 the OpenID
-        provider refused (auth), 12 the provider could not be reached (auth), 13 the vault was
-        rolled back to an older copy (accept-restore), 14 the Secret Service provider asks a person
-        (--interactive allows it); credvault exec: 126 the command cannot be run, 127 it was not
-        found, else the command's own status.
+        0 success, 1 not found, 2 usage error (or what it would create exists already), 3 other
+        failure (stdout not writable too), 4 wrong passphrase or key, 5 corrupted or tampered
+        vault, 6 device mismatch, 7 busy, timed out or changed meanwhile (retry), 8 not
+        available, 9 permission denied, 10 locked, 11 the OpenID provider refused (auth), 12 the
+        provider could not be reached (auth), 13 the vault was rolled back to an older copy
+        (accept-restore), 14 the Secret Service provider asks a person (--interactive allows it);
+        credvault exec: 126 the command cannot be run, 127 it was not found, else the command's
+        own status.
         """
 }

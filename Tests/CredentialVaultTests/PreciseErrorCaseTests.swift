@@ -58,6 +58,20 @@ import Testing
         #expect(what.contains(store.url.path))
     }
 
+    /// Every message says what to do: for a vault or key file that exists, use it or choose
+    /// another path (the fleet's host and schema say theirs).
+    @Test func whatExistsAlreadyIsReportedWithWhatToDo() throws {
+        let store = try TestVault.create(dir)
+        let vault = #expect(throws: CredentialVaultError.self) {
+            try SealedFileStore.create(at: store.url, secret: .passphrase("another"), kdf: TestVault.kdf, configuration: TestVault.configuration(dir))
+        }
+        let keyFile = try TestVault.keyFile(dir)
+        let key = #expect(throws: CredentialVaultError.self) { try VaultSecret.createKeyFile(at: keyFile) }
+        for error in [vault, key].compactMap({ $0 }) {
+            #expect(error.description.contains("another path"), "\(error)")
+        }
+    }
+
     @Test func openOrCreateOpensTheVaultThatExists() throws {
         let store = try TestVault.create(dir)
         try store.save(Data("kept".utf8), for: key, options: .portable)

@@ -20,9 +20,9 @@ public protocol DeviceCustodian: Sendable {
     /// to release its own (the TPM's object authValue) requires this one, so that another local
     /// user who reaches the custodian but cannot read the user's host secret gets nothing.
     ///
-    /// Errors: `notAvailable` (no such custodian here: no TPM, no keyring), `locked` (the keyring
-    /// is locked; the TPM no longer holds the key the secret was sealed under: cleared, or
-    /// another machine's TPM), `permissionDenied` (other PCR values, another binding),
+    /// Errors: `notAvailable` (no such custodian here: no TPM, no keyring; the TPM no longer
+    /// holds the key the secret was sealed under: cleared, or another machine's TPM), `locked`
+    /// (the keyring is locked), `permissionDenied` (other PCR values, another binding),
     /// `timedOut`, `io`; with `create` false and no secret: `notAvailable` saying so.
     func deviceSecret(binding: SecureBytes, create: Bool) throws(CredentialVaultError) -> SecureBytes
 

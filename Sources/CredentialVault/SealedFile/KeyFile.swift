@@ -46,7 +46,7 @@ extension VaultSecret {
         let fd = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
-            if code == EEXIST { throw .alreadyExists("\(path) (a key file is never overwritten)") }
+            if code == EEXIST { throw .alreadyExists("\(path) (a key file is never overwritten): use it, or choose another path") }
             throw PrivateFiles.error(code, "cannot create the key file \(path)")
         }
         var created = stat()

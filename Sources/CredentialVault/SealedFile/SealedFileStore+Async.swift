@@ -97,7 +97,7 @@ extension SealedFileStore: AsyncTokenStorageAdapter {
         try await write(change)
     }
 
-    /// `changeCustody(to:key:rollbackCounter:)` on the key-derivation threads (its derivation,
+    /// `changeCustody(to:secret:rollbackCounter:)` on the key-derivation threads (its derivation,
     /// the custodians' calls and the write; not abandoned once started: it writes).
     public func changeCustody(to custody: DeviceCustody, secret key: VaultSecret, rollbackCounter: Bool? = nil) async throws(CredentialVaultError) {
         try await StoreThreads.keyDerivation.run { _ throws(CredentialVaultError) in
@@ -105,7 +105,7 @@ extension SealedFileStore: AsyncTokenStorageAdapter {
         }
     }
 
-    /// `acceptRestore(at:key:configuration:)` on the key-derivation threads (not abandoned once
+    /// `acceptRestore(at:secret:configuration:)` on the key-derivation threads (not abandoned once
     /// started: it writes).
     public static func acceptRestore(
         at url: URL, secret key: VaultSecret, configuration: SealedFileConfiguration = SealedFileConfiguration()
@@ -115,7 +115,7 @@ extension SealedFileStore: AsyncTokenStorageAdapter {
         }
     }
 
-    /// `open(at:key:configuration:)` on the key-derivation threads (its derivation and read).
+    /// `open(at:secret:configuration:)` on the key-derivation threads (its derivation and read).
     /// Cancelled meanwhile: `cancelled` at once (the abandoned open has no effect but a
     /// best-effort purge of expired records, which any reader may do).
     public static func open(
@@ -126,7 +126,7 @@ extension SealedFileStore: AsyncTokenStorageAdapter {
         }
     }
 
-    /// `create(at:key:kdf:configuration:)` on the key-derivation threads (not abandoned when
+    /// `create(at:secret:kdf:configuration:)` on the key-derivation threads (not abandoned when
     /// cancelled once started: it writes the new vault).
     public static func create(
         at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
@@ -136,7 +136,7 @@ extension SealedFileStore: AsyncTokenStorageAdapter {
         }
     }
 
-    /// `openOrCreate(at:key:kdf:configuration:)` on the key-derivation threads, as `create`.
+    /// `openOrCreate(at:secret:kdf:configuration:)` on the key-derivation threads, as `create`.
     public static func openOrCreate(
         at url: URL, secret key: VaultSecret, kdf: KDFParameters = .moderate, configuration: SealedFileConfiguration = SealedFileConfiguration()
     ) async throws(CredentialVaultError) -> SealedFileStore {

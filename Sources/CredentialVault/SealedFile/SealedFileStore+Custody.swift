@@ -40,6 +40,12 @@ extension SealedFileStore {
             let current = try read { $0 }
             // Another process moved it or changed its key meanwhile.
             guard current.keys.dataKey.constantTimeEquals(known.keys.dataKey) else { throw CredentialVaultError.reopenRequired(.keyChanged) }
+            // Its secret changed (`changeSecret`: the same data key, another wrapping): the header
+            // prepared above would put the old wrapping back. Refused as `changeSecret` refuses it.
+            if !Self.sameWrapping(current, as: known) {
+                try verify(key, in: current)  // `wrongPassphrase` when `key` no longer unlocks it
+                throw CredentialVaultError.reopenRequired(.keyChanged)
+            }
             guard current.contents.header.custody == old.custody, current.contents.header.hasRollbackCounter == old.hasRollbackCounter
             else { throw CredentialVaultError.reopenRequired(.custodyChanged) }
             let oldGuard = current.rollback, oldStamp = current.contents.journal.counter
@@ -58,7 +64,9 @@ extension SealedFileStore {
             }
             let change = VaultChange { [newGuard, newStamp] (s) throws(CredentialVaultError) in
                 // Another process changed the key meanwhile: the prepared wrap is for another one.
-                guard s.keys.dataKey.constantTimeEquals(known.keys.dataKey) else { throw CredentialVaultError.reopenRequired(.keyChanged) }
+                guard s.keys.dataKey.constantTimeEquals(known.keys.dataKey), Self.sameWrapping(s, as: known) else {
+                    throw CredentialVaultError.reopenRequired(.keyChanged)
+                }
                 guard s.contents.header.custody == old.custody else { throw CredentialVaultError.reopenRequired(.custodyChanged) }
                 for (name, entry) in s.contents.records where entry.accessibility == .deviceOnly {
                     let value = try RecordCodec.openValue(entry.sealed, vaultID: old.vaultID, keys: s.keys) { () throws(CredentialVaultError) in

@@ -91,7 +91,7 @@ extension SealedFileStore {
 
     /// Whether `s` (read under the lock) is wrapped as `known` was: the same key parameters and
     /// wrapped data key, so a header prepared from `known` is right for it.
-    private static func sameWrapping(_ s: State, as known: State) -> Bool {
+    static func sameWrapping(_ s: State, as known: State) -> Bool {
         s.contents.header.keyParameterBytes() == known.contents.header.keyParameterBytes()
             && s.contents.header.wrappedKey == known.contents.header.wrappedKey
     }

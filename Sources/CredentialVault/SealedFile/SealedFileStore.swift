@@ -143,7 +143,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
         defer { lock.release() }
         if try location.status() != nil {
-            throw .alreadyExists("a vault at \(url.path)")
+            throw .alreadyExists("a vault at \(url.path): open it, or create the new one at another path")
         }
         AtomicFile.removeStaleTemporaries(of: location)  // of a create killed mid-write
         let dataKey = SecureBytes.random(count: Crypto.keyBytes)
@@ -180,7 +180,8 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
         }
         guard created else {
             discard()
-            throw .alreadyExists("a vault at \(url.path) (it appeared while this one was being created; it was not replaced)")
+            throw .alreadyExists(
+                "a vault at \(url.path) (it appeared while this one was being created; it was not replaced): open it, or create the new one at another path")
         }
         try directory.checkStillAtPath(after: "the creation of \(url.path)")
         return try SealedFileStore(

@@ -6,8 +6,10 @@
 /// The same compatibility rule as `CredentialVaultError`: a minor release may add a reason, so a
 /// `switch` over it ends with `default:`.
 public enum ReopenReason: Sendable, Hashable, CustomStringConvertible {
-    /// The vault's secret was changed or its data key rotated (`changeSecret`, `rotateDataKey`,
-    /// `credvault fleet rotate`): the keys this object holds no longer open it.
+    /// The vault's data key was rotated (`rotateDataKey`, `credvault rotate`, `credvault fleet
+    /// rotate`), or its secret changed while this object was preparing a rewrap of its own
+    /// (`changeCustody`): the keys or the wrapping this object holds are not the vault's now. (A
+    /// secret changed elsewhere keeps the data key: this object's reads and saves go on.)
     case keyChanged
     /// The vault was moved to another custodian of its device key, or its rollback counter was
     /// added or removed (`changeCustody`): this object checks it against the wrong custodian.

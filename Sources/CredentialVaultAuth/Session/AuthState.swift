@@ -44,7 +44,9 @@ public enum UnauthenticatedReason: Sendable, Hashable, CustomStringConvertible {
     /// call `SessionManager.reload()` (or any call that reads the session).
     case storeLocked
     /// The store failed otherwise (not reachable, timed out, corrupted, ...): the session may
-    /// well be there. Retry with `SessionManager.reload()` once the cause is fixed.
+    /// well be there. Retry with `SessionManager.reload()` once the cause is fixed. For
+    /// `reopenRequired` (another process rotated the vault's key, moved it or replaced it) the
+    /// store object the manager holds stays stale: make a new manager over the store opened again.
     case storeFailure(CredentialVaultError)
 
     /// A short description.

@@ -5,15 +5,17 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The store `serve-credentials` reads, opened again when another process replaced or re-keyed
-/// the vault (`credvault rotate`, `passwd`, a custody move, another vault put at its path): an
-/// open store then answers `locked` or `io` to every read, and a server that kept it would
-/// refuse every unit while staying up, so that the service manager never restarts it. Used from the server's one thread only.
+/// The store `serve-credentials` reads, opened again when another process rotated the vault's
+/// data key (`credvault rotate`), moved it to another custodian, put another vault at its path
+/// or removed it: an open store then answers `reopenRequired` (or `io`, for a removed file) to
+/// every read, and a server that kept it would refuse every unit while staying up, so that the
+/// service manager never restarts it. (A passphrase change, `credvault passwd`, keeps the data
+/// key: the open store goes on reading.) Used from the server's one thread only.
 final class ReopeningStore {
     private var store: any TokenStorageAdapter
     private let open: () throws -> (any TokenStorageAdapter)?
 
-    /// `store`, opened again by `open` (with the same options) when it answers `locked`.
+    /// `store`, opened again by `open` (with the same options) when it answers `reopenRequired` or `io`.
     init(_ store: any TokenStorageAdapter, open: @escaping () throws -> (any TokenStorageAdapter)?) {
         self.store = store
         self.open = open

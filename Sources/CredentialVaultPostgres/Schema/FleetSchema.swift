@@ -12,7 +12,8 @@ struct FleetSchema: Sendable {
     var channel: String { "credvault_\(name)" }
 
     /// Creates the schema, tables and triggers (in the caller's transaction). Fails when the
-    /// schema exists already (SQLSTATE 42P06): `init` never touches an existing store.
+    /// schema exists already (SQLSTATE 42P06, or 23505 when another transaction created it
+    /// concurrently): `init` never touches an existing store.
     ///
     /// `fleet_meta_forward` keeps the meta row from going back: the store's role needs `UPDATE`
     /// on it (the row lock, the seal, the generation trigger), and without the guard it could

@@ -7,7 +7,8 @@ import Foundation
 /// - Every row is sealed on the client with the store's data key (XChaCha20-Poly1305; the
 ///   associated data binds the store id, the record id and the row version) and found by a
 ///   keyed hash of its name: the database sees no service, account, label or value.
-/// - The data key is wrapped once per host key (`FleetHostSecret`: a key file or a passphrase).
+/// - The data key is wrapped once per host secret (`FleetHostSecret`: a key file, a passphrase,
+///   a key pair or the device's).
 /// - Every write is a compare-and-swap on the row version; `take` is single use across hosts.
 /// - Every write and delete is bound to the data key's epoch in the same statement: a process
 ///   that opened the store before a rotation gets `reopenRequired(.keyChanged)`, never a lost write or a
@@ -221,7 +222,7 @@ public final class PostgresStore: Sendable {
 
     /// Creates a new fleet store in the configuration's schema (which must not exist), with a
     /// random store id and data key, enrolling `host` with `key`, in one transaction; then
-    /// opens it. `kdf` is the Argon2id cost of a passphrase host key.
+    /// opens it. `kdf` is the Argon2id cost of a passphrase host secret.
     @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public static func initialize(
         _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret, kdf: KDFParameters = .moderate
@@ -246,7 +247,10 @@ public final class PostgresStore: Sendable {
                 return true
             } catch {
                 try? c.simple("ROLLBACK", deadline: pool.statementDeadline)
-                if error.sqlState == "42P06" { return false }
+                // 42P06: the schema exists. 23505: another init's transaction, still open when
+                // this one's CREATE SCHEMA arrived, committed it (the unique index of
+                // pg_namespace): it exists just the same.
+                if error.sqlState == "42P06" || error.sqlState == "23505" { return false }
                 throw error
             }
         }

@@ -12,7 +12,7 @@ enum FleetCommand: Command {
         usage: credvault fleet init|public-key|add-host NAME|remove-host NAME|rotate|status|accept-restore [options] [common options]
 
         The fleet store keeps credentials in PostgreSQL sealed on each host (the database sees
-        only ciphertext); its data key is wrapped once per host key. Connection: --postgres URL
+        only ciphertext); its data key is wrapped once per host secret. Connection: --postgres URL
         (or $CREDVAULT_POSTGRES), --fleet-schema; this host: --fleet-host and its
         --fleet-private-key or --fleet-device-key (enrolled by public key), or its --key-file or
         --passphrase-file (or
