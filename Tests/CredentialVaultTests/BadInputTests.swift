@@ -218,6 +218,33 @@ import CredentialVaultTestSupport
         #expect(try KDFParameters(opsLimit: 16, memLimitBytes: 256 << 20).opsLimit == 16, "the same work, in more passes")
     }
 
+    /// A record whose name breaks the rules every save checks (an empty service, a NUL, more
+    /// than 4096 bytes), which only a faulty writer with the key can store, is `corrupted`:
+    /// read as it was, it was listed but could never be loaded, saved over or deleted by its name.
+    @Test func aRecordWhoseNameBreaksTheNameRulesIsCorrupted() throws {
+        let long = String(repeating: "n", count: 4097)
+        for (index, bad) in [
+            CredentialKey(service: "", account: "a"), CredentialKey(service: "s\u{0}x", account: "a"),
+            CredentialKey(service: "s", account: "a\u{0}"), CredentialKey(service: "s", account: long),
+            CredentialKey(service: long, account: "a"), CredentialKey(service: "s", account: "a", label: "l\u{0}"),
+        ].enumerated() {
+            let store = try TestVault.create(dir, name: "names\(index)/v.cvault")
+            try store.save(Data("fine".utf8), for: CredentialKey(service: "s", account: "ok"), options: .portable)
+            // Straight into the record table, past the checks of save.
+            try store.mutate { (s) throws(CredentialVaultError) in
+                s.contents.records[bad] = RecordCodec.seal(
+                    key: bad, value: Data("bad".utf8), accessibility: .portable, expiresAtMillis: 0,
+                    vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: nil, times: RecordTimes(createdMillis: 1, modifiedMillis: 1))
+            }
+            let error = openAndReadAll(try TestVault.bytes(store.url), at: store.url)
+            guard case .corrupted(let message) = error else {
+                Issue.record("a record named \(bad.service.utf8.count)/\(bad.account.utf8.count) bytes was not refused: \(String(describing: error))")
+                continue
+            }
+            #expect(message.contains("name"), "\(message)")
+        }
+    }
+
     @Test func notAVaultAndEmptyFile() throws {
         let (url, _) = try smallVault()
         #expect(openAndReadAll(Array("{\"json\": true}".utf8), at: url) == .corrupted("not a CredentialVault file"))
