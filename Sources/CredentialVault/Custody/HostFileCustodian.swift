@@ -99,15 +99,15 @@ public struct HostFileCustodian: DeviceCustodian {
         try AtomicFile.write(bytes, to: FileLocation(name, in: directory))
     }
 
-    /// The counter's file name: the vault id in hex (reference 0, the first counters made), or
-    /// the vault id and the reference in hex.
+    /// The counter's file name: the vault id and the reference in hex. With reference 0 (which
+    /// no counter has), the vault id alone: the stem of the vault's `.protected` mark.
     package static func name(_ vaultID: [UInt8], reference: UInt32 = 0) -> String {
         let id = hex(vaultID)
         guard reference != 0 else { return id }
         return id + "." + hex([UInt8(reference >> 24), UInt8(reference >> 16 & 0xff), UInt8(reference >> 8 & 0xff), UInt8(reference & 0xff)])
     }
 
-    /// A random counter reference, never 0 (the name of the counters made before references).
+    /// A random counter reference, never 0 (a commit record naming 0 is refused).
     package static func freshReference() -> UInt32 {
         while true {
             let reference = Crypto.randomBytes(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
