@@ -84,6 +84,33 @@ import Testing
         #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).load(CredentialKey(service: "s", account: "b")) != nil)
     }
 
+    /// A counter file holds exactly 8 bytes; any other size is the counter's damage (`io`,
+    /// naming the counter file), never reported as damaged vault data (`corrupted`, whose
+    /// advice is to restore the vault from a backup), however large the file is.
+    @Test func aCounterFileOfAnotherSizeIsReportedAsADamagedCounter() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let counters = TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: counters.path).first { !$0.hasSuffix(".protected") })
+        let counterFile = counters.appendingPathComponent(name)
+        let intact = try Data(contentsOf: counterFile)
+        for size in [0, 7, 9, 64, 65, 1 << 20] {
+            try CustodySuite.writeInPlaceForTests(Data(repeating: 1, count: size), to: counterFile)
+            do {
+                _ = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
+                Issue.record("a counter file of \(size) bytes was read")
+            } catch {
+                guard case .io(let why) = error else {
+                    Issue.record("a counter file of \(size) bytes: \(error)")
+                    continue
+                }
+                #expect(why.contains("damaged") && why.contains(name), "\(why)")
+            }
+        }
+        try CustodySuite.writeInPlaceForTests(intact, to: counterFile)
+        #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).hasRollbackCounter)
+    }
+
     /// Every counter has a nonzero reference, and a counter file's name always carries it. A
     /// vault with a counter whose commit records name reference 0 (only a faulty writer with
     /// the key makes one) is `corrupted`: it is not checked against a file named by the vault

@@ -48,10 +48,18 @@ public struct HostFileCustodian: DeviceCustodian {
     /// The counter's value; `nil` when its file (or directory) is missing.
     public func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
         let name = Self.name(vaultID, reference: reference)
-        guard let bytes = try readState(name, limit: 64) else { return nil }
-        guard bytes.count == 8 else {
-            throw .io("the rollback counter \(countersPath)/\(name) is damaged (\(bytes.count) bytes, not 8)")
+        let damaged = { (size: String) -> CredentialVaultError in
+            .io("the rollback counter \(countersPath)/\(name) is damaged (\(size) bytes, not 8)")
         }
+        let read: [UInt8]?
+        do {
+            read = try readState(name, limit: 64)
+        } catch .corrupted {
+            // Larger than the limit: the counter's damage, not the vault's.
+            throw damaged("more than 64")
+        }
+        guard let bytes = read else { return nil }
+        guard bytes.count == 8 else { throw damaged("\(bytes.count)") }
         return bytes.withUnsafeBytes { raw in
             var reader = ByteReader(raw)
             return reader.u64() ?? 0
