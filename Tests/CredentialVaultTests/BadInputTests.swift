@@ -245,6 +245,50 @@ import CredentialVaultTestSupport
         }
     }
 
+    /// The snapshot's record count is authenticated only by the snapshot MAC, which is checked
+    /// over the table it frames: a count forged to frame a large file as millions of minimal
+    /// records is refused (`tampered`) having framed them, never having copied each one out
+    /// first. (It cost the reader a copy of every "record", about twice the file again: a
+    /// 1 GiB file, the most a reader accepts, took ~5 GB.) The CLI's peak memory is measured;
+    /// it may read the file twice (it checks a refusal by reading again), so the bound is about
+    /// two copies of the file. Not under sanitizers, whose allocator costs more.
+    @Test(.disabled(if: Sanitizers.active, "sanitizers inflate memory use"))
+    func aForgedRecordCountCostsTheReaderNoCopyOfEveryRecord() async throws {
+        let (url, bytes) = try smallVault()
+        let size = 64 << 20
+        let record = withUnsafeBytes(of: UInt32(VaultFile.minRecordSize).littleEndian) { Array($0) }
+            + [UInt8](repeating: 0x41, count: VaultFile.minRecordSize)
+        let count = (size - CommitRecord.snapshotOffset - Crypto.macBytes) / record.count
+        var forged = Array(bytes[..<CommitRecord.snapshotOffset])
+        withUnsafeBytes(of: UInt32(count).littleEndian) { forged.replaceSubrange(VaultHeader.Offset.recordCount..<VaultHeader.Offset.recordCount + 4, with: $0) }
+        forged.reserveCapacity(size)
+        for _ in 0..<count { forged += record }
+        forged += [UInt8](repeating: 0, count: Crypto.macBytes)
+        try TestVault.write(forged, to: url)
+        let passphrase = dir.path("passphrase")
+        #expect(FileManager.default.createFile(atPath: passphrase.path, contents: Data(TestVault.passphrase.utf8), attributes: [.posixPermissions: 0o600]))
+
+        // Measured by a small parent of its own: a process started from this one (large while
+        // other tests run) would carry this process's peak into its own (Linux keeps the peak
+        // across exec).
+        let measure = """
+            import os, sys
+            pid = os.fork()
+            if pid == 0:
+                os.execve(sys.argv[1], sys.argv[1:], os.environ)
+            _, status, usage = os.wait4(pid, 0)
+            print(os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024)
+            """
+        let reader = try CLIProcess(
+            ["-c", measure, BuiltProducts.credvault.path, "list", "--vault", url.path, "--passphrase-file", passphrase.path],
+            executable: URL(fileURLWithPath: "/usr/bin/python3"), environment: CLIChild.environment(dir))
+        #expect(try await reader.wait() == 0, "\(reader.stderr)")
+        let measured = reader.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        try #require(measured.count == 2, "\(reader.stdout)")
+        #expect(measured[0] == 5, "refused as tampered (exit 5): \(reader.stderr)")
+        #expect(measured[1] < forged.count * 11 / 4 + (48 << 20), "peak \(measured[1] >> 20) MiB for a \(forged.count >> 20) MiB file")
+    }
+
     @Test func notAVaultAndEmptyFile() throws {
         let (url, _) = try smallVault()
         #expect(openAndReadAll(Array("{\"json\": true}".utf8), at: url) == .corrupted("not a CredentialVault file"))
