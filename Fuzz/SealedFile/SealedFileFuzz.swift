@@ -96,7 +96,7 @@ private func asRecordTable(_ bytes: [UInt8]) {
     header.recordCount = UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
     let table = Array(bytes[4...])
     let split = table.withUnsafeBytes { try? VaultFile.splitTable($0, count: header.recordCount) }
-    guard let (_, ranges, end) = split, end == table.count else { return }
+    guard let (ranges, end) = split, end == table.count else { return }
     var w = ByteWriter()
     header.encode(into: &w)
     let headerBytes = w.bytes

@@ -218,6 +218,77 @@ import CredentialVaultTestSupport
         #expect(try KDFParameters(opsLimit: 16, memLimitBytes: 256 << 20).opsLimit == 16, "the same work, in more passes")
     }
 
+    /// A record whose name breaks the rules every save checks (an empty service, a NUL, more
+    /// than 4096 bytes), which only a faulty writer with the key can store, is `corrupted`:
+    /// read as it was, it was listed but could never be loaded, saved over or deleted by its name.
+    @Test func aRecordWhoseNameBreaksTheNameRulesIsCorrupted() throws {
+        let long = String(repeating: "n", count: 4097)
+        for (index, bad) in [
+            CredentialKey(service: "", account: "a"), CredentialKey(service: "s\u{0}x", account: "a"),
+            CredentialKey(service: "s", account: "a\u{0}"), CredentialKey(service: "s", account: long),
+            CredentialKey(service: long, account: "a"), CredentialKey(service: "s", account: "a", label: "l\u{0}"),
+        ].enumerated() {
+            let store = try TestVault.create(dir, name: "names\(index)/v.cvault")
+            try store.save(Data("fine".utf8), for: CredentialKey(service: "s", account: "ok"), options: .portable)
+            // Straight into the record table, past the checks of save.
+            try store.mutate { (s) throws(CredentialVaultError) in
+                s.contents.records[bad] = RecordCodec.seal(
+                    key: bad, value: Data("bad".utf8), accessibility: .portable, expiresAtMillis: 0,
+                    vaultID: s.contents.header.vaultID, keys: s.keys, deviceKey: nil, times: RecordTimes(createdMillis: 1, modifiedMillis: 1))
+            }
+            let error = openAndReadAll(try TestVault.bytes(store.url), at: store.url)
+            guard case .corrupted(let message) = error else {
+                Issue.record("a record named \(bad.service.utf8.count)/\(bad.account.utf8.count) bytes was not refused: \(String(describing: error))")
+                continue
+            }
+            #expect(message.contains("name"), "\(message)")
+        }
+    }
+
+    /// The snapshot's record count is authenticated only by the snapshot MAC, which is checked
+    /// over the table it frames: a count forged to frame a large file as millions of minimal
+    /// records is refused (`tampered`) having framed them, never having copied each one out
+    /// first. (It cost the reader a copy of every "record", about twice the file again: a
+    /// 1 GiB file, the most a reader accepts, took ~5 GB.) The CLI's peak memory is measured;
+    /// it may read the file twice (it checks a refusal by reading again), so the bound is about
+    /// two copies of the file. Not under sanitizers, whose allocator costs more.
+    @Test(.disabled(if: Sanitizers.active, "sanitizers inflate memory use"))
+    func aForgedRecordCountCostsTheReaderNoCopyOfEveryRecord() async throws {
+        let (url, bytes) = try smallVault()
+        let size = 64 << 20
+        let record = withUnsafeBytes(of: UInt32(VaultFile.minRecordSize).littleEndian) { Array($0) }
+            + [UInt8](repeating: 0x41, count: VaultFile.minRecordSize)
+        let count = (size - CommitRecord.snapshotOffset - Crypto.macBytes) / record.count
+        var forged = Array(bytes[..<CommitRecord.snapshotOffset])
+        withUnsafeBytes(of: UInt32(count).littleEndian) { forged.replaceSubrange(VaultHeader.Offset.recordCount..<VaultHeader.Offset.recordCount + 4, with: $0) }
+        forged.reserveCapacity(size)
+        for _ in 0..<count { forged += record }
+        forged += [UInt8](repeating: 0, count: Crypto.macBytes)
+        try TestVault.write(forged, to: url)
+        let passphrase = dir.path("passphrase")
+        #expect(FileManager.default.createFile(atPath: passphrase.path, contents: Data(TestVault.passphrase.utf8), attributes: [.posixPermissions: 0o600]))
+
+        // Measured by a small parent of its own: a process started from this one (large while
+        // other tests run) would carry this process's peak into its own (Linux keeps the peak
+        // across exec).
+        let measure = """
+            import os, sys
+            pid = os.fork()
+            if pid == 0:
+                os.execve(sys.argv[1], sys.argv[1:], os.environ)
+            _, status, usage = os.wait4(pid, 0)
+            print(os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024)
+            """
+        let reader = try CLIProcess(
+            ["-c", measure, BuiltProducts.credvault.path, "list", "--vault", url.path, "--passphrase-file", passphrase.path],
+            executable: URL(fileURLWithPath: "/usr/bin/python3"), environment: CLIChild.environment(dir))
+        #expect(try await reader.wait() == 0, "\(reader.stderr)")
+        let measured = reader.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        try #require(measured.count == 2, "\(reader.stdout)")
+        #expect(measured[0] == 5, "refused as tampered (exit 5): \(reader.stderr)")
+        #expect(measured[1] < forged.count * 11 / 4 + (48 << 20), "peak \(measured[1] >> 20) MiB for a \(forged.count >> 20) MiB file")
+    }
+
     @Test func notAVaultAndEmptyFile() throws {
         let (url, _) = try smallVault()
         #expect(openAndReadAll(Array("{\"json\": true}".utf8), at: url) == .corrupted("not a CredentialVault file"))

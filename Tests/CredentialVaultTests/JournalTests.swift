@@ -147,6 +147,30 @@ import Glibc
         #expect(try reopened.listKeys().count == 7)
     }
 
+    /// A state at the last generation (2^64 - 1, which only a file written elsewhere reaches)
+    /// has no next generation to commit an entry with: the save rewrites the file instead,
+    /// starting again at 0, and later saves append as usual. (An append trapped on the
+    /// overflow: a save crashed the process.)
+    @Test func aSaveAtTheLastGenerationRewritesTheFileInsteadOfOverflowing() throws {
+        let store = try TestVault.create(dir)
+        try store.save(Data("first".utf8), for: a, options: .portable)
+        try store.mutate { (s) throws(CredentialVaultError) in
+            s.contents.journal.generation = UInt64.max - 1
+            s.rewriteRequested = true  // the rewrite takes the next generation: the last one
+        }
+        let last = try TestVault.bytes(store.url)
+        let generation = VaultHeader.Offset.generation
+        #expect(last[generation..<generation + 8].allSatisfy { $0 == 0xFF }, "the snapshot is at generation 2^64 - 1")
+        let inodeAtLast = inode(store.url)
+
+        try store.save(Data("second".utf8), for: b, options: .portable)
+        #expect(inode(store.url) != inodeAtLast, "rewritten, not appended to")
+        #expect(try TestVault.bytes(store.url)[generation..<generation + 8].allSatisfy { $0 == 0 }, "the rewrite starts again at 0")
+        let c = CredentialKey(service: "s", account: "c")
+        try store.save(Data("third".utf8), for: c, options: .portable)
+        #expect(try everything(open(store.url)) == [a: Data("first".utf8), b: Data("second".utf8), c: Data("third".utf8)])
+    }
+
     /// A torn commit record is repaired before anything else is appended, so exactly one entry
     /// follows an intact record while the other is damaged: the torn save's. A second complete
     /// entry after it (here c's, as if appended without that repair) is a state no crash

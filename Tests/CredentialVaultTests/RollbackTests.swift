@@ -84,6 +84,71 @@ import Testing
         #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).load(CredentialKey(service: "s", account: "b")) != nil)
     }
 
+    /// A counter file holds exactly 8 bytes; any other size is the counter's damage (`io`,
+    /// naming the counter file), never reported as damaged vault data (`corrupted`, whose
+    /// advice is to restore the vault from a backup), however large the file is.
+    @Test func aCounterFileOfAnotherSizeIsReportedAsADamagedCounter() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let counters = TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: counters.path).first { !$0.hasSuffix(".protected") })
+        let counterFile = counters.appendingPathComponent(name)
+        let intact = try Data(contentsOf: counterFile)
+        for size in [0, 7, 9, 64, 65, 1 << 20] {
+            try CustodySuite.writeInPlaceForTests(Data(repeating: 1, count: size), to: counterFile)
+            do {
+                _ = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
+                Issue.record("a counter file of \(size) bytes was read")
+            } catch {
+                guard case .io(let why) = error else {
+                    Issue.record("a counter file of \(size) bytes: \(error)")
+                    continue
+                }
+                #expect(why.contains("damaged") && why.contains(name), "\(why)")
+            }
+        }
+        try CustodySuite.writeInPlaceForTests(intact, to: counterFile)
+        #expect(try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration).hasRollbackCounter)
+    }
+
+    /// Every counter has a nonzero reference, and a counter file's name always carries it. A
+    /// vault with a counter whose commit records name reference 0 (only a faulty writer with
+    /// the key makes one) is `corrupted`: it is not checked against a file named by the vault
+    /// id alone, as counters were named before they had references.
+    @Test func aCounterReferenceOfZeroIsCorrupted() throws {
+        let s = setup()
+        let store = try CustodySuite.createsAndReopens(s)
+        let counters = TestVault.device(in: dir).hostSecretURL.deletingLastPathComponent().appendingPathComponent("counters")
+        var vaultID: [UInt8] = []
+        var written = RollbackStamp()
+        // The whole file written again with reference 0 in its commit records (the counter
+        // cannot then be advanced: the write is durable and reported as failed).
+        do {
+            try store.mutate { (state) throws(CredentialVaultError) in
+                vaultID = state.contents.header.vaultID
+                state.contents.journal.counter.reference = 0
+                state.rewriteRequested = true
+            }
+        } catch {
+            guard case .io = error else { throw error }
+        }
+        try TestVault.bytes(store.url).withUnsafeBytes { raw in
+            written = try #require(CommitRecord.decodeBoth(raw, macKey: store.state.withLock { $0.keys.macKey })[0]).counter
+        }
+        #expect(written.reference == 0)
+        // A counter file under the name a reference of 0 would give, agreeing with the file.
+        let value = withUnsafeBytes(of: written.value.littleEndian) { Data($0) }
+        let bare = counters.appendingPathComponent(HostFileCustodian.name(vaultID))
+        #expect(FileManager.default.createFile(atPath: bare.path, contents: value, attributes: [.posixPermissions: 0o600]))
+        do {
+            _ = try SealedFileStore.open(at: store.url, secret: s.secret, configuration: s.configuration)
+            Issue.record("a vault whose counter reference is 0 opened")
+        } catch {
+            guard case .corrupted(let why) = error else { throw error }
+            #expect(why.contains("reference"), "\(why)")
+        }
+    }
+
     /// The custody and flags bytes are authenticated (the data-key wrap's associated data): an
     /// edit naming a weaker custodian or dropping the counter does not open; unknown values are
     /// refused before any key is derived.

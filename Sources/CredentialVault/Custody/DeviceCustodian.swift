@@ -68,8 +68,8 @@ extension DeviceCustodian {
 
 /// Where a vault's rollback counter is and its value when it was made or read.
 public struct RollbackCounter: Sendable, Hashable {
-    /// The custodian's name for the counter (a TPM NV index; a random name for the keyring and
-    /// the file, 0 for the counters they made before references).
+    /// The custodian's name for the counter (a TPM NV index; a random nonzero name for the
+    /// keyring and the file). Never 0.
     public var reference: UInt32
     /// Its value.
     public var value: UInt64

@@ -48,10 +48,18 @@ public struct HostFileCustodian: DeviceCustodian {
     /// The counter's value; `nil` when its file (or directory) is missing.
     public func readCounter(vaultID: [UInt8], reference: UInt32, binding: SecureBytes) throws(CredentialVaultError) -> UInt64? {
         let name = Self.name(vaultID, reference: reference)
-        guard let bytes = try readState(name, limit: 64) else { return nil }
-        guard bytes.count == 8 else {
-            throw .io("the rollback counter \(countersPath)/\(name) is damaged (\(bytes.count) bytes, not 8)")
+        let damaged = { (size: String) -> CredentialVaultError in
+            .io("the rollback counter \(countersPath)/\(name) is damaged (\(size) bytes, not 8)")
         }
+        let read: [UInt8]?
+        do {
+            read = try readState(name, limit: 64)
+        } catch .corrupted {
+            // Larger than the limit: the counter's damage, not the vault's.
+            throw damaged("more than 64")
+        }
+        guard let bytes = read else { return nil }
+        guard bytes.count == 8 else { throw damaged("\(bytes.count)") }
         return bytes.withUnsafeBytes { raw in
             var reader = ByteReader(raw)
             return reader.u64() ?? 0
@@ -99,15 +107,15 @@ public struct HostFileCustodian: DeviceCustodian {
         try AtomicFile.write(bytes, to: FileLocation(name, in: directory))
     }
 
-    /// The counter's file name: the vault id in hex (reference 0, the first counters made), or
-    /// the vault id and the reference in hex.
+    /// The counter's file name: the vault id and the reference in hex. With reference 0 (which
+    /// no counter has), the vault id alone: the stem of the vault's `.protected` mark.
     package static func name(_ vaultID: [UInt8], reference: UInt32 = 0) -> String {
         let id = hex(vaultID)
         guard reference != 0 else { return id }
         return id + "." + hex([UInt8(reference >> 24), UInt8(reference >> 16 & 0xff), UInt8(reference >> 8 & 0xff), UInt8(reference & 0xff)])
     }
 
-    /// A random counter reference, never 0 (the name of the counters made before references).
+    /// A random counter reference, never 0 (a commit record naming 0 is refused).
     package static func freshReference() -> UInt32 {
         while true {
             let reference = Crypto.randomBytes(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }

@@ -22,6 +22,10 @@ struct RollbackGuard: Sendable {
     @discardableResult
     func verify(_ stamp: RollbackStamp) throws(CredentialVaultError) -> UInt64 {
         let custody = custodian.custody.name
+        // Every custodian names its counters with a nonzero reference (docs/FORMAT.md).
+        guard stamp.reference != 0 else {
+            throw .corrupted("the vault has a rollback counter, but its commit records name no counter (reference 0)")
+        }
         guard let value = try custodian.readCounter(vaultID: vaultID, reference: stamp.reference, binding: binding) else {
             throw .rolledBack("its rollback counter is missing from the \(custody) custodian")
         }

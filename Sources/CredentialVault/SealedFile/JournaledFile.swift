@@ -95,7 +95,7 @@ enum JournaledFile {
         for range in padding where raw[range].contains(where: { $0 != 0 }) { throw .corrupted("damaged padding at byte \(range.lowerBound)") }
         let commits = CommitRecord.decodeBoth(raw, macKey: macKey)
         // The snapshot: `recordCount` records, then their MAC.
-        let (snapshot, ranges, tableLength) = try VaultFile.splitTable(
+        let (ranges, tableLength) = try VaultFile.splitTable(
             UnsafeRawBufferPointer(rebasing: raw[CommitRecord.snapshotOffset...]), count: header.recordCount)
         let tableEnd = CommitRecord.snapshotOffset + tableLength
         let snapshotEnd = tableEnd + Crypto.macBytes
@@ -106,6 +106,7 @@ enum JournaledFile {
             header: UnsafeRawBufferPointer(rebasing: raw[..<VaultHeader.size]), table: table, macKey: macKey, recordRanges: ranges,
             label: snapshotLabel)
         guard constantTimeEquals(snapshotMAC, storedMAC) else { throw .tampered }
+        let snapshot = VaultFile.records(in: table, at: ranges)
 
         // The newest intact commit record, and the journal up to it (`CommitRules`: every
         // state of the two records that no crash can leave is tampered).

@@ -193,8 +193,13 @@ enum RecordCodec {
                     let length = r.u32(), let value = r.take(Int(length)), r.remaining < paddingBlock, raw.count % paddingBlock == 0,
                     let padding = r.take(r.remaining), !padding.contains(where: { $0 != 0 })
                 else { throw .corrupted("malformed record") }
+                let key = CredentialKey(service: service, account: account, label: label)
+                // The names every save checks (non-empty service, no NUL, 4096 bytes each): a
+                // record that breaks them could be listed but never loaded, saved over or
+                // deleted by its name.
+                do { try key.validate() } catch { throw .corrupted("a record's name breaks the name rules") }
                 let fields = Fields(
-                    key: CredentialKey(service: service, account: account, label: label),
+                    key: key,
                     accessibility: flags & flagDeviceOnly != 0 ? .deviceOnly : .portable, expiry: expiry, times: times,
                     value: value)
                 return try body(fields)

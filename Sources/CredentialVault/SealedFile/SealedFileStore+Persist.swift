@@ -14,8 +14,8 @@ extension SealedFileStore {
 
     /// Makes `draft` durable. A vault whose key did not change gets one journal entry with the
     /// records changed since `beginChanges()` (`InPlaceFile.commit`); a new key, or a journal
-    /// past its limit (or one that would take the file past `VaultFile.maxSize`), rewrites the
-    /// whole file atomically. The caller has
+    /// past its limit (or one that would take the file past `VaultFile.maxSize`, or a state at
+    /// the last generation, 2^64 - 1), rewrites the whole file atomically. The caller has
     /// verified the file's commit records under the lock (`refresh(_:url:verify:)`), so the
     /// position appended after is the committed one. Sets the draft's generation, journal
     /// position and fingerprint; on failure the file is unchanged (see `InPlaceFile.commit` for
@@ -48,7 +48,12 @@ extension SealedFileStore {
             let macKey = draft.keys.macKey
             let (entry, chain) = JournalEntry.encode(ops, after: journal.chain, macKey: macKey)
             let limit = max(journal.snapshotEnd, Self.minimumJournalLimit)
-            if journal.journalBytes + entry.count <= limit, journal.end + entry.count <= VaultFile.maxSize {
+            // At the last generation an entry has no next one to take: the rewrite below
+            // starts again at 0 (both commit records then name the snapshot, whatever the
+            // generation; only a file written elsewhere gets this far, 2^64 saves being out of reach).
+            if journal.journalBytes + entry.count <= limit, journal.end + entry.count <= VaultFile.maxSize,
+                journal.generation < UInt64.max
+            {
                 let file = try InPlaceFile(location, writable: true)
                 let size = try file.check(expected: known, reaches: journal.end)
                 var journal = journal

@@ -12,7 +12,9 @@
 enum VaultFile {
     /// The largest vault file read (a hostile file must not make us allocate without bound).
     static let maxSize = 1 << 30
-    static let minRecordSize = SealedRecord.idSize + Crypto.sealOverhead
+    /// An id and a box sealing at least one padding block: a record plaintext is a nonzero
+    /// multiple of 64 bytes (its fixed fields alone take 33).
+    static let minRecordSize = SealedRecord.idSize + Crypto.sealOverhead + RecordCodec.paddingBlock
 
     /// `header ‖ zeros up to tableOffset ‖ records ‖ mac(header, table)`. The output buffer is
     /// sized exactly up front and filled in place: a whole-file write of a large vault must not
@@ -58,29 +60,36 @@ enum VaultFile {
         return header
     }
 
-    /// Splits the `count` records at the start of `table`; also returns each record's byte range
-    /// in `table` and where the last one ends (what follows is the caller's). `corrupted` when
-    /// they do not parse.
+    /// Frames the `count` records at the start of `table`: each record's byte range in `table`,
+    /// and where the last one ends (what follows is the caller's). `corrupted` when they do not
+    /// frame. Nothing is copied: the count is not authenticated until the snapshot MAC is
+    /// checked over these ranges, and a hostile count must not make the reader allocate a copy
+    /// of every "record" (several times the file's size) before that check fails.
     static func splitTable(
         _ table: UnsafeRawBufferPointer, count: UInt32
-    ) throws(CredentialVaultError) -> (records: [SealedRecord], ranges: [Range<Int>], end: Int) {
+    ) throws(CredentialVaultError) -> (ranges: [Range<Int>], end: Int) {
         var reader = ByteReader(table)
         guard Int(count) <= reader.remaining / (minRecordSize + 4) else {
             throw .corrupted("record count exceeds the file size")
         }
-        var records: [SealedRecord] = []
         var ranges: [Range<Int>] = []
-        records.reserveCapacity(Int(count))
         ranges.reserveCapacity(Int(count))
         for _ in 0..<count {
             let start = reader.offset
-            guard let length = reader.u32(), Int(length) >= minRecordSize,
-                let id = reader.bytes(SealedRecord.idSize), let box = reader.bytes(Int(length) - SealedRecord.idSize)
-            else { throw .corrupted("malformed record table") }
-            records.append(SealedRecord(id: id, box: box))
+            guard let length = reader.u32(), Int(length) >= minRecordSize, reader.take(Int(length)) != nil else {
+                throw .corrupted("malformed record table")
+            }
             ranges.append(start..<reader.offset)
         }
-        return (records, ranges, reader.offset)
+        return (ranges, reader.offset)
+    }
+
+    /// The records `splitTable` framed in `table`, copied out (once the table is authenticated).
+    static func records(in table: UnsafeRawBufferPointer, at ranges: [Range<Int>]) -> [SealedRecord] {
+        ranges.map { range in
+            let id = range.lowerBound + 4
+            return SealedRecord(id: Array(table[id..<id + SealedRecord.idSize]), box: Array(table[id + SealedRecord.idSize..<range.upperBound]))
+        }
     }
 
     /// The snapshot MAC: a label, the header, then each record's length, id and
