@@ -76,16 +76,19 @@ final class StatementGate: Sendable {
         if wake { opened.signal() }
     }
 
-    /// Releases a held statement, cuts every connection and removes the socket (every test
-    /// that makes a gate stops it: its threads keep it alive until then).
+    /// Cuts every connection, then releases a held statement (it then reaches nobody), and
+    /// removes the socket (every test that makes a gate stops it: its threads keep it alive
+    /// until then). In that order: released first, the held statement went through and, on a
+    /// busy machine, the client's whole transaction behind it, commit included, before the
+    /// connections were cut ("a rotation cut off" then committed).
     func stop() {
-        release()
         let sockets = state.withLock { s -> Set<Int32> in
             s.stopped = true
             return s.sockets
         }
         Glibc.shutdown(listener, Int32(SHUT_RDWR))
         for fd in sockets { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        release()
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -171,7 +174,7 @@ final class StatementGate: Sendable {
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }  // a cut connection: EPIPE, never SIGPIPE
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return false }
             offset += n

@@ -70,12 +70,12 @@ import Testing
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown command 'frob\\x1B[2J'"), "\(unknown.stderr)")
     }
 
-    @Test func namesStoredByOlderVersionsStayReachableAndAreListedEscaped() throws {
+    @Test func controlCharactersInNamesFromAnotherWriterStayReachableAndAreListedEscaped() throws {
         let keyFile = try TestVault.keyFile(dir)
         let store = try TestVault.create(dir, secret: .keyFile(keyFile))
         let forged = CredentialKey(service: "svc\tforged\nline", account: "acct\u{1B}[2J")
         let other = CredentialKey(service: "svc\u{85}", account: "a")
-        // As an older version wrote them: straight into the record table.
+        // As another writer of the format may (it allows them): straight into the record table.
         for (key, value) in [(forged, "legacy"), (other, "other")] {
             try store.mutate { (s) throws(CredentialVaultError) in
                 s.contents.records[key] = RecordCodec.seal(

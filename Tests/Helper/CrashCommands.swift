@@ -27,7 +27,7 @@ func crashWriter(_ args: [String]) throws {
     }
 }
 
-func changeKeyLoop(_ args: [String]) throws {
+func changeSecretLoop(_ args: [String]) throws {
     let url = URL(fileURLWithPath: args[0])
     let keys = [("A", try passphrase(fromFile: args[1])), ("B", try passphrase(fromFile: args[2]))]
     var current = 0

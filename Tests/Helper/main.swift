@@ -4,7 +4,7 @@
 //       saves COUNT credentials PREFIX-0...; prints "ack N" after each durable save.
 //   crash-writer VAULT KEYFILE PREFIX
 //       runs CrashPlan(PREFIX) until killed; prints "ready", then "ack I" after step I returned.
-//   change-key-loop VAULT PASSFILE_A PASSFILE_B
+//   change-secret-loop VAULT PASSFILE_A PASSFILE_B
 //       opens with A or B, then changes the passphrase back and forth until killed; prints
 //       "ready A|B", then "key A|B" after each change returned.
 //   rotate-loop VAULT KEYFILE
@@ -41,7 +41,7 @@ do {
     switch (command, rest.count) {
     case ("store-many", 4...): try storeMany(rest)
     case ("crash-writer", 3): try crashWriter(rest)
-    case ("change-key-loop", 3): try changeKeyLoop(rest)
+    case ("change-secret-loop", 3): try changeSecretLoop(rest)
     case ("rotate-loop", 2): try rotateLoop(rest)
     case ("stress", 4): try await stress(rest)
     case ("hold-exclusive", 2): try await holdExclusive(rest)

@@ -2,6 +2,9 @@ import CredentialVault
 
 /// The sign-in state the session manager publishes. It says why nobody is signed in, so that an
 /// app never shows "signed out" for a session that is merely unreachable (a locked keyring).
+///
+/// Not frozen, under `CredentialVaultError`'s compatibility rule: a minor release may add a
+/// case; end a `switch` with `default:`.
 public enum AuthState: Sendable, Hashable, CustomStringConvertible {
     /// A session is stored: who it belongs to and when its access token expires (no tokens).
     case authenticated(SessionSummary)
@@ -26,7 +29,7 @@ public enum AuthState: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// Why the session manager has no usable session.
+/// Why the session manager has no usable session. Not frozen, as `AuthState`.
 public enum UnauthenticatedReason: Sendable, Hashable, CustomStringConvertible {
     /// Nothing was stored when the manager looked: never signed in, or signed out in an earlier
     /// run (or by another process before this manager first looked; a sign-out is not recorded

@@ -69,7 +69,7 @@ import Testing
         var stats = CrashStats()
         for round in 0..<kills {
             let helper = try HelperProcess(
-                ["change-key-loop", store.url.path, files[0].path, files[1].path], environment: HelperProcess.environment(dir))
+                ["change-secret-loop", store.url.path, files[0].path, files[1].path], environment: HelperProcess.environment(dir))
             try killAtRandomMoment(helper, readyLine: "ready")
             stats.note(tempFiles: VaultDirectory.tempFiles(of: store.url))
             var opened: [String] = []
