@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "CredentialVaultPostgres", dependencies: ["CredentialVault", "CLibPQ"], swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
-            dependencies: ["CredentialVault", "CLibSecret", "CSodium"],
+            dependencies: ["CredentialVault", "CLibSecret", "CSodium", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "CredentialVaultAuth",
@@ -148,6 +148,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // The fleet store against a real PostgreSQL (scripts/services/postgres.sh), with its
