@@ -148,15 +148,7 @@ final class VaultLock: Sendable {
         var pause = Duration.microseconds(500)
         var log = log
         while true {
-            if let lock = try tryAcquire(vault) {
-                log?.acquired()
-                return lock
-            }
-            log?.refused()
-            if ContinuousClock.now >= deadline {
-                log?.gaveUp()
-                throw .busy
-            }
+            if let lock = try attempt(vault, deadline: deadline, log: &log) { return lock }
             PlainThread.sleep(pause)
             pause = min(pause * 2, .milliseconds(20))
         }
@@ -171,18 +163,27 @@ final class VaultLock: Sendable {
         var log = log
         while true {
             if Task.isCancelled { throw .cancelled }
-            if let lock = try tryAcquire(vault) {
-                log?.acquired()
-                return lock
-            }
-            log?.refused()
-            if ContinuousClock.now >= deadline {
-                log?.gaveUp()
-                throw .busy
-            }
+            if let lock = try attempt(vault, deadline: deadline, log: &log) { return lock }
             do { try await Task.sleep(for: min(pause, max(deadline - ContinuousClock.now, .zero))) } catch { throw .cancelled }
             pause = min(pause * 2, .milliseconds(20))
         }
+    }
+
+    /// One attempt of a bounded wait: the lock, or `nil` (pause and try again); `busy` once
+    /// `deadline` has passed. A long wait is logged through `log`.
+    private static func attempt(
+        _ vault: FileLocation, deadline: ContinuousClock.Instant, log: inout LockWaitLog?
+    ) throws(CredentialVaultError) -> VaultLock? {
+        if let lock = try tryAcquire(vault) {
+            log?.acquired()
+            return lock
+        }
+        log?.refused()
+        if ContinuousClock.now >= deadline {
+            log?.gaveUp()
+            throw .busy
+        }
+        return nil
     }
 
     private enum Outcome {
