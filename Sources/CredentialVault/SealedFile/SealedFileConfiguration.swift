@@ -40,9 +40,9 @@ public struct SealedFileConfiguration: Sendable {
     /// Where the vault logs its decisions (default: nowhere). At `info`: waits for another
     /// process's lock beyond 1 s, custody moves, restores accepted; at `warning`: tampering,
     /// damage or an older copy detected, and a write that gave up waiting for the lock
-    /// (`busy`); at `debug`: an unlock that read the file again after a race. A record names the vault file
-    /// (`vault` metadata) and never a credential: no value, no service or account name (names
-    /// are sealed in the file like the values: docs/API.md, "Logging").
+    /// (`busy`); at `debug`: an unlock that read the file again after a race. A record names
+    /// the vault file (`vault` metadata) and never a credential: no value, no service or
+    /// account name (names are sealed in the file like the values: docs/API.md, "Logging").
     public var logger: Logger = .credentialVaultSilent
     /// How long a wait for another process's lock goes unreported: a wait that passes it is
     /// logged (at `info`) when it passes and when it ends. 1 s by default; tests set zero.
