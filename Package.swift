@@ -34,6 +34,15 @@ let package = Package(
         .executable(name: "credvault", targets: ["credvault"]),
         .executable(name: "credvault-full", targets: ["credvault-full"]),
     ],
+    dependencies: [
+        // The logging API of every module (no Foundation). The only package dependency of the
+        // `CredentialVault` product. Offline machines resolve it from ../shared/vendor's mirrors
+        // (scripts/install-deps.sh); Package.resolved is not committed (a library's is not used by
+        // its dependents). 1.11 is the first with `LogHandler.log(event:)`, which a handler must
+        // implement to build warning-free against the current releases (the CLI's stderr handler
+        // does); it needs Swift 6.2 or newer.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.11.0"),
+    ],
     targets: [
         // C libraries come from Debian packages through system-library targets.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -54,7 +63,10 @@ let package = Package(
         // Linux system calls glibc's Swift module does not declare (renameat2, pidfd_open): header-only.
         .systemLibrary(name: "CLinuxCalls"),
 
-        .target(name: "CredentialVault", dependencies: ["CSodium", "CKeyctl", "CLinuxCalls"], swiftSettings: strict),
+        .target(
+            name: "CredentialVault",
+            dependencies: ["CSodium", "CKeyctl", "CLinuxCalls", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .target(
             name: "CredentialVaultTPM",
             dependencies: ["CredentialVault", "CTSS2Esys", "CTSS2TctiLdr"],
@@ -62,11 +74,11 @@ let package = Package(
         .target(name: "CredentialVaultPostgres", dependencies: ["CredentialVault", "CLibPQ"], swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
-            dependencies: ["CredentialVault", "CLibSecret", "CSodium"],
+            dependencies: ["CredentialVault", "CLibSecret", "CSodium", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "CredentialVaultAuth",
-            dependencies: ["CredentialVault", "CSodium", "COpenSSL", "CCurl"],
+            dependencies: ["CredentialVault", "CSodium", "COpenSSL", "CCurl", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // The command line: its parsing, options and vault commands (CredentialVault only), the
         // lean `credvault` (file and memory backends; the Swift libraries linked statically in
@@ -82,7 +94,7 @@ let package = Package(
             name: "credvault-full",
             dependencies: [
                 "CredentialVault", "CredentialVaultCLI", "CredentialVaultSecretService", "CredentialVaultAuth", "CredentialVaultTPM",
-                "CredentialVaultPostgres",
+                "CredentialVaultPostgres", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -102,7 +114,7 @@ let package = Package(
         // What several test targets share: latches, ceilings, process spawners, line readers.
         .systemLibrary(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         .target(
-            name: "CredentialVaultTestSupport", dependencies: ["CredentialVaultTesting", "CTestSpawn"], path: "Tests/Support", swiftSettings: strict),
+            name: "CredentialVaultTestSupport", dependencies: ["CredentialVaultTesting", "CTestSpawn", .product(name: "Logging", package: "swift-log")], path: "Tests/Support", swiftSettings: strict),
         .target(name: "CredentialVaultTestPlans", dependencies: ["CredentialVault"], path: "Tests/Plans", swiftSettings: strict),
         .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultTestPlans"], path: "Tests/Helper", swiftSettings: strict),
 
@@ -111,6 +123,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultTesting", "CredentialVaultTestPlans", "credvault-testhelper", "credvault", "credvault-full",
+                .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
@@ -120,7 +133,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full",
-                "credvault-pghelper",
+                "credvault-pghelper", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // Runs Secret Service operations in a process of its own, on another D-Bus bus than the
@@ -135,6 +148,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // The fleet store against a real PostgreSQL (scripts/services/postgres.sh), with its

@@ -5,7 +5,8 @@
 # hold only libsodium's .pc file and the other libraries' header directories are empty (SwiftPM
 # reads .pc files itself, from the system's directories). Not root: only PKG_CONFIG_LIBDIR,
 # which proves less (the output says which). Prints the warnings such a consumer sees (README,
-# "Install"); fails on a build error or on a warning that is not one of those.
+# "Install"); fails on a build error, on a warning that is not one of those, or when it builds
+# another Swift module than CredentialVault and swift-log's Logging.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cv-sealed-only-XXXXXX")
@@ -51,6 +52,16 @@ printf '%s\n' "${warnings:-  (none)}"
 unexpected=$(printf '%s\n' "$warnings" | grep -vE "you may be able to install|prohibited flag\(s\): -pthread|^$" || true)
 if [ -n "$unexpected" ]; then
     echo "sealed-file-only-check: unexpected warnings" >&2
+    exit 1
+fi
+# What such a consumer builds: CredentialVault and swift-log's Logging, no other Swift module.
+# (It fetches every package the library declares, and pins each in its Package.resolved: SwiftPM
+# resolves packages whole; it builds only what the products used need.)
+built=$(cd "$work/.build/debug/Modules" && ls -- *.swiftmodule | sed 's/\.swiftmodule$//' | grep -vxE 'App|CredentialVault|Logging' | tr '\n' ' ' || true)
+pinned=$(python3 -c 'import json, sys; print(" ".join(sorted(p["identity"] for p in json.load(open(sys.argv[1]))["pins"])))' "$work/Package.resolved")
+echo "sealed-file-only-check: Swift packages fetched: ${pinned:-(none)}; modules built besides CredentialVault and Logging: ${built:-(none)}"
+if [ -n "$built" ]; then
+    echo "sealed-file-only-check: a package using only CredentialVault must build no Swift module but CredentialVault and Logging" >&2
     exit 1
 fi
 mkdir -m 700 "$work/data"

@@ -35,6 +35,15 @@ if [ "${1:-}" != "--inside-private-bus" ]; then
     home=$(mktemp -d "${TMPDIR:-/tmp}/credvault-keyring.XXXXXX")
     chmod 700 "$home"
     mkdir -m 700 "$home/run" "$home/data" "$home/config" "$home/cache"
+    # SwiftPM reads its configuration (the mirrors scripts/install-deps.sh writes for offline
+    # machines) from $XDG_CONFIG_HOME/swiftpm/configuration when XDG_CONFIG_HOME is set, else
+    # from ~/.swiftpm/configuration: the builds run in here keep the user's.
+    swiftpm_config=${XDG_CONFIG_HOME:+$XDG_CONFIG_HOME/swiftpm/configuration}
+    swiftpm_config=${swiftpm_config:-$HOME/.swiftpm/configuration}
+    if [ -d "$swiftpm_config" ]; then
+        mkdir -m 700 "$home/config/swiftpm"
+        ln -s "$swiftpm_config" "$home/config/swiftpm/configuration"
+    fi
     # Everything the daemon and the bus derive from the environment points into $home.
     export XDG_RUNTIME_DIR="$home/run" XDG_DATA_HOME="$home/data" XDG_CONFIG_HOME="$home/config"
     export XDG_CACHE_HOME="$home/cache" CREDVAULT_TEST_KEYRING_HOME="$home"

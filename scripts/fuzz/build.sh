@@ -12,6 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/install-deps.sh core
 source scripts/fuzz/targets.sh
+# The package's dependencies (swift-log) are compiled here like its own modules, from SwiftPM's checkouts.
+swift package resolve 2>&1 | grep -vE 'prohibited flag' >&2 || true
 mkdir -p fuzz-out/bin fuzz-out/modules fuzz-out/lib
 targets=("$@")
 ((${#targets[@]})) || targets=($(available_targets))
@@ -36,14 +38,14 @@ stale=()
 for module in "${modules[@]}"; do
     lib=fuzz-out/lib/lib$module.a
     newer=""
-    [ -f "$lib" ] && newer=$(find "Sources/$module" scripts/fuzz/build.sh -newer "$lib" -print -quit)
+    [ -f "$lib" ] && newer=$(find "$(module_dir "$module")" scripts/fuzz/build.sh scripts/fuzz/targets.sh -newer "$lib" -print -quit)
     for dep in $(module_imports "$module"); do
         [[ " ${stale[*]} " == *" $dep "* || "fuzz-out/lib/lib$dep.a" -nt "$lib" ]] && newer=yes
     done
     [ -f "$lib" ] && [ -z "$newer" ] && continue
     rm -f "$lib"
     stale+=("$module")
-    swiftc "${common[@]}" -enable-testing -module-name "$module" -wmo -experimental-skip-non-inlinable-function-bodies \
+    swiftc "${common[@]}" $(dependency_flags "$module") -enable-testing -module-name "$module" -wmo -experimental-skip-non-inlinable-function-bodies \
         -emit-module -emit-module-path "fuzz-out/modules/$module.swiftmodule" $(module_sources "$module") 2>&1 | quiet
     [ -f "fuzz-out/modules/$module.swiftmodule" ] || { echo "fuzz: the interface of $module did not build" >&2; exit 1; }
 done
@@ -53,7 +55,7 @@ start=$SECONDS
 pids=()
 for module in "${stale[@]}"; do
     echo "fuzz: building the $module module" >&2
-    swiftc "${common[@]}" "${instrumented[@]}" -enable-testing -module-name "$module" -wmo -num-threads "$jobs" \
+    swiftc "${common[@]}" $(dependency_flags "$module") "${instrumented[@]}" -enable-testing -module-name "$module" -wmo -num-threads "$jobs" \
         -emit-library -static -o "fuzz-out/lib/lib$module.a" -emit-module-path "fuzz-out/lib/$module.swiftmodule" \
         $(module_sources "$module") 2>&1 | quiet &
     pids+=($!)

@@ -12,13 +12,27 @@ provider-responses    Fuzz/ProviderResponses   CredentialVaultAuth           yes
 helper-input          Fuzz/HelperInput         CredentialVaultCLI            yes
 '
 
-# MODULE (Sources/MODULE)   IMPORTS (built before it)   LIBRARIES IT LINKS
+# MODULE (module_dir)        IMPORTS (built before it)   LIBRARIES IT LINKS
 # In dependency order: a module comes after the modules it imports.
 fuzz_modules='
-CredentialVault             -                           -lsodium
-CredentialVaultAuth         CredentialVault             -lcrypto -lcurl
+Logging                     -                           -
+CredentialVault             Logging                     -lsodium
+CredentialVaultAuth         CredentialVault,Logging     -lcrypto -lcurl
 CredentialVaultCLI          CredentialVault             -
 '
+
+# Modules of the package's dependencies (SwiftPM's checkouts, `swift package resolve`), with the
+# settings SwiftPM gives them: their own package name (as SwiftPM spells it; the last
+# -package-name wins) and swift-log's upcoming features from its manifest.
+dependency_modules='
+Logging    .build/checkouts/swift-log/Sources/Logging
+'
+dependency_flags() {
+    case "$1" in
+    Logging) echo -package-name swift_log -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
+        -enable-upcoming-feature InternalImportsByDefault -enable-upcoming-feature NonisolatedNonsendingByDefault ;;
+    esac
+}
 
 # Files shared by every target (Fuzz/Support: the seed writer).
 fuzz_support() { echo Fuzz/Support/*.swift; }
@@ -38,8 +52,14 @@ module_closure() {
     echo "$m"
 }
 
-module_available() { [ -n "$(_module_line "$1")" ] && [ -d "Sources/$1" ]; }
-module_sources() { find "Sources/$1" -name '*.swift' | sort; }
+# Where a module's sources are: Sources/MODULE, or a dependency's checkout.
+module_dir() {
+    local d
+    d=$(awk -v m="$1" '$1 == m { print $2 }' <<<"$dependency_modules")
+    echo "${d:-Sources/$1}"
+}
+module_available() { [ -n "$(_module_line "$1")" ] && [ -d "$(module_dir "$1")" ]; }
+module_sources() { find "$(module_dir "$1")" -name '*.swift' | sort; }
 module_imports() { local i; i=$(_module_line "$1" | awk '{ print $2 }'); [ "$i" = - ] || echo "${i//,/ }"; }
 module_libraries() { _module_line "$1" | awk '{ for (i = 3; i <= NF; i++) if ($i != "-") printf "%s ", $i }'; }
 

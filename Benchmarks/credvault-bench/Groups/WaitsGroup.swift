@@ -103,7 +103,7 @@ enum WaitsGroup {
         let store = StallingSessionStore()
         let manager = await SessionManager(
             refresher: UnusedRefresher(), store: store, key: CredentialKey(service: "bench.auth", account: "session"),
-            configuration: .init(proactiveRefresh: false), logger: .disabled)
+            configuration: .init(proactiveRefresh: false), logger: .credentialVaultSilent)
         let expiry = Date().addingTimeInterval(3600)
         try await manager.establish(
             AuthSession(accessToken: "access", refreshToken: "refresh", expiresAt: expiry, user: AuthUser(subject: "bench"), obtainedAt: Date()))

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 import Synchronization
 
 #if canImport(Glibc)
@@ -140,13 +141,14 @@ final class VaultLock: Sendable {
         }
     }
 
-    /// Acquires the lock, polling with a growing pause (0.5 ms up to 20 ms) until `timeout`.
-    static func acquire(_ vault: FileLocation, timeout: Duration) throws(CredentialVaultError) -> VaultLock {
+    /// Acquires the lock, polling with a growing pause (0.5 ms up to 20 ms) until `timeout`;
+    /// a long wait is logged through `log`.
+    static func acquire(_ vault: FileLocation, timeout: Duration, log: LockWaitLog? = nil) throws(CredentialVaultError) -> VaultLock {
         let deadline = ContinuousClock.now + timeout
         var pause = Duration.microseconds(500)
+        var log = log
         while true {
-            if let lock = try tryAcquire(vault) { return lock }
-            if ContinuousClock.now >= deadline { throw .busy }
+            if let lock = try attempt(vault, deadline: deadline, log: &log) { return lock }
             PlainThread.sleep(pause)
             pause = min(pause * 2, .milliseconds(20))
         }
@@ -155,16 +157,33 @@ final class VaultLock: Sendable {
     /// Async form: the same bounded polling, suspending instead of blocking a thread (each
     /// attempt is a few non-blocking system calls: `open` with `O_NONBLOCK`, `flock` with
     /// `LOCK_NB`, `fstat`). Cancelling the task ends the wait at once with `cancelled`.
-    static func acquire(_ vault: FileLocation, timeout: Duration) async throws(CredentialVaultError) -> VaultLock {
+    static func acquire(_ vault: FileLocation, timeout: Duration, log: LockWaitLog? = nil) async throws(CredentialVaultError) -> VaultLock {
         let deadline = ContinuousClock.now + timeout
         var pause = Duration.microseconds(500)
+        var log = log
         while true {
             if Task.isCancelled { throw .cancelled }
-            if let lock = try tryAcquire(vault) { return lock }
-            if ContinuousClock.now >= deadline { throw .busy }
+            if let lock = try attempt(vault, deadline: deadline, log: &log) { return lock }
             do { try await Task.sleep(for: min(pause, max(deadline - ContinuousClock.now, .zero))) } catch { throw .cancelled }
             pause = min(pause * 2, .milliseconds(20))
         }
+    }
+
+    /// One attempt of a bounded wait: the lock, or `nil` (pause and try again); `busy` once
+    /// `deadline` has passed. A long wait is logged through `log`.
+    private static func attempt(
+        _ vault: FileLocation, deadline: ContinuousClock.Instant, log: inout LockWaitLog?
+    ) throws(CredentialVaultError) -> VaultLock? {
+        if let lock = try tryAcquire(vault) {
+            log?.acquired()
+            return lock
+        }
+        log?.refused()
+        if ContinuousClock.now >= deadline {
+            log?.gaveUp()
+            throw .busy
+        }
+        return nil
     }
 
     private enum Outcome {

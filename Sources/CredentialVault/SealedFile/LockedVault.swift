@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 
 /// A sealed-file vault that has been read but not unlocked: its header can be inspected (format
 /// version, how it is unlocked, KDF cost) and nothing else. `unlock(with:)` returns the
@@ -78,12 +79,21 @@ public struct LockedVault: Sendable {
                 return try vault.unlockOnce(with: key, configuration: configuration, acceptingRollback: acceptingRollback)
             } catch .rolledBack(let why) {
                 guard AtomicFile.fingerprint(vault.location) != vault.fingerprint, let again = try? LockedVault(url: url) else {
+                    configuration.logRefusal(.rolledBack(why), vault: location.path)
                     throw .rolledBack(why)
                 }
+                configuration.logger.debug(
+                    "the vault changed while it was being unlocked, and its counter was ahead of the copy read: reading it again",
+                    metadata: ["vault": .string(location.path)])
                 vault = again
             }
         }
-        return try vault.unlockOnce(with: key, configuration: configuration, acceptingRollback: acceptingRollback)
+        do throws(CredentialVaultError) {
+            return try vault.unlockOnce(with: key, configuration: configuration, acceptingRollback: acceptingRollback)
+        } catch {
+            if case .rolledBack = error { configuration.logRefusal(error, vault: location.path) }
+            throw error
+        }
     }
 
     /// How many times `unlock` reads a file again that changed while it was being unlocked.
@@ -110,9 +120,15 @@ public struct LockedVault: Sendable {
     func unlock(
         kek: SecureBytes, deviceKey: SecureBytes? = nil, configuration: SealedFileConfiguration, acceptingRollback: Bool = false
     ) throws(CredentialVaultError) -> SealedFileStore {
-        let keys = VaultKeys(dataKey: try KeyWrapping.unwrap(header: header, kek: kek))
-        let (contents, fingerprint) = try VaultContents.decodeUnlocked(
-            bytes: bytes, fingerprint: fingerprint, header: header, keys: keys, location: location)
+        let keys: VaultKeys, contents: VaultContents, fingerprint: AtomicFile.Fingerprint
+        do throws(CredentialVaultError) {
+            keys = VaultKeys(dataKey: try KeyWrapping.unwrap(header: header, kek: kek))
+            (contents, fingerprint) = try VaultContents.decodeUnlocked(
+                bytes: bytes, fingerprint: self.fingerprint, header: header, keys: keys, location: location)
+        } catch {
+            configuration.logRefusal(error, vault: location.path)
+            throw error
+        }
         return try SealedFileStore(
             url: url, location: location, keys: keys, contents: contents, fingerprint: fingerprint, configuration: configuration,
             deviceKey: deviceKey, acceptingRollback: acceptingRollback)

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 
 /// Settings of a sealed-file vault that are not stored in the file.
 public struct SealedFileConfiguration: Sendable {
@@ -36,6 +37,16 @@ public struct SealedFileConfiguration: Sendable {
     /// yes, with the host-secret file no (its counter is opt-in: a file-custody vault copied to
     /// another machine would need `acceptRestore` there; see docs/THREAT-MODEL.md, *Key custody and rollback*).
     public var rollbackCounter: Bool?
+    /// Where the vault logs its decisions (default: nowhere). At `info`: waits for another
+    /// process's lock beyond 1 s, custody moves, restores accepted; at `warning`: tampering,
+    /// damage or an older copy detected, and a write that gave up waiting for the lock
+    /// (`busy`); at `debug`: an unlock that read the file again after a race. A record names
+    /// the vault file (`vault` metadata) and never a credential: no value, no service or
+    /// account name (names are sealed in the file like the values: docs/API.md, "Logging").
+    public var logger: Logger = .credentialVaultSilent
+    /// How long a wait for another process's lock goes unreported: a wait that passes it is
+    /// logged (at `info`) when it passes and when it ends. 1 s by default; tests set zero.
+    package var lockWaitLogThreshold: Duration = .seconds(1)
     /// Called before each passphrase derivation (Argon2id) with the calling thread: a seam for
     /// tests that hold a derivation on a latch to show what does not wait for it.
     package var beforePassphraseDerivation: @Sendable () -> Void = {}

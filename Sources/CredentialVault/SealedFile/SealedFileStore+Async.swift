@@ -199,7 +199,7 @@ extension SealedFileStore: AsyncTokenStorageAdapter {
             defer { held.leave() }
             return try await body(held)
         }
-        let lock = try await VaultLock.acquire(location, timeout: configuration.lockTimeout)
+        let lock = try await VaultLock.acquire(location, timeout: configuration.lockTimeout, log: LockWaitLog(configuration, vault: location.path))
         defer { lock.release() }
         return try await body(lock)
     }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 
 /// Custody of the device key and the rollback counter: moving a vault to another custodian,
 /// and accepting a deliberate restore from a backup.
@@ -111,9 +112,15 @@ extension SealedFileStore {
                         throw CredentialVaultError.io(
                             "the vault moved to \(custody.name) custody, but its counter at the \(old.custody.name) custodian could not be removed (\(error)): until it is, the vault is refused as an older copy; remove it with credvault accept-restore")
                     }
+                    configuration.logger.info(
+                        "the old rollback counter at the \(old.custody.name) custodian could not be removed (\(error)); harmless, left there",
+                        metadata: ["vault": .string(location.path)])
                 }
             }
         }
+        configuration.logger.info(
+            "custody moved from \(old.custody.name) to \(custody.name), \(withCounter ? "with" : "without") a rollback counter",
+            metadata: ["vault": .string(location.path)])
     }
 
     /// Whether the vault's own custodian accepts this copy: it has no counter (and no mark, see
@@ -131,7 +138,7 @@ extension SealedFileStore {
             defer { held.leave() }
             return try body()
         }
-        let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
+        let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout, log: LockWaitLog(configuration, vault: location.path))
         defer { lock.release() }
         var locks = VaultLock.held
         locks[lockID] = lock
@@ -166,11 +173,17 @@ extension SealedFileStore {
             // vault (without a counter, as it was then); `changeCustody` can add one again.
             try configuration.markRollbackProtected(vaultID, false)
             store.state.withLock { $0.acceptingRollback = false }
+            configuration.logger.info(
+                "a restored copy from before the vault had a rollback counter was accepted as the vault (without a counter)",
+                metadata: ["vault": .string(store.location.path)])
             return store
         }
         if released, store.agreesWithItsOwnCounter() {
             // Refused only for that counter: nothing else to accept.
             store.state.withLock { $0.acceptingRollback = false }
+            configuration.logger.info(
+                "a restore was accepted by removing another custodian's counter of the vault; the vault itself was unchanged",
+                metadata: ["vault": .string(store.location.path)])
             return store
         }
         try store.write(
@@ -204,6 +217,9 @@ extension SealedFileStore {
                 s.checkedCounter = nil
                 s.rewriteRequested = true
             })
+        configuration.logger.info(
+            "a restored copy was accepted as the vault: its rollback counter moved past it, so every older copy is refused",
+            metadata: ["vault": .string(store.location.path)])
         return store
     }
 }

@@ -113,7 +113,7 @@ extension SealedFileStore {
             defer { held.leave() }
             return try await body()
         }
-        let lock = try await VaultLock.acquire(location, timeout: configuration.lockTimeout)
+        let lock = try await VaultLock.acquire(location, timeout: configuration.lockTimeout, log: LockWaitLog(configuration, vault: location.path))
         defer { lock.release() }
         var held = VaultLock.held
         held[lockID] = lock

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 
 /// Keeping the in-memory state in step with the file, and the locked write path.
 extension SealedFileStore {
@@ -15,6 +16,18 @@ extension SealedFileStore {
     /// of `configuration` that may hold its counter since a move (`refuseIfAnchoredElsewhere`).
     static func refresh(
         _ state: inout State, location: FileLocation, configuration: SealedFileConfiguration, verify: Bool = false
+    ) throws(CredentialVaultError) {
+        do throws(CredentialVaultError) {
+            try catchUp(&state, location: location, configuration: configuration, verify: verify)
+        } catch {
+            configuration.logRefusal(error, vault: location.path)
+            throw error
+        }
+    }
+
+    /// `refresh`, without logging what it refuses.
+    private static func catchUp(
+        _ state: inout State, location: FileLocation, configuration: SealedFileConfiguration, verify: Bool
     ) throws(CredentialVaultError) {
         let current = AtomicFile.fingerprint(location)
         if current != nil && current == state.fingerprint && !verify { return }
@@ -138,7 +151,7 @@ extension SealedFileStore {
             defer { held.leave() }
             return try mutate(holding: held, change, changed: changed, returnsOnceDurable: returnsOnceDurable)
         } else if waiting {
-            lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
+            lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout, log: LockWaitLog(configuration, vault: location.path))
             acquired = lock
         } else {
             guard let taken = try VaultLock.tryAcquire(location) else { throw .busy }

@@ -140,7 +140,7 @@ public final class SealedFileStore: TokenStorageAdapter, ExclusiveAccessStore {
     ) throws(CredentialVaultError) -> SealedFileStore {
         let directory = try PrivateDirectory.create(url.deletingLastPathComponent().path, owners: .notWritableByOthers)
         let location = FileLocation(url.lastPathComponent, in: directory)
-        let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout)
+        let lock = try VaultLock.acquire(location, timeout: configuration.lockTimeout, log: LockWaitLog(configuration, vault: location.path))
         defer { lock.release() }
         if try location.status() != nil {
             throw .alreadyExists("a vault at \(url.path): open it, or create the new one at another path")

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -32,7 +33,7 @@ enum Discovery {
             throw .discoveryFailed("the document names issuer \(metadata.issuer.prefix(200)), not \(issuer.absoluteString)")
         }
         if let refused = policy.firstRefused(metadata) { throw .discoveryFailed(EndpointPolicy.reason(refused)) }
-        http.logger.debug("discovery", "discovered \(metadata.issuer)")
+        http.logger.debug("discovered \(metadata.issuer)", metadata: ["category": "discovery"])
         return metadata
     }
 

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -38,7 +39,7 @@ extension OIDCClient {
         guard let url = FormEncoding.url(endpoint, adding: parameters) else {
             throw .invalidConfiguration("cannot build the authorization URL")
         }
-        logger.info("signin", "sign-in started, redirect to \(redirectURI)")
+        logger.info("sign-in started, redirect to \(redirectURI)", metadata: ["category": "signin"])
         return AuthorizationRequest(
             url: url, state: state, redirectURI: redirectURI,
             expiresAt: clock.now().addingTimeInterval(configuration.pendingAuthorizationTTL.secondsValue))
@@ -53,12 +54,12 @@ extension OIDCClient {
     public func handleRedirect(url: URL) async throws(AuthError) -> AuthSession {
         let parameters = FormEncoding.parameters(of: url)
         guard let state = parameters["state"], !state.isEmpty else {
-            logger.warning("signin", "redirect without state refused")
+            logger.warning("redirect without state refused", metadata: ["category": "signin"])
             throw .stateMismatch
         }
         let key = configuration.pendingKey(state: state)
         guard let pending = try await PendingAuthorization.peek(key, from: store) else {
-            logger.warning("signin", "redirect with an unknown or already used state refused")
+            logger.warning("redirect with an unknown or already used state refused", metadata: ["category": "signin"])
             throw .stateMismatch
         }
         let metadata = try await provider.metadata()
@@ -66,11 +67,11 @@ extension OIDCClient {
             Self.sameEndpoint(url, pending.redirectURI)
         else {
             // Not consumed: a foreign redirect must not destroy the user's pending sign-in.
-            logger.warning("signin", "redirect does not belong to this client's pending sign-in")
+            logger.warning("redirect does not belong to this client's pending sign-in", metadata: ["category": "signin"])
             throw .stateMismatch
         }
         guard try await PendingAuthorization.take(key, from: store) != nil else {
-            logger.warning("signin", "redirect with an already used state refused")
+            logger.warning("redirect with an already used state refused", metadata: ["category": "signin"])
             throw .stateMismatch
         }
         if let issuer = parameters["iss"] {
@@ -79,7 +80,7 @@ extension OIDCClient {
             throw .invalidResponse("the redirect carries no iss although the provider advertises it (RFC 9207)")
         }
         if let error = parameters["error"] {
-            logger.warning("signin", "the provider returned error \(error.prefix(64))")
+            logger.warning("the provider returned error \(error.prefix(64))", metadata: ["category": "signin"])
             if error == "access_denied" { throw .accessDenied }
             throw .providerError(
                 code: String(error.prefix(64)), description: Redactor.providerText(parameters["error_description"]))
@@ -91,7 +92,7 @@ extension OIDCClient {
         let session = try await provider.session(
             from: response, nonce: pending.nonce, requireIDToken: pending.requestsOpenID ?? requestsOpenID, code: code)
         try await sessions.establish(session)
-        logger.info("signin", "signed in as \(session.user?.subject ?? "unknown user")")
+        logger.info("signed in as \(session.user?.subject ?? "unknown user")", metadata: ["category": "signin"])
         return session
     }
 

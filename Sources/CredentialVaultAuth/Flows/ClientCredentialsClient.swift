@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -29,13 +30,15 @@ public actor ClientCredentialsClient {
     ///   - minimumRefreshInterval: no new token is requested (unless forced) sooner than this
     ///     after the previous one (default 2 s), even when the provider issues tokens that
     ///     have expired already: the cached one is returned meanwhile.
+    ///   - logger: where it logs (a swift-log `Logger`; default: none, silent). Every message and metadata
+    ///     value passes through `Redactor` first, at every level.
     ///   - storageOptions: how the token is stored (default device-only; `.portable` for a store
     ///     shared by hosts, such as the fleet store, which refuses device-only).
     public init(
         configuration: OIDCConfiguration, scopes: [String] = [], store: any AsyncTokenStorageAdapter,
         refreshMargin: Duration = .seconds(60), minimumRefreshInterval: Duration = .seconds(2), retryPolicy: RetryPolicy = .default,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
-        logger: AuthLogger = AuthLogger(), storageOptions: StorageOptions = .default
+        logger: Logger = .credentialVaultSilent, storageOptions: StorageOptions = .default
     ) throws(AuthError) {
         try configuration.validate()
         guard configuration.clientAuthentication.isConfidential else {
@@ -123,7 +126,7 @@ public actor ClientCredentialsClient {
                     accessToken: response.accessToken, expiresAt: response.expiresIn.map { now.addingTimeInterval($0) },
                     scope: response.scope, obtainedAt: now)
                 try await storage.save(session)
-                provider.logger.info("client-credentials", "new access token cached")
+                provider.logger.info("new access token cached", metadata: ["category": "client-credentials"])
                 return session
             }
         }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -28,7 +29,7 @@ extension OIDCClient {
         guard let page = (decoded.verificationURI ?? decoded.verificationURL).flatMap(URL.init(string:)) else {
             throw .invalidResponse("the device authorization response has no verification URI")
         }
-        logger.info("device", "device authorization started; waiting for the user at \(Redactor.describe(page))")
+        logger.info("device authorization started; waiting for the user at \(Redactor.describe(page))", metadata: ["category": "device"])
         return DeviceAuthorization(
             userCode: decoded.userCode, verificationURI: page,
             verificationURIComplete: decoded.verificationURIComplete.flatMap(URL.init(string:)),
@@ -69,19 +70,19 @@ extension OIDCClient {
                     grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)])
                 let session = try await provider.session(from: response, nonce: nil, requireIDToken: authorization.requestsOpenID)
                 try await sessions.establish(session)
-                logger.info("device", "signed in as \(session.user?.subject ?? "unknown user")")
+                logger.info("signed in as \(session.user?.subject ?? "unknown user")", metadata: ["category": "device"])
                 return session
             } catch .providerError(let code, _) where code == "authorization_pending" {
                 transientFailures = 0
-                logger.trace("device", "authorization pending")
+                logger.trace("authorization pending", metadata: ["category": "device"])
             } catch .providerError(let code, _) where code == "slow_down" {
                 interval = min(interval + .seconds(5), .seconds(ServerNumber.deviceIntervalRange.upperBound))
-                logger.debug("device", "slow_down: polling every \(interval)")
+                logger.debug("slow_down: polling every \(interval)", metadata: ["category": "device"])
             } catch let error where error.isTransient {
                 transientFailures += 1
                 guard transientFailures <= 5 else { throw error }
                 interval = max(interval, min(interval * 2, .seconds(60)))
-                logger.warning("device", "polling failed (\(error)); next poll in \(interval)")
+                logger.warning("polling failed (\(error)); next poll in \(interval)", metadata: ["category": "device"])
             }
         }
     }

@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 
 /// What a sign-out did.
@@ -31,10 +32,10 @@ extension OIDCClient {
                 do {
                     try await OIDCRefresher(provider: provider).revoke(removed)
                     revoked = true
-                    logger.info("signout", "tokens revoked at the provider")
+                    logger.info("tokens revoked at the provider", metadata: ["category": "signout"])
                 } catch {
                     revocationError = error
-                    logger.warning("signout", "revocation failed: \(error)")
+                    logger.warning("revocation failed: \(error)", metadata: ["category": "signout"])
                 }
             } else {
                 revocationError = .unsupported("the provider has no revocation endpoint")

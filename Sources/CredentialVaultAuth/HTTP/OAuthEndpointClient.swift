@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -6,7 +7,7 @@ import Foundation
 struct OAuthEndpointClient: Sendable {
     let transport: any HTTPTransport
     let timeout: Duration
-    let logger: AuthLogger
+    let logger: Logger
     /// glewlwyd answers a rejected refresh token with a bare 400 (no JSON body). RFC 6749 §5.2
     /// makes 400 the status of every token-endpoint error and our request is well-formed, so a
     /// bare 400 to a refresh request means the refresh token was refused.
@@ -22,9 +23,9 @@ struct OAuthEndpointClient: Sendable {
         let request = HTTPRequest(
             method: "POST", url: url, headers: headers, body: FormEncoding.body(form), timeout: timeout,
             maximumResponseSize: ResponseLimit.token)
-        logger.trace("http", "\(request)")
+        logger.trace("\(request)", metadata: ["category": "http"])
         let response = try await transport.send(request)
-        logger.trace("http", "\(request) -> \(response.status)")
+        logger.trace("\(request) -> \(response.status)", metadata: ["category": "http"])
         return response
     }
 
@@ -38,7 +39,7 @@ struct OAuthEndpointClient: Sendable {
         var request = HTTPRequest(method: "GET", url: url, headers: ["Accept": "application/json"], timeout: timeout)
         request.maximumResponseSize = limit
         let response = try await transport.send(request)
-        logger.trace("http", "\(request) -> \(response.status)")
+        logger.trace("\(request) -> \(response.status)", metadata: ["category": "http"])
         guard response.status == 200 else { throw Self.failure(response, grant: nil, confidential: false, bare400IsInvalidGrant: false) }
         return response
     }
@@ -56,7 +57,7 @@ struct OAuthEndpointClient: Sendable {
             let error = Self.failure(
                 response, grant: grant, confidential: authentication.isConfidential,
                 bare400IsInvalidGrant: bareBadRequestIsInvalidGrant)
-            logger.debug("token", "\(grant) request refused: \(error)")
+            logger.debug("\(grant) request refused: \(error)", metadata: ["category": "token"])
             throw error
         }
         do {

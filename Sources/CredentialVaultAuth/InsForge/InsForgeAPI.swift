@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -7,7 +8,7 @@ import Foundation
 struct InsForgeAPI: Sendable {
     let configuration: InsForgeConfiguration
     let transport: any HTTPTransport
-    let logger: AuthLogger
+    let logger: Logger
 
     /// What the request was for; it decides what a 400 or 401 means.
     enum Purpose: Sendable {
@@ -39,16 +40,16 @@ struct InsForgeAPI: Sendable {
         let request = HTTPRequest(
             method: method, url: url, headers: headers, body: body, timeout: configuration.requestTimeout,
             maximumResponseSize: ResponseLimit.insForge)
-        logger.trace("http", "\(request)")
+        logger.trace("\(request)", metadata: ["category": "http"])
         let response: HTTPResponse
         do { response = try await transport.send(request) } catch {
-            logger.debug("http", "\(request) failed: \(error)")
+            logger.debug("\(request) failed: \(error)", metadata: ["category": "http"])
             throw InsForgeError(error)
         }
-        logger.trace("http", "\(request) -> \(response.status)")
+        logger.trace("\(request) -> \(response.status)", metadata: ["category": "http"])
         guard (200..<300).contains(response.status) else {
             let error = Self.failure(response, purpose: purpose)
-            logger.debug("http", "\(request) -> \(error)")
+            logger.debug("\(request) -> \(error)", metadata: ["category": "http"])
             throw error
         }
         return response

@@ -1,3 +1,4 @@
+import Logging
 import Foundation
 
 extension InsForgeClient {
@@ -13,7 +14,7 @@ extension InsForgeClient {
         let body = try InsForgeAPI.json(["email": email, "otp": code])
         let response = try await api.call(
             InsForgeAuthResponse.self, "POST", "/email/verify", query: api.clientType, body: body, purpose: .secret)
-        logger.info("insforge", "e-mail address verified")
+        logger.info("e-mail address verified", metadata: ["category": "insforge"])
         try await establish(response)
         return response
     }
@@ -22,14 +23,14 @@ extension InsForgeClient {
     /// the address is registered). `redirectTo` is where a verification link leads afterwards.
     public func resendVerificationEmail(email: String, redirectTo: String? = nil) async throws(InsForgeError) {
         try await sendEmail("/email/send-verification", email: email, redirectTo: redirectTo)
-        logger.info("insforge", "verification e-mail requested")
+        logger.info("verification e-mail requested", metadata: ["category": "insforge"])
     }
 
     /// Sends a password reset code or link (by the project's setting). `redirectTo` is the
     /// app's reset page a reset link leads to, with the reset token in its query.
     public func sendPasswordReset(email: String, redirectTo: String? = nil) async throws(InsForgeError) {
         try await sendEmail("/email/send-reset-password", email: email, redirectTo: redirectTo)
-        logger.info("insforge", "password reset e-mail requested")
+        logger.info("password reset e-mail requested", metadata: ["category": "insforge"])
     }
 
     /// Exchanges the 6-digit reset code for a reset token (projects that reset by code).
@@ -51,7 +52,7 @@ extension InsForgeClient {
         guard !newPassword.isEmpty else { throw .invalidInput("the new password is empty") }
         let body = try InsForgeAPI.json(["otp": otp, "newPassword": newPassword])
         _ = try await api.send("POST", "/email/reset-password", body: body, purpose: .secret)
-        logger.info("insforge", "password reset")
+        logger.info("password reset", metadata: ["category": "insforge"])
     }
 
     private func sendEmail(_ path: String, email: String, redirectTo: String?) async throws(InsForgeError) {

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -38,7 +39,7 @@ extension InsForgeClient {
         } catch {
             throw InsForgeError(error)
         }
-        logger.info("insforge", "OAuth sign-in with \(provider) started, redirect to \(Redactor.describe(target))")
+        logger.info("OAuth sign-in with \(provider) started, redirect to \(Redactor.describe(target))", metadata: ["category": "insforge"])
         return AuthorizationRequest(
             url: url, state: state, redirectURI: redirectURI,
             expiresAt: clock.now().addingTimeInterval(configuration.pendingOAuthTTL.secondsValue))
@@ -55,7 +56,7 @@ extension InsForgeClient {
     public func handleRedirect(url: URL) async throws(InsForgeError) -> InsForgeAuthResponse {
         let parameters = FormEncoding.parameters(of: url)
         guard let state = parameters["state"], !state.isEmpty else {
-            logger.warning("insforge", "OAuth redirect without state refused")
+            logger.warning("OAuth redirect without state refused", metadata: ["category": "insforge"])
             throw .auth(.stateMismatch)
         }
         let key = configuration.pendingKey(state: state)
@@ -66,17 +67,17 @@ extension InsForgeClient {
             InsForgeOAuthProvider.allCases.map(Self.pendingClient).contains(where: { exactlyEqual($0, pending.clientID) }),
             OIDCClient.sameEndpoint(url, pending.redirectURI)
         else {
-            logger.warning("insforge", "OAuth redirect with an unknown, used or foreign state refused")
+            logger.warning("OAuth redirect with an unknown, used or foreign state refused", metadata: ["category": "insforge"])
             throw .auth(.stateMismatch)
         }
         let taken: PendingAuthorization?
         do { taken = try await PendingAuthorization.take(key, from: store) } catch { throw InsForgeError(error) }
         guard taken != nil else {
-            logger.warning("insforge", "OAuth redirect with an already used state refused")
+            logger.warning("OAuth redirect with an already used state refused", metadata: ["category": "insforge"])
             throw .auth(.stateMismatch)
         }
         if let error = parameters["error"] {
-            logger.warning("insforge", "the OAuth sign-in failed at the provider or backend")
+            logger.warning("the OAuth sign-in failed at the provider or backend", metadata: ["category": "insforge"])
             if error == "access_denied" { throw .auth(.accessDenied) }
             throw .auth(.providerError(code: "oauth_failed", description: Redactor.providerText(error)))
         }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -17,7 +18,7 @@ public final class InsForgeClient: Sendable {
     public let sessions: SessionManager
     let api: InsForgeAPI
     let store: any AsyncTokenStorageAdapter
-    let logger: AuthLogger
+    let logger: Logger
     let clock: any CredentialClock
 
     /// Creates a client and reads the stored session (awaited, never blocking): `state` then
@@ -27,16 +28,17 @@ public final class InsForgeClient: Sendable {
     ///     ephemeral, so OAuth needs a store that supports `.ephemeral`.
     ///   - transport: HTTP (default `DefaultHTTPTransport.make()`: libcurl on Linux).
     ///   - clock: the source of "now" (expiry decisions).
-    ///   - logger: where the client logs (redacted at every level).
+    ///   - logger: where it logs (a swift-log `Logger`; default: none, silent). Every message and metadata
+    ///     value passes through `Redactor` first, at every level.
     public init(
         configuration: InsForgeConfiguration, store: any AsyncTokenStorageAdapter,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
-        logger: AuthLogger = AuthLogger()
+        logger: Logger = .credentialVaultSilent
     ) async throws(InsForgeError) {
         try configuration.validate()
         self.configuration = configuration
         self.store = store
-        self.logger = logger
+        self.logger = logger.redacting
         self.clock = clock
         self.api = InsForgeAPI(configuration: configuration, transport: transport, logger: logger)
         self.sessions = await SessionManager(
@@ -111,7 +113,7 @@ public final class InsForgeClient: Sendable {
         if let accessToken = response.accessToken {
             try await establish(InsForgeAuthResponse(user: response.user, accessToken: accessToken, refreshToken: response.refreshToken))
         } else {
-            logger.info("insforge", "signed up; the e-mail address must be verified before signing in")
+            logger.info("signed up; the e-mail address must be verified before signing in", metadata: ["category": "insforge"])
         }
         return response
     }
@@ -157,7 +159,7 @@ public final class InsForgeClient: Sendable {
     /// Stores the session of a successful sign-in and publishes `.authenticated`.
     func establish(_ response: InsForgeAuthResponse) async throws(InsForgeError) {
         do { try await sessions.establish(InsForgeRefresher.session(from: response, now: clock.now())) } catch { throw InsForgeError(error) }
-        logger.info("insforge", "signed in as \(response.user?.id ?? "unknown user")")
+        logger.info("signed in as \(response.user?.id ?? "unknown user")", metadata: ["category": "insforge"])
     }
 
     /// A request with the session's access token; refused once with 401, it is repeated with a
@@ -167,7 +169,7 @@ public final class InsForgeClient: Sendable {
         do {
             return try await api.call(type, method, path, body: body, bearer: token)
         } catch .backend(let answer) where answer.statusCode == 401 {
-            logger.debug("insforge", "the backend refused the access token; refreshing it once")
+            logger.debug("the backend refused the access token; refreshing it once", metadata: ["category": "insforge"])
             let fresh = try await getAccessToken(forceRefresh: true)
             return try await api.call(type, method, path, body: body, bearer: fresh)
         }

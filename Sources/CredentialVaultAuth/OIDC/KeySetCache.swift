@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -46,7 +47,7 @@ actor KeySetCache {
             throw .invalidResponse("the provider's JWKS is invalid: \(error.reason)")
         }
         for skipped in parsed.skippedKeys {
-            http.logger.debug("jwks", "skipped key \(skipped.keyID ?? "without kid"): \(skipped.reason)")
+            http.logger.debug("skipped key \(skipped.keyID ?? "without kid"): \(skipped.reason)", metadata: ["category": "jwks"])
         }
         fetches += 1
         keySet = parsed

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -12,7 +13,7 @@ public final class OIDCClient: Sendable {
     public let sessions: SessionManager
     let provider: OIDCProvider
     let store: any AsyncTokenStorageAdapter
-    let logger: AuthLogger
+    let logger: Logger
     let clock: any CredentialClock
 
     /// Creates a client and reads the stored session (awaited, never blocking): `state` then
@@ -23,16 +24,17 @@ public final class OIDCClient: Sendable {
     ///     ephemeral, so the store must support `.ephemeral` for the authorization-code flow.
     ///   - transport: HTTP (default `DefaultHTTPTransport.make()`: libcurl on Linux).
     ///   - clock: the source of "now" (expiry decisions, ID token times).
-    ///   - logger: where the client logs (redacted).
+    ///   - logger: where it logs (a swift-log `Logger`; default: none, silent). Every message and metadata
+    ///     value passes through `Redactor` first, at every level.
     public init(
         configuration: OIDCConfiguration, store: any AsyncTokenStorageAdapter,
         transport: any HTTPTransport = DefaultHTTPTransport.make(), clock: any CredentialClock = SystemClock(),
-        logger: AuthLogger = AuthLogger()
+        logger: Logger = .credentialVaultSilent
     ) async throws(AuthError) {
         try configuration.validate()
         self.configuration = configuration
         self.store = store
-        self.logger = logger
+        self.logger = logger.redacting
         self.clock = clock
         self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger)
         self.sessions = await SessionManager(

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -7,14 +8,14 @@ struct OIDCProvider: Sendable {
     let configuration: OIDCConfiguration
     let http: OAuthEndpointClient
     let clock: any CredentialClock
-    let logger: AuthLogger
+    let logger: Logger
     let metadataCache: MetadataCache
     let keySets: KeySetCache
 
-    init(configuration: OIDCConfiguration, transport: any HTTPTransport, clock: any CredentialClock, logger: AuthLogger) {
+    init(configuration: OIDCConfiguration, transport: any HTTPTransport, clock: any CredentialClock, logger: Logger) {
         self.configuration = configuration
         self.clock = clock
-        self.logger = logger
+        self.logger = logger.redacting
         self.keySets = KeySetCache(clock: clock)
         self.http = OAuthEndpointClient(
             transport: transport, timeout: configuration.requestTimeout, logger: logger,
@@ -45,10 +46,10 @@ struct OIDCProvider: Sendable {
             return try validator.validate(idToken, keySet: keySet, nonce: nonce)
         } catch .unknownKeyID {
             guard let fresh = try await keySets.refetchForUnknownKey(from: jwksURI, using: http) else {
-                logger.warning("idtoken", "the ID token is signed with an unknown key (the keys were refetched moments ago)")
+                logger.warning("the ID token is signed with an unknown key (the keys were refetched moments ago)", metadata: ["category": "idtoken"])
                 throw Self.map(.unknownKeyID)
             }
-            logger.warning("idtoken", "the ID token is signed with an unknown key: refetched the provider's keys once")
+            logger.warning("the ID token is signed with an unknown key: refetched the provider's keys once", metadata: ["category": "idtoken"])
             do { return try validator.validate(idToken, keySet: fresh, nonce: nonce) } catch { throw Self.map(error) }
         } catch {
             throw Self.map(error)

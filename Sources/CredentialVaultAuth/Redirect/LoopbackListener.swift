@@ -1,3 +1,5 @@
+import CredentialVault
+import Logging
 import Dispatch
 import Foundation
 import Synchronization
@@ -41,20 +43,21 @@ public final class LoopbackListener: Sendable {
     private let socket: Mutex<Int32>
     private let startPages = Mutex<(pending: [String: URL], used: Set<String>)>(([:], []))
     private let waiting = PendingHeads(limit: maximumConnections)
-    let logger: AuthLogger
+    let logger: Logger
 
     /// The redirect URI to register and send: `http://127.0.0.1:<port><path>`.
     public var redirectURI: String { "http://127.0.0.1:\(port)\(path)" }
 
     /// Binds 127.0.0.1 on `port` (`.ephemeral`: any free port).
-    /// Throws `unsupported` when the port is taken or the socket cannot be created.
-    public convenience init(port: LoopbackRedirect.Port, path: String = "/callback", logger: AuthLogger = AuthLogger()) throws(AuthError) {
+    /// Throws `unsupported` when the port is taken or the socket cannot be created. `logger`:
+    /// where it logs (default: none, silent; redacted at every level).
+    public convenience init(port: LoopbackRedirect.Port, path: String = "/callback", logger: Logger = .credentialVaultSilent) throws(AuthError) {
         try self.init(port: port, path: path, logger: logger, requestTimeout: .seconds(5))
     }
 
-    init(port: LoopbackRedirect.Port, path: String, logger: AuthLogger, requestTimeout: Duration) throws(AuthError) {
+    init(port: LoopbackRedirect.Port, path: String, logger: Logger, requestTimeout: Duration) throws(AuthError) {
         self.path = path.hasPrefix("/") ? path : "/" + path
-        self.logger = logger
+        self.logger = logger.redacting
         self.requestTimeout = requestTimeout
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .unsupported("cannot create a socket (errno \(errno))") }
@@ -79,7 +82,7 @@ public final class LoopbackListener: Sendable {
         }
         self.port = UInt16(bigEndian: actual.sin_port)
         self.socket = Mutex(fd)
-        logger.debug("loopback", "listening on 127.0.0.1:\(self.port)")
+        logger.debug("listening on 127.0.0.1:\(self.port)", metadata: ["category": "loopback"])
     }
 
     deinit { close() }
@@ -199,24 +202,24 @@ public final class LoopbackListener: Sendable {
         switch classify(head) {
         case .redirect(let url):
             guard state.map({ Self.carries(url, state: $0) }) ?? true else {
-                logger.warning("loopback", "a request without the pending sign-in's state was refused")
+                logger.warning("a request without the pending sign-in's state was refused", metadata: ["category": "loopback"])
                 return connection.send(status: "400 Bad Request", html: LoopbackPage.html(.failure(LoopbackPage.foreign)))
             }
             guard outcome.offer(.success(LoopbackArrival(url: url, connection: connection))) else {
                 return connection.send(status: "409 Conflict", body: "this sign-in was already completed")
             }
-            logger.debug("loopback", "redirect received")
+            logger.debug("redirect received", metadata: ["category": "loopback"])
         case .start(let token):
             switch takeStartPage(token) {
             case .first(let target): connection.redirect(to: target)
             case .unknown: connection.send(status: "404 Not Found", body: "not found")
             case .replayed:
-                logger.warning("loopback", "the one-time start page was requested twice: the sign-in is aborted")
+                logger.warning("the one-time start page was requested twice: the sign-in is aborted", metadata: ["category": "loopback"])
                 _ = outcome.offer(.failure(.stateMismatch))
                 connection.send(status: "409 Conflict", html: LoopbackPage.html(.failure(LoopbackPage.replayed)))
             }
         case .reject(let status, let text):
-            logger.debug("loopback", "ignored a request: \(status)")
+            logger.debug("ignored a request: \(status)", metadata: ["category": "loopback"])
             connection.send(status: status, body: text)
         }
     }

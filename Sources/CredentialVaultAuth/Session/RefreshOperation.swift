@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -14,7 +15,7 @@ struct RefreshOperation: Sendable {
     let lastRefresh: Date?
     let retry: RetryPolicy
     let clock: any CredentialClock
-    let logger: AuthLogger
+    let logger: Logger
     let broadcaster: StateBroadcaster
     let epoch: SignOutEpoch
     let startEpoch: Int
@@ -45,7 +46,7 @@ struct RefreshOperation: Sendable {
         if current != seen {
             // Someone refreshed (or signed in) since the caller looked: use theirs if it is good.
             if force || !schedule.isDue(current, now: now, lastRefresh: lastRefresh) {
-                logger.debug("session", "using the session another task or process refreshed")
+                logger.debug("using the session another task or process refreshed", metadata: ["category": "session"])
                 return current
             }
         } else if !force && !schedule.isDue(current, now: now, lastRefresh: lastRefresh) {
@@ -60,11 +61,11 @@ struct RefreshOperation: Sendable {
             }
             return current  // still valid for a moment, and nothing can extend it
         }
-        logger.info("session", "refreshing the session" + (force ? " (forced)" : ""))
+        logger.info("refreshing the session\(force ? " (forced)" : "")", metadata: ["category": "session"])
         let refreshed: AuthSession
         do {
             refreshed = try await retry.run(onRetry: { attempt, error, wait in
-                logger.warning("session", "refresh attempt \(attempt) failed (\(error)); retrying in \(wait)")
+                logger.warning("refresh attempt \(attempt) failed (\(error)); retrying in \(wait)", metadata: ["category": "session"])
             }) { () async throws(AuthError) -> AuthSession in try await refresher.refresh(current) }
         } catch .invalidGrant(let why) {
             // Definite: the refresh token is dead. Delete the session unless it changed meanwhile.
@@ -74,27 +75,27 @@ struct RefreshOperation: Sendable {
                 if let latest = try await storage.load(), latest.refreshToken == current.refreshToken {
                     try await storage.delete()
                 }
-                logger.warning("session", "the provider rejected the refresh token; the stored session was deleted")
+                logger.warning("the provider rejected the refresh token; the stored session was deleted", metadata: ["category": "session"])
             } catch {
-                logger.warning("session", "the provider rejected the refresh token; deleting the session failed: \(error)")
+                logger.warning("the provider rejected the refresh token; deleting the session failed: \(error)", metadata: ["category": "session"])
             }
             broadcaster.publish(.unauthenticated(.refreshRefused))
             throw .invalidGrant(why)
         }
         guard epoch.current == startEpoch else {
-            logger.info("session", "signed out during the refresh: its result is discarded")
+            logger.info("signed out during the refresh: its result is discarded", metadata: ["category": "session"])
             await discard(refreshed, keeping: await storedIfReadable())
             throw .notSignedIn
         }
         let latest = try await storage.load()
         guard latest == current else {
-            logger.info("session", "the stored session changed during the refresh: its result is discarded")
+            logger.info("the stored session changed during the refresh: its result is discarded", metadata: ["category": "session"])
             await discard(refreshed, keeping: .some(latest))
             guard let latest else { throw .notSignedIn }
             return latest
         }
         try await storage.save(refreshed)  // the rotated refresh token is persisted before anyone sees the new access token
-        logger.info("session", "session refreshed")
+        logger.info("session refreshed", metadata: ["category": "session"])
         return refreshed
     }
 
@@ -109,7 +110,7 @@ struct RefreshOperation: Sendable {
     /// what it holds: then nothing is revoked, since the kept session might be this one.
     private func discard(_ session: AuthSession, keeping stored: AuthSession??) async {
         guard let stored else {
-            logger.debug("session", "the discarded session is not revoked: the store could not be read")
+            logger.debug("the discarded session is not revoked: the store could not be read", metadata: ["category": "session"])
             return
         }
         let kept = Set([stored?.accessToken, stored?.refreshToken].compactMap { $0 })
@@ -117,7 +118,7 @@ struct RefreshOperation: Sendable {
         var revocable = session
         if let refreshToken = session.refreshToken, kept.contains(refreshToken) { revocable.refreshToken = nil }
         do { try await refresher.revoke(revocable) } catch {
-            logger.debug("session", "revoking the discarded session failed: \(error)")
+            logger.debug("revoking the discarded session failed: \(error)", metadata: ["category": "session"])
         }
     }
 }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -47,7 +48,7 @@ public actor SessionManager {
     /// The configuration in use.
     public nonisolated let configuration: Configuration
     let clock: any CredentialClock
-    let logger: AuthLogger
+    let logger: Logger
     let broadcaster: StateBroadcaster
     let epoch = SignOutEpoch()
     /// The refresh in flight, shared by every caller until it ends.
@@ -77,27 +78,29 @@ public actor SessionManager {
     ///   - refresher: the provider side (the OIDC client's token endpoint, ...).
     ///   - storageOptions: how the session is stored (default: persistent, device-only).
     ///   - clock: the source of "now" for expiry decisions.
+    ///   - logger: where it logs (a swift-log `Logger`; default: none, silent). Every message and metadata
+    ///     value passes through `Redactor` first, at every level.
     public init(
         refresher: any SessionRefresher, store: any AsyncTokenStorageAdapter, key: CredentialKey,
         storageOptions: StorageOptions = .default, configuration: Configuration = Configuration(),
-        clock: any CredentialClock = SystemClock(), logger: AuthLogger = AuthLogger()
+        clock: any CredentialClock = SystemClock(), logger: Logger = .credentialVaultSilent
     ) async {
         let storage = SessionStorage(store: store, key: key, options: storageOptions)
         self.storage = storage
         self.refresher = refresher
         self.configuration = configuration
         self.clock = clock
-        self.logger = logger
-        self.broadcaster = StateBroadcaster(initial: await Self.firstState(of: storage, logger: logger))
+        self.logger = logger.redacting
+        self.broadcaster = StateBroadcaster(initial: await Self.firstState(of: storage, logger: logger.redacting))
     }
 
     /// The state the stored session gives before anything else happened.
-    private static func firstState(of storage: SessionStorage, logger: AuthLogger) async -> AuthState {
+    private static func firstState(of storage: SessionStorage, logger: Logger) async -> AuthState {
         let start = AuthState.unauthenticated(.neverSignedIn)
         do {
             return start.afterReading(try await storage.load())
         } catch .storage(let error) {
-            logger.warning("session", "the stored session could not be read: \(error)")
+            logger.warning("the stored session could not be read: \(error)", metadata: ["category": "session"])
             return AuthState.afterStoreFailure(error) ?? .unauthenticated(.storeFailure(error))
         } catch {
             // Cancelled while reading: the store said nothing, and `reload()` asks again.
@@ -137,7 +140,7 @@ public actor SessionManager {
         do {
             if try await readStored() != nil, configuration.proactiveRefresh { startAutoRefresh() }
         } catch {
-            logger.debug("session", "reload: \(error)")
+            logger.debug("reload: \(error)", metadata: ["category": "session"])
         }
         return broadcaster.current
     }
@@ -191,10 +194,10 @@ public actor SessionManager {
             throw error
         }
         broadcaster.publish(.unauthenticated(.signedOut))
-        logger.info("session", "signed out")
+        logger.info("signed out", metadata: ["category": "session"])
         if revoke ?? configuration.revokeOnSignOut, let removed {
             do { try await refresher.revoke(removed) } catch {
-                logger.warning("session", "revoking the tokens at the provider failed: \(error)")
+                logger.warning("revoking the tokens at the provider failed: \(error)", metadata: ["category": "session"])
             }
         }
         return removed
@@ -250,7 +253,7 @@ public actor SessionManager {
     /// Publishes what a store failure means for the session (locked, failing).
     func publishFailure(_ error: AuthError) {
         guard case .storage(let failure) = error, let state = AuthState.afterStoreFailure(failure) else { return settleRefreshing() }
-        logger.warning("session", "the session store failed: \(failure)")
+        logger.warning("the session store failed: \(failure)", metadata: ["category": "session"])
         broadcaster.publish(state)
     }
 

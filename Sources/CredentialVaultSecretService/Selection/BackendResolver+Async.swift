@@ -7,7 +7,7 @@ extension BackendResolver {
     /// (`.waitForUnlock(timeout:)`) suspends between its questions. Cancelling the task throws
     /// `cancelled` promptly, in a question as in a pause (never a fallback to the sealed file).
     public func decide(_ choice: BackendChoice = .automatic) async throws(CredentialVaultError) -> BackendDecision {
-        if let decided = try decideWithoutAsking(choice) { return decided }
+        if let decided = try decideWithoutAsking(choice) { return logged(decided) }
         let store = SecretServiceStore(configuration: secretService)
         let wait = waitPolicy()
         var probe = try await KeyringProbe.asking(store)

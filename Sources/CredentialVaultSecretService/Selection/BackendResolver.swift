@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import Logging
 
 /// Chooses and opens a backend for one application: the Secret Service when it is reachable,
 /// else the sealed file unlocked with this machine's device key (zero configuration), unless
@@ -51,6 +52,11 @@ public struct BackendResolver: Sendable {
     /// Credential names mapped to keys of their own (`SystemdCredentialNaming.names`); every
     /// other credential is `defaultService`/NAME.
     public var systemdCredentialNames: [String: CredentialKey] = [:]
+    /// Where the resolver logs its choice and why (`info`: the backend and the reason, a
+    /// fallback to the sealed file included; a keyring that cannot be used and is reported
+    /// instead), and, unless `sealedFile.logger` is set, where the sealed file it opens logs.
+    /// Default: nowhere.
+    public var logger: Logger = .credentialVaultSilent
 
     /// Creates a resolver for `application` (required: it is the namespace). The defaults are
     /// the process environment, Secret Service and sealed-file configurations of that
@@ -83,7 +89,7 @@ public struct BackendResolver: Sendable {
     /// `decide` where that matters.
     @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func decide(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendDecision {
-        if let decided = try decideWithoutAsking(choice) { return decided }
+        if let decided = try decideWithoutAsking(choice) { return logged(decided) }
         let wait = waitPolicy()
         var probe = probeStatus()
         if let wait, probe.isLocked { probe = wait.run(after: probe, probe: probeStatus) }
@@ -184,6 +190,24 @@ public struct BackendResolver: Sendable {
     /// for the sealed file whenever the keyring cannot be used now (`.useSealedFile`): like a
     /// locked one, it may hold the credentials.
     func automatic(_ probe: KeyringProbe) throws(CredentialVaultError) -> BackendDecision {
+        do throws(CredentialVaultError) {
+            return logged(try decision(for: probe))
+        } catch {
+            logger.info(
+                "no backend chosen: the Secret Service is there but cannot be used now (\(error)); reported, not replaced by the sealed file",
+                metadata: ["category": "resolver"])
+            throw error
+        }
+    }
+
+    /// Logs `decision` with its reason, and returns it.
+    func logged(_ decision: BackendDecision) -> BackendDecision {
+        logger.info("backend chosen: \(decision)", metadata: ["category": "resolver"])
+        return decision
+    }
+
+    /// `automatic`, without logging.
+    private func decision(for probe: KeyringProbe) throws(CredentialVaultError) -> BackendDecision {
         let fallback = "using the sealed file \(sealedFileURL.path) with the device key"
         switch probe {
         case .unlocked(let status):
@@ -229,10 +253,11 @@ public struct BackendResolver: Sendable {
         return configuration
     }
 
-    /// `sealedFile` with the resolver's `defaultService`.
+    /// `sealedFile` with the resolver's `defaultService`, and its `logger` unless it has one.
     var sealedFileConfiguration: SealedFileConfiguration {
         var configuration = sealedFile
         configuration.defaultService = defaultService
+        if configuration.logger.handler is SwiftLogNoOpLogHandler { configuration.logger = logger }
         return configuration
     }
 

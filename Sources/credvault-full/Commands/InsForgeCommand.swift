@@ -139,15 +139,13 @@ enum InsForgeCommand: Command {
             throw UsageError("--client-type is desktop or server")
         }
         let anonKey = try args.options["anon-key-file"].map { try SecretInput.read(file: $0, what: "anon key") }
-        guard let level = LogLevel(name: args.options["log-level"] ?? "warning") else {
-            throw UsageError("--log-level is trace, debug, info, warning, error or critical")
-        }
+        let logger = try StderrLogHandler.logger(levelOption: args.options["log-level"])
         let configuration = InsForgeConfiguration(
             baseURL: url, clientType: clientType, anonKey: anonKey,
             session: SessionManager.Configuration(proactiveRefresh: false))
         let asynchronous = store
         do {
-            return try runBlocking { try await InsForgeClient(configuration: configuration, store: asynchronous, logger: AuthLogger(level: level, destination: .stderr)) }
+            return try runBlocking { try await InsForgeClient(configuration: configuration, store: asynchronous, logger: logger) }
         } catch let error as InsForgeError {
             throw UsageError(error.description)
         }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import CredentialVaultTestSupport
@@ -12,7 +13,7 @@ extension GlewlwydTests {
         func loopbackSignIn() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let pages = PageBox()
             let session = try await client.signIn(
@@ -34,7 +35,7 @@ extension GlewlwydTests {
         @Test("the authorization URL carries S256 PKCE, state and nonce, never plain")
         func authorizationURL() async throws {
             let provider = try Glewlwyd.require()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .credentialVaultSilent)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let parameters = FormEncoding.parameters(of: request.url)
             #expect(parameters["code_challenge_method"] == "S256")
@@ -49,13 +50,13 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let vault = try TemporaryVault()
             let browser = try await TestBrowser.signIn(provider)
-            let first = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .disabled)
+            let first = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .credentialVaultSilent)
             let request = try await first.beginAuthorization(redirectURI: provider.customRedirectURI)
             let second = try await first.beginAuthorization(redirectURI: provider.customRedirectURI)  // two pending at once
             let redirect = try await browser.authorize(request.url)
             #expect(redirect.scheme == "org.credentialvault.test")
             // "Restart": a fresh store object reading the file and a fresh client.
-            let restarted = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .disabled)
+            let restarted = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .credentialVaultSilent)
             let session = try await restarted.handleRedirect(url: redirect)
             #expect(session.user?.subject.isEmpty == false)
             // The other pending sign-in is still usable.
@@ -67,7 +68,7 @@ extension GlewlwydTests {
         func wrongVerifier() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             // Swap the stored verifier for another valid one.
@@ -83,7 +84,7 @@ extension GlewlwydTests {
         @Test("a redirect with a foreign state is rejected; the real one still works, once")
         func stateMismatch() async throws {
             let provider = try Glewlwyd.require()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let redirect = try await browser.authorize(request.url)
@@ -102,7 +103,7 @@ extension GlewlwydTests {
         func nonceMismatch() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let key = client.configuration.pendingKey(state: request.state)
@@ -119,7 +120,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let clock = ManualClock()
             let store = InMemoryStore(clock: clock)
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let redirect = try await browser.authorize(request.url)
@@ -130,10 +131,9 @@ extension GlewlwydTests {
         @Test("no secret reaches the logs, even at trace level")
         func logsAreRedacted() async throws {
             let provider = try Glewlwyd.require()
-            let records = Recorder<LogRecord>()
-            let logger = AuthLogger(level: .trace, destination: .custom { records.append($0) })
+            let capture = LogCapture()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: logger)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: capture.logger(level: .trace))
             let browser = try await TestBrowser.signIn(provider)
             let request = try await client.beginAuthorization(redirectURI: provider.customRedirectURI)
             let pending = try await #require(try store.load(client.configuration.pendingKey(state: request.state)))
@@ -143,8 +143,8 @@ extension GlewlwydTests {
             let session = try await client.handleRedirect(url: redirect)
             let refreshed = try await client.sessions.getAccessToken(forceRefresh: true)
             try await client.signOut()
-            #expect(records.count > 5)
-            let text = records.all.map(\.message).joined(separator: "\n")
+            #expect(capture.entries.count > 5)
+            let text = capture.text
             for secret in [session.accessToken, session.refreshToken!, session.idToken!, refreshed, code, verifier, request.state] {
                 #expect(!text.contains(secret))
             }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import CredentialVaultTestSupport
@@ -12,7 +13,7 @@ extension GlewlwydTests {
         func deviceGrant() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let prompts = Recorder<DeviceAuthorization>()
             let session = try await client.signInWithDevice { authorization in
@@ -34,7 +35,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let transport = CountingTransport()
             let client = try await OIDCClient(
-                configuration: provider.configuration(), store: InMemoryStore(), transport: transport, logger: .disabled)
+                configuration: provider.configuration(), store: InMemoryStore(), transport: transport, logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let authorization = try await client.startDeviceAuthorization()
             #expect(authorization.interval == .seconds(1))
@@ -62,7 +63,7 @@ extension GlewlwydTests {
         func expiredDeviceCode() async throws {
             let provider = try Glewlwyd.require()
             let clock = ManualClock()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), clock: clock, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), clock: clock, logger: .credentialVaultSilent)
             let authorization = try await client.startDeviceAuthorization()
             await #expect(throws: AuthError.authorizationExpired) {
                 _ = try await client.pollDeviceAuthorization(authorization) { _ in clock.advance(by: .seconds(601)) }
@@ -83,14 +84,14 @@ extension GlewlwydTests {
                 clientAuthentication: .clientSecretBasic(secret: provider.serviceSecret))
             let client = try ClientCredentialsClient(
                 configuration: configuration, scopes: ["api"], store: try vault.open(), transport: transport, clock: clock,
-                logger: .disabled)
+                logger: .credentialVaultSilent)
             let token = try await client.accessToken()
             #expect(try await client.accessToken() == token)
             #expect(transport.tokenRequests("client_credentials") == 1)
             // Another process (a new store object and client) finds it in the vault.
             let other = try ClientCredentialsClient(
                 configuration: configuration, scopes: ["api"], store: try vault.open(), transport: transport, clock: clock,
-                logger: .disabled)
+                logger: .credentialVaultSilent)
             #expect(try await other.accessToken() == token)
             #expect(transport.tokenRequests("client_credentials") == 1)
             // Near expiry, a new one is fetched and cached.
@@ -104,7 +105,7 @@ extension GlewlwydTests {
                 configuration: OIDCConfiguration(
                     issuer: provider.issuer, clientID: provider.serviceClientID,
                     clientAuthentication: .clientSecretPost(secret: provider.serviceSecret)),
-                scopes: ["api"], store: InMemoryStore(), logger: .disabled)
+                scopes: ["api"], store: InMemoryStore(), logger: .credentialVaultSilent)
             #expect(try await post.accessToken(forceRefresh: true).isEmpty == false)
         }
 
@@ -115,7 +116,7 @@ extension GlewlwydTests {
                 configuration: OIDCConfiguration(
                     issuer: provider.issuer, clientID: provider.serviceClientID,
                     clientAuthentication: .clientSecretBasic(secret: "wrong")),
-                scopes: ["api"], store: InMemoryStore(), logger: .disabled)
+                scopes: ["api"], store: InMemoryStore(), logger: .credentialVaultSilent)
             await #expect(throws: AuthError.invalidCredentials) { _ = try await client.accessToken() }
         }
 
@@ -127,7 +128,7 @@ extension GlewlwydTests {
                 configuration: OIDCConfiguration(
                     issuer: provider.issuer, clientID: provider.serviceClientID,
                     clientAuthentication: .clientSecretBasic(secret: provider.serviceSecret)),
-                scopes: ["api"], store: InMemoryStore(), transport: transport, logger: .disabled)
+                scopes: ["api"], store: InMemoryStore(), transport: transport, logger: .credentialVaultSilent)
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<50 { group.addTask { try await client.accessToken() } }
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import CredentialVaultTestSupport
@@ -22,7 +23,7 @@ enum GlewlwydTests {
         let transport = CountingTransport()
         let clock = ManualClock()
         let client = try await OIDCClient(
-            configuration: provider.configuration(), store: InMemoryStore(), transport: transport, clock: clock, logger: .disabled)
+            configuration: provider.configuration(), store: InMemoryStore(), transport: transport, clock: clock, logger: .credentialVaultSilent)
         return (client, transport, clock)
     }
 

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import CredentialVaultTestSupport
@@ -14,7 +15,7 @@ extension GlewlwydTests {
             let retry = RetryPolicy(maxRetries: 3, initialDelay: .milliseconds(100), maxDelay: .seconds(2)) { waits.append($0) }
             return try await OIDCClient(
                 configuration: provider.configuration(retry: retry), store: InMemoryStore(), transport: transport,
-                logger: .disabled)
+                logger: .credentialVaultSilent)
         }
 
         static func fault(_ outcome: Result<HTTPResponse, AuthError>, times: Int) -> CountingTransport.Fault {

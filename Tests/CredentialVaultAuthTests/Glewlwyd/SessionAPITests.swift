@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultTesting
 import Foundation
@@ -44,12 +45,12 @@ extension GlewlwydTests {
         func lockedThenUnlocked() async throws {
             let provider = try Glewlwyd.require()
             let vault = try TemporaryVault()
-            let signedIn = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .disabled)
+            let signedIn = try await OIDCClient(configuration: provider.configuration(), store: try vault.open(), logger: .credentialVaultSilent)
             let session = try await GlewlwydTests.signIn(signedIn, provider, browser: try await TestBrowser.signIn(provider))
 
             let keyring = FaultInjectingStore(wrapping: try vault.open())
             keyring.inject(.fail(.locked), into: .load)
-            let client = try await OIDCClient(configuration: provider.configuration(), store: keyring, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: keyring, logger: .credentialVaultSilent)
             #expect(client.state == .unauthenticated(.storeLocked))
             #expect(!client.hasUsableSession)
             await #expect(throws: AuthError.storage(.locked)) { _ = try await client.getAccessToken(forceRefresh: true) }

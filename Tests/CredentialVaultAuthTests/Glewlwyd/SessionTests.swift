@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultTestSupport
 import Foundation
@@ -12,7 +13,7 @@ extension GlewlwydTests {
         func refreshAndRotation() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             let token = try await client.getAccessToken(forceRefresh: true)
             #expect(token != first.accessToken)
@@ -32,14 +33,14 @@ extension GlewlwydTests {
         func replayedRefreshToken() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let original = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             _ = try await client.getAccessToken(forceRefresh: true)  // rotates: `original`'s refresh token is now used up
 
             // A stale copy of the session (a restored backup, a copied vault) tries to refresh.
             let staleStore = InMemoryStore()
             try await SessionStorage(store: staleStore, key: client.configuration.sessionKey, options: .default).save(original)
-            let stale = try await OIDCClient(configuration: provider.configuration(), store: staleStore, logger: .disabled)
+            let stale = try await OIDCClient(configuration: provider.configuration(), store: staleStore, logger: .credentialVaultSilent)
             await expectThrows(\AuthError.isInvalidGrant) { _ = try await stale.getAccessToken(forceRefresh: true) }
             await #expect(throws: AuthError.notSignedIn) { _ = try await stale.getAccessToken(forceRefresh: true) }
             await #expect(try staleStore.load(client.configuration.sessionKey) == nil)
@@ -58,7 +59,7 @@ extension GlewlwydTests {
             let clock = ManualClock()
             let client = try await OIDCClient(
                 configuration: provider.configuration(issuer: provider.shortIssuer, margin: .seconds(1)),
-                store: InMemoryStore(), clock: clock, logger: .disabled)
+                store: InMemoryStore(), clock: clock, logger: .credentialVaultSilent)
             let first = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             #expect(try await client.getSession() == first)  // still fresh: no refresh
             // The provider's clock is real: wait until it refuses the token (polling it, with a ceiling).
@@ -99,7 +100,7 @@ extension GlewlwydTests {
             let transport = HeldRefreshTransport()
             let store = InMemoryStore()
             let client = try await OIDCClient(
-                configuration: provider.configuration(proactive: true), store: store, transport: transport, logger: .disabled)
+                configuration: provider.configuration(proactive: true), store: store, transport: transport, logger: .credentialVaultSilent)
             let background = BackgroundWaits()  // the sign-out stops it first thing: that shows it began
             await background.install(in: client.sessions)
             _ = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
@@ -122,8 +123,8 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let transport = HeldRefreshTransport()
             let store = InMemoryStore()  // no cross-process lock: the sign-out lands mid-refresh
-            let refreshing = try await OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .disabled)
-            let other = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let refreshing = try await OIDCClient(configuration: provider.configuration(), store: store, transport: transport, logger: .credentialVaultSilent)
+            let other = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             _ = try await GlewlwydTests.signIn(refreshing, provider, browser: try await TestBrowser.signIn(provider))
             let refresh = Task { try await refreshing.getAccessToken(forceRefresh: true) }
             #expect(await transport.refreshes.reached(1), "the provider refreshed; its answer is held")
@@ -141,7 +142,7 @@ extension GlewlwydTests {
             let clock = ManualClock()
             let client = try await OIDCClient(
                 configuration: provider.configuration(proactive: true), store: InMemoryStore(), transport: transport, clock: clock,
-                logger: .disabled)
+                logger: .credentialVaultSilent)
             // The loop's first wait passes at once, moving the client's clock to the refresh margin.
             let background = BackgroundWaits(advancing: clock, passing: 1)
             await background.install(in: client.sessions)
@@ -158,7 +159,7 @@ extension GlewlwydTests {
         @Test("the state stream reports unauthenticated, authenticated, refreshing, authenticated, unauthenticated")
         func stateStream() async throws {
             let provider = try Glewlwyd.require()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .credentialVaultSilent)
             let stream = client.states()
             let collector = Task {
                 var seen: [AuthState] = []

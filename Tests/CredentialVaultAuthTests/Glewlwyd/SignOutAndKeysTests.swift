@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import CredentialVaultTestSupport
@@ -12,7 +13,7 @@ extension GlewlwydTests {
         func revocation() async throws {
             let provider = try Glewlwyd.require()
             let store = InMemoryStore()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: store, logger: .credentialVaultSilent)
             let session = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
             #expect(try await GlewlwydTests.userinfoStatus(provider, token: session.accessToken) == 200)
             let result = try await client.signOut(postLogoutRedirectURI: "org.credentialvault.test:/signed-out")
@@ -38,7 +39,7 @@ extension GlewlwydTests {
         @Test("a new signing key (new kid) at the provider: the JWKS is refetched once and the ID token verifies")
         func rotation() async throws {
             let provider = try Glewlwyd.require()
-            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .disabled)
+            let client = try await OIDCClient(configuration: provider.configuration(), store: InMemoryStore(), logger: .credentialVaultSilent)
             let browser = try await TestBrowser.signIn(provider)
             let admin = try await GlewlwydAdmin.signIn(provider)
             let before = try await GlewlwydTests.signIn(client, provider, browser: browser)

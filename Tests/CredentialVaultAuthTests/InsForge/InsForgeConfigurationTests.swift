@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
@@ -9,7 +10,7 @@ import Testing
     func make(_ url: String, insecure: Bool = false) async throws(InsForgeError) -> InsForgeClient {
         try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: URL(string: url)!, allowsInsecureHTTP: insecure),
-            store: InMemoryStore(), logger: .disabled)
+            store: InMemoryStore(), logger: .credentialVaultSilent)
     }
 
     @Test("https anywhere, plain http only on this machine unless allowed")

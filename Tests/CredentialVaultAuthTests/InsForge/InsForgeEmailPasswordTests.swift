@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
@@ -197,7 +198,7 @@ extension InsForgeEndToEnd {
         func networkError() async throws {
             let client = try await InsForgeClient(
                 configuration: InsForgeConfiguration(baseURL: URL(string: "http://127.0.0.1:9")!, requestTimeout: .seconds(5)),
-                store: InMemoryStore(), logger: .disabled)
+                store: InMemoryStore(), logger: .credentialVaultSilent)
             do {
                 try await client.signIn(email: Server.email(), password: Server.password)
                 Issue.record("signed in without a backend")

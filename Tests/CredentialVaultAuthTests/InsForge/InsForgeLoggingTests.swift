@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
@@ -13,9 +14,8 @@ extension InsForgeEndToEnd {
         @Test("no password, code, token or verifier reaches the log, at any level")
         func noSecretsInLogs() async throws {
             let server = try await Server.fresh(["requireEmailVerification": true])
-            let records = Mutex<[LogRecord]>([])
-            let logger = AuthLogger(level: .trace, destination: .custom { record in records.withLock { $0.append(record) } })
-            let client = try await server.client(logger: logger)
+            let capture = LogCapture()
+            let client = try await server.client(logger: capture.logger(level: .trace))
             var secrets: [String] = [Server.password]
             let email = Server.email()
             try await client.signUp(email: email, password: Server.password)
@@ -48,13 +48,13 @@ extension InsForgeEndToEnd {
             secrets.append(oauth.accessToken)
             try await client.signOut()
 
-            let logged = records.withLock { $0 }
+            let logged = capture.entries
             #expect(logged.contains { $0.level == .trace }, "trace records were written")
             #expect(logged.contains { $0.message.contains("/api/auth/refresh") })
             #expect(logged.count > 20)
             for record in logged {
-                for secret in secrets where record.message.contains(secret) || record.category.contains(secret) {
-                    Issue.record("a secret reached the log at \(record.level): \(record.category)")
+                for secret in secrets where record.text.contains(secret) {
+                    Issue.record("a secret reached the log at \(record.level): \(record.metadata["category"] ?? "")")
                 }
             }
         }

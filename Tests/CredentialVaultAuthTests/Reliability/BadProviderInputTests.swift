@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import Synchronization
@@ -33,7 +34,7 @@ struct BadProviderInputTests {
             metadata: ProviderMetadata(
                 issuer: issuer, authorizationEndpoint: URL(string: "\(issuer)/auth"), tokenEndpoint: URL(string: "\(issuer)/token")!,
                 jwksURI: URL(string: "\(issuer)/jwks")))
-        return try await OIDCClient(configuration: configuration, store: InMemoryStore(), transport: transport, logger: .disabled)
+        return try await OIDCClient(configuration: configuration, store: InMemoryStore(), transport: transport, logger: .credentialVaultSilent)
     }
 
     static func json(_ status: Int, _ text: String) -> HTTPResponse { HTTPResponse(status: status, body: Data(text.utf8)) }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import CredentialVaultTestSupport
@@ -26,7 +27,7 @@ struct DeeplyNestedJSONTests {
 
     static func endpoints(_ status: Int) -> OAuthEndpointClient {
         OAuthEndpointClient(
-            transport: Answering(response: HTTPResponse(status: status, body: nested)), timeout: .seconds(30), logger: .disabled,
+            transport: Answering(response: HTTPResponse(status: status, body: nested)), timeout: .seconds(30), logger: .credentialVaultSilent,
             bareBadRequestIsInvalidGrant: false)
     }
 
@@ -38,7 +39,7 @@ struct DeeplyNestedJSONTests {
                 jwksURI: URL(string: "\(issuer)/jwks"), deviceAuthorizationEndpoint: URL(string: "\(issuer)/device")))
         return try await OIDCClient(
             configuration: configuration, store: InMemoryStore(), transport: Answering(response: HTTPResponse(status: status, body: nested)),
-            logger: .disabled)
+            logger: .credentialVaultSilent)
     }
 
     @Test("a discovery document nested too deeply is not valid provider metadata")
@@ -73,7 +74,7 @@ struct DeeplyNestedJSONTests {
         for status in [200, 400] {
             let api = InsForgeAPI(
                 configuration: InsForgeConfiguration(baseURL: URL(string: "http://127.0.0.1:1")!),
-                transport: Answering(response: HTTPResponse(status: status, body: Self.nested)), logger: .disabled)
+                transport: Answering(response: HTTPResponse(status: status, body: Self.nested)), logger: .credentialVaultSilent)
             do {
                 _ = try await api.call(InsForgeUser.self, "GET", "/sessions/current")
                 Issue.record("a nested answer with status \(status) was accepted")

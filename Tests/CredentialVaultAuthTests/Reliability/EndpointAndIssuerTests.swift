@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import CredentialVaultTestSupport
@@ -30,7 +31,7 @@ struct EndpointAndIssuerTests {
         }
         let client = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: issuer)!, clientID: "cli"), store: InMemoryStore(),
-            transport: RoutingTransport(stub: stub), logger: .disabled)
+            transport: RoutingTransport(stub: stub), logger: .credentialVaultSilent)
         do { return .success(try await client.metadata()) } catch { return .failure(error) }
     }
 
@@ -59,7 +60,7 @@ struct EndpointAndIssuerTests {
             _ = try await OIDCClient(
                 configuration: OIDCConfiguration(
                     issuer: URL(string: issuer)!, clientID: "cli", metadata: metadata, allowsInsecureHTTP: allowsInsecureHTTP),
-                store: InMemoryStore(), logger: .disabled)
+                store: InMemoryStore(), logger: .credentialVaultSilent)
         }
         for (issuer, token, insecure) in [
             (Self.issuer, "http://idp.example/token", false), (Self.issuer, "http://idp.example/token", true),
@@ -81,7 +82,7 @@ struct EndpointAndIssuerTests {
         }
         let client = try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: URL(string: "https://app.insforge.example")!), store: InMemoryStore(),
-            transport: RoutingTransport(stub: stub), logger: .disabled)
+            transport: RoutingTransport(stub: stub), logger: .credentialVaultSilent)
         await #expect(throws: InsForgeError.auth(.invalidResponse("the backend's authUrl is not an https URL"))) {
             _ = try await client.beginOAuth(provider: .google, redirectTo: "http://127.0.0.1:5000/callback")
         }

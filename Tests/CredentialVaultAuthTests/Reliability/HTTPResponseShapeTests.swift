@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultTestSupport
 import Foundation
@@ -64,7 +65,7 @@ struct HTTPResponseShapeTests {
     func clientSurvivesTrailers() async throws {
         let reply = Self.shapes[0].1
         let stub = try StubProvider { request in request.path == "/token" ? reply : .notFound }
-        let client = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: .disabled)
+        let client = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: .credentialVaultSilent)
         #expect(try await StubOIDC.signIn(client).accessToken == "at")
     }
 
@@ -151,13 +152,13 @@ struct HTTPResponseShapeTests {
             default: return .notFound
             }
         }
-        let client = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: .disabled)
+        let client = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: .credentialVaultSilent)
         await #expect(throws: AuthError.invalidResponse("the response is larger than 64 KiB")) { try await StubOIDC.signIn(client) }
         await #expect(throws: AuthError.invalidResponse("the response is larger than 256 KiB")) {
             _ = try await client.verifyIDToken("a.b.c", nonce: nil)
         }
         let discovering = try await OIDCClient(
-            configuration: OIDCConfiguration(issuer: URL(string: stub.base)!, clientID: "cli"), store: InMemoryStore(), logger: .disabled)
+            configuration: OIDCConfiguration(issuer: URL(string: stub.base)!, clientID: "cli"), store: InMemoryStore(), logger: .credentialVaultSilent)
         let error = await #expect(throws: AuthError.self) { _ = try await discovering.metadata() }
         guard case .discoveryFailed? = error else {
             Issue.record("expected discoveryFailed, got \(String(describing: error))")

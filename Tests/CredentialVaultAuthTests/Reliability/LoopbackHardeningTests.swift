@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultTestSupport
 import Foundation
@@ -59,7 +60,7 @@ struct LoopbackHardeningTests {
 
     @Test("a client that sent part of a request and stalls does not hold up the redirect")
     func stalledClientDoesNotBlock() async throws {
-        let listener = try LoopbackListener(port: .ephemeral, path: "/callback", logger: .disabled, requestTimeout: .seconds(60))
+        let listener = try LoopbackListener(port: .ephemeral, path: "/callback", logger: .credentialVaultSilent, requestTimeout: .seconds(60))
         defer { listener.close() }
         let waiting = Task { try await listener.waitForRedirect(state: "s", timeout: .seconds(60)) }
         let sent = Arrivals(), release = Gate()
@@ -106,7 +107,7 @@ struct LoopbackHardeningTests {
 
     @Test("each connection has a whole-request deadline and a size limit")
     func deadlineAndSizeLimit() async throws {
-        let listener = try LoopbackListener(port: .ephemeral, path: "/callback", logger: .disabled, requestTimeout: .milliseconds(500))
+        let listener = try LoopbackListener(port: .ephemeral, path: "/callback", logger: .credentialVaultSilent, requestTimeout: .milliseconds(500))
         defer { listener.close() }
         let waiting = Task { try await listener.waitForRedirect(state: "good", timeout: .seconds(10)) }
         // A head that never ends (no blank line): only the listener's deadline can answer it.

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVaultTestSupport
 import Foundation
 import Synchronization
@@ -70,7 +71,7 @@ struct LoopbackSlowlorisTests {
 
     @Test("40 idle connections held open (and reopened when dropped): the real redirect is served all the same")
     func idleConnectionsDoNotBlock() async throws {
-        let listener = try LoopbackListener(port: .ephemeral, logger: .disabled)
+        let listener = try LoopbackListener(port: .ephemeral, logger: .credentialVaultSilent)
         defer { listener.close() }
         let state = "state-\(UUID())"
         let waiting = Task { try await listener.waitForRedirect(state: state, timeout: .seconds(60)) }
@@ -93,7 +94,7 @@ struct LoopbackSlowlorisTests {
 
     @Test("a connection that sends nothing gets 408 and is closed by the listener, which goes on waiting")
     func firstByteDeadline() async throws {
-        let listener = try LoopbackListener(port: .ephemeral, logger: .disabled)
+        let listener = try LoopbackListener(port: .ephemeral, logger: .credentialVaultSilent)
         defer { listener.close() }
         let waiting = Task { try await listener.waitForRedirect(state: "s", timeout: .seconds(60)) }
         defer { waiting.cancel() }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import Synchronization
@@ -42,7 +43,7 @@ struct OnDemandRefreshTests {
         let refresher = ExpiredRefresher(clock: clock)
         let manager = await SessionManager(
             refresher: refresher, store: InMemoryStore(), key: CredentialKey(service: "test", account: "expired"),
-            configuration: .init(proactiveRefresh: false, minimumRefreshInterval: .milliseconds(300)), clock: clock, logger: .disabled)
+            configuration: .init(proactiveRefresh: false, minimumRefreshInterval: .milliseconds(300)), clock: clock, logger: .credentialVaultSilent)
         try await manager.establish(
             AuthSession(accessToken: "a-0", refreshToken: "r", expiresAt: clock.now().addingTimeInterval(-30), obtainedAt: clock.now()))
         for _ in 0..<50 { _ = try await manager.getAccessToken() }

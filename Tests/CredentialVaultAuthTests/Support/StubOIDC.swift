@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 
@@ -35,7 +36,7 @@ enum StubOIDC {
     ) async throws -> OIDCClient {
         try await OIDCClient(
             configuration: configuration(stub, scopes: scopes, session: session, edit: edit), store: store, clock: clock,
-            logger: .disabled)
+            logger: .credentialVaultSilent)
     }
 
     /// Begins a sign-in and hands its redirect (`code=c`, plus `extra`) to the client.

@@ -1,4 +1,6 @@
+import Logging
 import Foundation
+import Logging
 import Synchronization
 import CredentialVaultTestSupport
 import Testing
@@ -34,67 +36,57 @@ struct LoggingTests {
         #expect(Redactor.describe(URL(string: "http://h:1/p?code=x&state=y")!) == "http://h:1/p?[REDACTED]")
     }
 
-    @Test("levels filter, custom handlers get redacted records, none drops everything")
-    func levelsAndDestinations() {
-        let records = Recorder<LogRecord>()
-        let logger = AuthLogger(level: .warning, destination: .custom { records.append($0) })
-        logger.trace("t", "trace")
-        logger.debug("t", "debug")
-        logger.info("t", "info")
-        logger.warning("t", "refresh_token=\(Self.opaque)")
-        logger.error("t", "error")
-        logger.critical("t", "critical")
-        #expect(records.all.map(\.level) == [.warning, .error, .critical])
-        #expect(records.all[0].message == "refresh_token=\(Redactor.mask)")
-        #expect(records.all[0].category == "t")
-        let silent = AuthLogger(level: .trace, destination: .none)
-        silent.critical("t", "nothing happens")
-        #expect(LogLevel(name: "WARNING") == .warning)
-        #expect(LogLevel(name: "loud") == nil)
-        #expect(LogLevel.allCases.map(\.description) == ["trace", "debug", "info", "warning", "error", "critical"])
+    @Test("levels filter, and what reaches the handler is redacted: the message and every metadata value")
+    func levelsAndRedaction() throws {
+        let capture = LogCapture()
+        let logger = capture.logger(level: .warning).redacting
+        logger.trace("trace", metadata: ["category": "t"])
+        logger.debug("debug", metadata: ["category": "t"])
+        logger.info("info", metadata: ["category": "t"])
+        logger.warning("refresh_token=\(Self.opaque)", metadata: ["category": "t", "request": "Bearer \(Self.opaque)"])
+        logger.error("error", metadata: ["nested": ["list": [.string(Self.jwt)], "value": .stringConvertible(Self.opaque)]])
+        logger.critical("critical")
+        #expect(capture.entries.map(\.level) == [.warning, .error, .critical])
+        let warning = try #require(capture.entries.first)
+        #expect(warning.message == "refresh_token=\(Redactor.mask)")
+        #expect(warning.metadata == ["category": "t", "request": "Bearer \(Redactor.mask)"])
+        for secret in [Self.opaque, Self.jwt] { #expect(!capture.text.contains(secret), "\(capture.text)") }
+        #expect(logger.redacting.handler is RedactingLogHandler && !((logger.redacting.handler as? RedactingLogHandler)?.wrapped is RedactingLogHandler), "wrapped once")
     }
 
     @Test("the message closure is not evaluated below the threshold")
     func lazyMessages() {
         let evaluated = Recorder<Int>()
-        let logger = AuthLogger(level: .error, destination: .custom { _ in })
-        logger.debug("t", { evaluated.append(1); return "x" }())
+        let logger = LogCapture().logger(level: .error).redacting
+        logger.debug("\({ evaluated.append(1); return "x" }())")
         #expect(evaluated.count == 0)
     }
 
-    @Test("the default logger is silent: at every level it does not even build its messages")
-    func silentByDefault() {
-        let built = Recorder<LogLevel>()
-        let logger = AuthLogger()
-        for level in LogLevel.allCases { logger.log(level, "session", { built.append(level); return "message" }()) }
-        #expect(built.all.isEmpty, "the default logger built messages at \(built.all): it writes them somewhere")
+    @Test("silent by default: a client given no logger logs to swift-log's no-op handler, never to the bootstrapped one")
+    func silentByDefault() throws {
+        #expect(Logger.credentialVaultSilent.handler is SwiftLogNoOpLogHandler)
+        let listener = try LoopbackListener(port: .ephemeral)
+        defer { listener.close() }
+        let handler = try #require(listener.logger.handler as? RedactingLogHandler)
+        #expect(handler.wrapped is SwiftLogNoOpLogHandler)
     }
 
-    /// An `AuthLogHandler` that keeps what it gets.
-    final class KeptEntries: AuthLogHandler {
-        struct Entry: Sendable {
-            let level: LogLevel, message: String, metadata: [String: String], source: String, file: String, line: UInt
-        }
-        let entries = Recorder<Entry>()
-        func log(level: LogLevel, message: String, metadata: [String: String], source: String, file: String, function: String, line: UInt) {
-            entries.append(Entry(level: level, message: message, metadata: metadata, source: source, file: file, line: line))
-        }
-    }
-
-    @Test("a handler (a swift-log bridge) gets redacted messages with their category and call site")
+    @Test("the application's handler gets the auth client's records with their category, module and call site, redacted")
     func handlerGetsRedactedRecords() throws {
-        let handler = KeptEntries()
-        let logger = AuthLogger(level: .debug, handler: handler)
-        logger.trace("oidc", "dropped below the level")
-        let line: UInt = #line + 1
-        logger.warning("oidc", "refresh failed for refresh_token=abc.def.ghi")
-        #expect(handler.entries.count == 1)
-        let entry = try #require(handler.entries.all.first)
-        #expect(entry.level == .warning)
-        #expect(entry.metadata == ["category": "oidc"])
+        let capture = LogCapture()
+        let listener = try LoopbackListener(port: .ephemeral, logger: capture.logger(level: .debug))
+        defer { listener.close() }
+        let entry = try #require(capture.entries.first)
+        #expect(entry.level == .debug)
+        #expect(entry.message == "listening on 127.0.0.1:\(listener.port)")
+        #expect(entry.metadata == ["category": "loopback"])
         #expect(entry.source == "CredentialVaultAuth")
-        #expect(entry.file.hasSuffix("LoggingTests.swift") && entry.line == line, "\(entry.file):\(entry.line)")
-        #expect(!entry.message.contains("abc.def.ghi"), "redacted before the handler: \(entry.message)")
+        #expect(entry.file.hasPrefix("CredentialVaultAuth/") && entry.line > 0, "\(entry.file):\(entry.line)")
+        let line: UInt = #line + 1
+        listener.logger.warning("refresh failed for refresh_token=abc.def.ghi")
+        let warning = try #require(capture.entries.last)
+        #expect(warning.file.hasSuffix("LoggingTests.swift") && warning.line == line, "\(warning.file):\(warning.line)")
+        #expect(!warning.message.contains("abc.def.ghi"), "redacted before the handler: \(warning.message)")
     }
 
     @Test("the stderr destination (credvault's): one line per message with level and category, secrets redacted")

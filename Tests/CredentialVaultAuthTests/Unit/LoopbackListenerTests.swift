@@ -1,3 +1,4 @@
+import Logging
 import CredentialVaultTestSupport
 import CredentialVaultTesting
 import Foundation
@@ -69,7 +70,7 @@ struct LoopbackListenerTests {
         // Each wait polls its socket on a thread of its own until its redirect comes. On
         // Dispatch's pool (which Swift's runs on, on Linux), 160 of them would stall every task
         // while Dispatch added a thread a second.
-        let listeners = try (0..<160).map { _ in try LoopbackListener(port: .ephemeral, logger: .disabled) }
+        let listeners = try (0..<160).map { _ in try LoopbackListener(port: .ephemeral, logger: .credentialVaultSilent) }
         defer { for listener in listeners { listener.close() } }
         let heartbeat = Heartbeat.start()
         let waits = listeners.map { listener in Task { try await listener.waitForRedirect(state: "s", timeout: .seconds(600)) } }

@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import Foundation
 import Synchronization
@@ -65,7 +66,7 @@ struct SessionManagerTests {
         return await SessionManager(
             refresher: refresher, store: store, key: key,
             configuration: .init(retryPolicy: retry, proactiveRefresh: proactive, minimumRefreshInterval: floor), clock: clock,
-            logger: .disabled)
+            logger: .credentialVaultSilent)
     }
 
     /// A manager over alice's session (see `seed`), on `clock`.

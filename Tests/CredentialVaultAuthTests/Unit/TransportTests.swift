@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultTestSupport
 import Foundation
@@ -15,7 +16,7 @@ struct TransportTests {
         configuration.metadata = ProviderMetadata(
             issuer: "http://127.0.0.1:1/issuer", authorizationEndpoint: nil, tokenEndpoint: tokenEndpoint, jwksURI: nil)
         return try ClientCredentialsClient(
-            configuration: configuration, store: InMemoryStore(), retryPolicy: .none, logger: .disabled)
+            configuration: configuration, store: InMemoryStore(), retryPolicy: .none, logger: .credentialVaultSilent)
     }
 
     @Test("a provider that accepts the connection but never answers: timedOut at the request's deadline")
@@ -72,7 +73,7 @@ struct TransportTests {
         let transport = StaticTransport(body: #"{"issuer":"https://evil.example","token_endpoint":"https://evil.example/token"}"#)
         let client = try await OIDCClient(
             configuration: OIDCConfiguration(issuer: URL(string: "https://good.example")!, clientID: "c"),
-            store: InMemoryStore(), transport: transport, logger: .disabled)
+            store: InMemoryStore(), transport: transport, logger: .credentialVaultSilent)
         let error = await #expect(throws: AuthError.self) { _ = try await client.metadata() }
         guard case .discoveryFailed? = error else {
             Issue.record("expected discoveryFailed, got \(String(describing: error))")

@@ -2,13 +2,14 @@ import CredentialVault
 import CredentialVaultAuth
 import CredentialVaultCLI
 import Foundation
+import Logging
 
 /// What every auth action needs: the parsed options, the vault, the stored issuer/client.
 struct AuthContext: Sendable {
     let args: SendableArguments
     let io: TerminalIO
     let vault: VaultAccess
-    let logger: AuthLogger
+    let logger: Logger
 
     /// Where login remembers which provider and client the session belongs to.
     static let profileKey = CredentialKey(service: "credential-vault.auth", account: "cli profile", label: "credvault auth: provider and client")
@@ -23,14 +24,7 @@ struct AuthContext: Sendable {
         self.args = SendableArguments(args)
         self.io = io
         self.vault = vault
-        let level: LogLevel
-        if let name = args.options["log-level"] {
-            guard let parsed = LogLevel(name: name) else { throw UsageError("--log-level is trace, debug, info, warning, error or critical") }
-            level = parsed
-        } else {
-            level = .warning
-        }
-        logger = AuthLogger(level: level, destination: .stderr)
+        logger = try StderrLogHandler.logger(levelOption: args.options["log-level"])
     }
 
     var json: Bool { args.value.flags.contains("json") }

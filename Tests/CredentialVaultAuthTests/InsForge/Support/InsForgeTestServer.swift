@@ -1,3 +1,4 @@
+import Logging
 import CredentialVault
 import CredentialVaultAuth
 import Foundation
@@ -98,7 +99,7 @@ struct InsForgeTestServer: Sendable {
     func client(
         store: any AsyncTokenStorageAdapter = InMemoryStore(), clientType: InsForgeClientType = .desktop, anonKey: String? = nil,
         session: SessionManager.Configuration = .init(proactiveRefresh: false), transport: any HTTPTransport = URLSessionTransport(),
-        clock: any CredentialClock = SystemClock(), logger: AuthLogger = .disabled
+        clock: any CredentialClock = SystemClock(), logger: Logger = .credentialVaultSilent
     ) async throws -> InsForgeClient {
         try await InsForgeClient(
             configuration: InsForgeConfiguration(baseURL: base, clientType: clientType, anonKey: anonKey, session: session),
