@@ -1,3 +1,4 @@
+import CredentialVaultTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -7,6 +8,12 @@ import Glibc
 /// A child process through posix_spawn and waitpid, with pipes for stdin and stdout (stderr
 /// inherited). Foundation's `Process.waitUntilExit` was seen waiting forever here for a script
 /// that had exited (left a zombie): waitpid has no such failure mode.
+///
+/// The child gets descriptors 0, 1 and 2 only. tpm2-tss opens its swtpm sockets without
+/// close-on-exec, and swtpm-start.sh leaves a daemon running: a spawn while another test's
+/// custodian talked to its swtpm gave that daemon a copy of the connection, and swtpm, which
+/// serves one connection at a time, waited on it until the daemon exited (four TPM tests timed
+/// out together at their 60 s deadline in a CI run).
 final class Subprocess {
     let pid: pid_t
     private(set) var input: Int32
@@ -17,15 +24,21 @@ final class Subprocess {
     }
 
     init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0]
-        guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { throw Failure(description: "pipe: \(errno)") }
-        // Close-on-exec: the child gets only its dup2'ed stdin and stdout (dup2 clears the flag).
-        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // Close-on-exec from birth: the child gets only its dup2'ed stdin and stdout (dup2
+        // clears the flag), and no other thread's spawn gets them at all.
+        guard let toChildPipe = Descriptors.pipe() else { throw Failure(description: "pipe: \(errno)") }
+        guard let fromChildPipe = Descriptors.pipe() else {
+            close(toChildPipe.read)
+            close(toChildPipe.write)
+            throw Failure(description: "pipe: \(errno)")
+        }
+        let toChild = [toChildPipe.read, toChildPipe.write], fromChild = [fromChildPipe.read, fromChildPipe.write]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        Descriptors.closeInChild(from: 3, &actions)
         let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
         var cArguments = ([path] + arguments).map { strdup($0) } + [nil]
         var cEnvironment = env.map { strdup($0) } + [nil]
