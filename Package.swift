@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // CredentialVault: encrypted credential storage for Linux (Secret Service, sealed file, memory)
 // and an OAuth 2.0 / OpenID Connect client that keeps its session in it.
 import PackageDescription
@@ -17,6 +17,9 @@ let staticFoundation = ["-use-ld=lld", "-Xlinker", "--strip-debug"] + [
     "FoundationEssentials", "_FoundationCShims", "_FoundationCollections", "swiftSynchronization", "stdc++",
 ].map { "-l" + $0 }
 
+/// swift-metrics, in the modules that count, when the `Metrics` trait is on.
+let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))
+
 let package = Package(
     name: "CredentialVault",
     products: [
@@ -31,8 +34,23 @@ let package = Package(
         // For tests of code that uses the library, and of third-party backends: the
         // conformance suite (through both storage protocols) and a fault-injecting store.
         .library(name: "CredentialVaultTesting", targets: ["CredentialVaultTesting"]),
+        // A swift-configuration provider that reads credentials from any vault backend (trait
+        // `Configuration`: without it the module is empty and swift-configuration is not fetched).
+        .library(name: "CredentialVaultConfiguration", targets: ["CredentialVaultConfiguration"]),
         .executable(name: "credvault", targets: ["credvault"]),
         .executable(name: "credvault-full", targets: ["credvault-full"]),
+    ],
+    // What a consumer turns on with `.package(url: ..., from: ..., traits: [...])`. None by
+    // default: SwiftPM fetches every package a used target needs under the enabled traits, so a
+    // consumer of the sealed file alone fetches swift-log and nothing else (measured: without
+    // traits, a consumer of one product fetched all seven packages the others need).
+    traits: [
+        .trait(name: "Configuration", description: "The CredentialVaultConfiguration product: credentials read through apple/swift-configuration."),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "Services for swift-service-lifecycle's ServiceGroup: the session's background refresh and the credential server."),
+        .trait(name: "Metrics", description: "Counters and timers through apple/swift-metrics (no-ops until the application bootstraps a backend)."),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         // The logging API of every module (no Foundation). The only package dependency of the
@@ -42,6 +60,10 @@ let package = Package(
         // implement to build warning-free against the current releases (the CLI's stderr handler
         // does); it needs Swift 6.2 or newer.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.11.0"),
+        // Fetched only by consumers that enable the trait using them.
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.8.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.7.0"),
     ],
     targets: [
         // C libraries come from Debian packages through system-library targets.
@@ -65,20 +87,32 @@ let package = Package(
 
         .target(
             name: "CredentialVault",
-            dependencies: ["CSodium", "CKeyctl", "CLinuxCalls", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CSodium", "CKeyctl", "CLinuxCalls", .product(name: "Logging", package: "swift-log"), metrics],
             swiftSettings: strict),
         .target(
             name: "CredentialVaultTPM",
-            dependencies: ["CredentialVault", "CTSS2Esys", "CTSS2TctiLdr"],
+            dependencies: ["CredentialVault", "CTSS2Esys", "CTSS2TctiLdr", .product(name: "Logging", package: "swift-log"), metrics],
             swiftSettings: strict),
-        .target(name: "CredentialVaultPostgres", dependencies: ["CredentialVault", "CLibPQ"], swiftSettings: strict),
+        .target(
+            name: "CredentialVaultPostgres", dependencies: ["CredentialVault", "CLibPQ", .product(name: "Logging", package: "swift-log"), metrics],
+            swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
-            dependencies: ["CredentialVault", "CLibSecret", "CSodium", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CredentialVault", "CLibSecret", "CSodium", .product(name: "Logging", package: "swift-log"), metrics],
             swiftSettings: strict),
         .target(
             name: "CredentialVaultAuth",
-            dependencies: ["CredentialVault", "CSodium", "COpenSSL", "CCurl", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CredentialVault", "CSodium", "COpenSSL", "CCurl", .product(name: "Logging", package: "swift-log"), metrics,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "CredentialVaultConfiguration",
+            dependencies: [
+                "CredentialVault", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),
+            ],
             swiftSettings: strict),
         // The command line: its parsing, options and vault commands (CredentialVault only), the
         // lean `credvault` (file and memory backends; the Swift libraries linked statically in
@@ -174,6 +208,15 @@ let package = Package(
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultTPM", "CredentialVaultTesting", "credvault-tpm-helper", "credvault-testhelper", "credvault",
                 "credvault-full",
+            ],
+            swiftSettings: strict),
+        // The configuration provider against the sealed file, the fleet store and systemd
+        // credentials (built with the `Configuration` trait: scripts/test.sh enables every trait).
+        .testTarget(
+            name: "CredentialVaultConfigurationTests",
+            dependencies: [
+                "CredentialVaultTestSupport", "CredentialVault", "CredentialVaultConfiguration", "CredentialVaultPostgres", "CredentialVaultTesting",
+                .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Configuration"])),
             ],
             swiftSettings: strict),
     ]

@@ -20,7 +20,7 @@ fi
 quiet() { grep -vE 'prohibited flag|^\[|^Building|^Build of|Compiling|Planning|Write' || true; }
 # The same `swift build` arguments as scripts/test.sh's build: other arguments would make the
 # suite's build compile these modules again.
-swift build --product credvault-bench 2>&1 | quiet
+swift build --enable-all-traits --product credvault-bench 2>&1 | quiet
 swift build -c release --product credvault 2>&1 | quiet
 out=$(mktemp)
 pgstate=$(mktemp -d)

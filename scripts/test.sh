@@ -44,12 +44,12 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     esac
 done
 # A failed build stops here (the filter alone would hide its status).
-swift build --build-tests "${build_args[@]}" 2>&1 | { grep -vE 'prohibited flag|^\[' || true; }
+swift build --build-tests --enable-all-traits "${build_args[@]}" 2>&1 | { grep -vE 'prohibited flag|^\[' || true; }
 ((PIPESTATUS[0] == 0)) || { echo "test.sh: the build failed" >&2; exit 1; }
 # In parallel: Swift Testing runs test cases concurrently on Swift's cooperative pool. The width
 # is bounded because a test that blocks a pool thread (a subprocess, a KDF) delays every task
 # queued behind it: with a few cases at a time, queues stay short on a 2-core machine.
-parallel=(--skip-build --experimental-maximum-parallelization-width "${CREDVAULT_TEST_WIDTH:-6}")
+parallel=(--skip-build --enable-all-traits --experimental-maximum-parallelization-width "${CREDVAULT_TEST_WIDTH:-6}")
 # (Never `exec swift test`: this shell stops the services when the tests end.)
 exclusive=$(scripts/exclusive-suites.sh)
 if ((filtered)) || [ -z "$exclusive" ]; then
@@ -61,4 +61,4 @@ fi
 swift test "${parallel[@]}" --skip "$exclusive" "$@"
 # Then the suites tagged .exclusive (Tests/Support/ExclusiveTag.swift), one test at a time:
 # they stop or starve what the others share (the cooperative pool, a daemon).
-swift test --skip-build --no-parallel --filter "$exclusive" "$@"
+swift test --skip-build --enable-all-traits --no-parallel --filter "$exclusive" "$@"
