@@ -9,7 +9,9 @@ extension VaultConfigProvider {
     /// added, changed or deleted; snapshot watchers once per changed reload).
     ///
     /// On failure the current snapshot stays in use: the store's `CredentialVaultError` is
-    /// thrown and logged at `warning` (`cancelled` is thrown and not logged). Concurrent reloads
+    /// thrown, and logged at `warning` by its case only (`locked`, `permissionDenied`, ...: some
+    /// messages name files, and a file can be a credential's name); `cancelled` is thrown and
+    /// not logged. Concurrent reloads
     /// are allowed; the snapshot of the one that started last wins.
     public func reload() async throws(CredentialVaultError) {
         let (ticket, previous) = state.withLock { state in
@@ -23,7 +25,7 @@ extension VaultConfigProvider {
             if error != .cancelled {
                 logger.warning(
                     "reading the configuration from the credential store failed: the previous values stay in use",
-                    metadata: ["provider": .string(providerName), "error": .string(error.description)])
+                    metadata: ["provider": .string(providerName), "error": .string(error.reloadFailureLabel)])
             }
             throw error
         }
