@@ -157,7 +157,7 @@ import Testing
         var bytes = try Data(contentsOf: store.url)
         for i in stride(from: bytes.count / 2, to: bytes.count, by: 7) { bytes[i] ^= 0x5A }
         try bytes.write(to: store.url)
-        await #expect(throws: CredentialVaultError.self) { try await vault.reload() }
+        await expectThrows(\CredentialVaultError.isCorrupted) { try await vault.reload() }
         #expect(ConfigReader(provider: vault).string(forKey: "db.password", isSecret: true) == "before-the-damage")
     }
 
