@@ -1,10 +1,8 @@
-#if Configuration
-import CredentialVault
-
 extension CredentialVaultError {
-    /// The error's case, for a log record: the messages of some cases name files (a systemd
-    /// credential's path is its credential name), so the provider's log shows the case only.
-    var reloadFailureLabel: String {
+    /// The case's name without its payload (`"locked"`, `"permissionDenied"`): for a log record or
+    /// a test's outcome where the message must not appear (some messages name files, and a file
+    /// can be a credential's name).
+    package var caseName: String {
         switch self {
         case .notAvailable: "notAvailable"
         case .locked: "locked"
@@ -18,8 +16,8 @@ extension CredentialVaultError {
         case .timedOut: "timedOut"
         case .busy: "busy"
         case .io: "io"
-        case .cancelled: "cancelled"
         case .invalidArgument: "invalidArgument"
+        case .cancelled: "cancelled"
         case .rolledBack: "rolledBack"
         case .interactionRequired: "interactionRequired"
         case .reopenRequired: "reopenRequired"
@@ -27,4 +25,3 @@ extension CredentialVaultError {
         }
     }
 }
-#endif
