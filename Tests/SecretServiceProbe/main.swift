@@ -28,29 +28,6 @@ import Foundation
 import Glibc
 #endif
 
-func caseName(_ error: CredentialVaultError) -> String {
-    switch error {
-    case .notAvailable: "notAvailable"
-    case .locked: "locked"
-    case .wrongPassphrase: "wrongPassphrase"
-    case .corrupted: "corrupted"
-    case .tampered: "tampered"
-    case .deviceMismatch: "deviceMismatch"
-    case .expired: "expired"
-    case .unsupported: "unsupported"
-    case .permissionDenied: "permissionDenied"
-    case .timedOut: "timedOut"
-    case .busy: "busy"
-    case .io: "io"
-    case .invalidArgument: "invalidArgument"
-    case .cancelled: "cancelled"
-    case .rolledBack: "rolledBack"
-    case .interactionRequired: "interactionRequired"
-    case .reopenRequired: "reopenRequired"
-    case .alreadyExists: "alreadyExists"
-    }
-}
-
 var arguments = Array(CommandLine.arguments.dropFirst())
 var configuration = SecretServiceConfiguration()
 if arguments.first == "--timeout-ms", arguments.count > 1, let milliseconds = Int(arguments[1]) {
@@ -71,7 +48,7 @@ func run(_ step: String, store: SecretServiceStore) -> (outcome: String, detail:
     do throws(CredentialVaultError) {
         return (try perform(parts, key, store: store), nil)
     } catch {
-        return ("error:\(caseName(error))", error.description)
+        return ("error:\(error.caseName)", error.description)
     }
 }
 
