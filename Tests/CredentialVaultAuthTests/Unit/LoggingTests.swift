@@ -101,6 +101,47 @@ struct LoggingTests {
         for secret in [ServiceTokenCLI.token, ServiceTokenCLI.secret] { #expect(!errors.contains(secret)) }
     }
 
+    @Test("a token endpoint's error answer that echoes the refresh token reaches no log line, at trace")
+    func providerErrorEchoingATokenIsRedacted() async throws {
+        let refreshToken = "rt" + Self.opaque
+        let stub = try StubProvider { request in
+            guard request.path == "/token" else { return .notFound }
+            guard request.form["grant_type"] == "refresh_token" else { return StubOIDC.tokens(refresh: refreshToken) }
+            // A provider that names the token it refuses in its error code (untrusted text).
+            return .json(#"{"error":"\#(request.form["refresh_token"] ?? "")"}"#, status: 400)
+        }
+        let capture = LogCapture()
+        let client = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: capture.logger(level: .trace))
+        try await StubOIDC.signIn(client)
+        await #expect(throws: AuthError.self) { _ = try await client.sessions.getAccessToken(forceRefresh: true) }
+        #expect(capture.entries.contains { $0.metadata["category"] == "token" }, "the refusal was logged: \(capture.text)")
+        #expect(!capture.text.contains(Self.opaque), "\(capture.text)")
+    }
+
+    @Test("credvault's stderr log lines show a provider's text escaped: it can forge no line and send no terminal escape")
+    func stderrLinesCannotBeForged() async throws {
+        let forged = "credvault-auth [info] client-credentials: new access token cached"
+        let base = Mutex<String>("")
+        let provider = try StubProvider { request in
+            let issuer = base.withLock { $0 }
+            switch request.path {
+            case "/.well-known/openid-configuration":
+                return .json(#"{"issuer":"\#(issuer)","token_endpoint":"\#(issuer)/token","jwks_uri":"\#(issuer)/jwks"}"#)
+            case "/token":
+                return .json(#"{"error":"invalid_scope","error_description":"refused\n\#(forged)\u001b[2K"}"#, status: 400)
+            default: return .notFound
+            }
+        }
+        base.withLock { $0 = provider.base }
+        let (status, _, errors) = try await ServiceTokenCLI.run(provider, extra: ["--log-level", "debug"])
+        #expect(status != 0)
+        let lines = errors.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("credvault-auth [debug] token: ") }, "the refusal was logged: \(errors)")
+        #expect(!lines.contains(forged), "a forged line: \(errors)")
+        #expect(!errors.unicodeScalars.contains("\u{1B}"), "a terminal escape reached stderr: \(errors)")
+        for line in lines { #expect(line.hasPrefix("credvault-auth [") || line.hasPrefix("credvault: "), "\(line)") }
+    }
+
     @Test("sessions, errors and requests never describe tokens")
     func descriptions() {
         let session = AuthSession(accessToken: Self.jwt, refreshToken: Self.opaque, idToken: Self.jwt, user: AuthUser(subject: "alice"))
