@@ -1,6 +1,7 @@
 import CredentialVaultTestSupport
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 @testable import CredentialVault
@@ -133,9 +134,69 @@ import Testing
         expectNoCredentialInTheLog()
     }
 
+    @Test("a log handler slow to return holds up no other call on the store (a refusal is logged outside the store's lock)")
+    func slowHandlerHoldsUpNoOtherCall() throws {
+        let held = HeldLogHandler.Hold()
+        var configuration = configuration()
+        configuration.lockWaitLogThreshold = .seconds(3600)
+        configuration.logger = Logger(label: "held", factory: { _ in HeldLogHandler(hold: held) })
+        let a = try SealedFileStore.create(
+            at: dir.path("a/v.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: configuration)
+        let b = try create("b/v.cvault")
+        try a.save(Data("AAAA".utf8), for: key, options: .portable)
+        try b.save(Data("BBBB".utf8), for: key, options: .portable)
+        // b's commit records, snapshot and journal in a's file, under the open store a.
+        var bytes = try TestVault.bytes(a.url)
+        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(b.url)[CommitRecord.offsets[0]...])
+        try TestVault.write(bytes, to: a.url)
+        let key = self.key
+        let first = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            _ = try? a.load(key)
+            first.signal()
+        }
+        defer {
+            held.release.signal()
+            _ = first.wait(timeout: .now() + 60)
+        }
+        try #require(held.entered.wait(timeout: .now() + 60) == .success, "the refusal reached the handler")
+        // The handler holds the first call's refusal: another call on the store must not wait for it.
+        let second = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            _ = try? a.listKeys(service: nil)
+            second.signal()
+        }
+        #expect(second.wait(timeout: .now() + 30) == .success, "another call on the store waited for the log handler")
+    }
+
     @Test("silent by default: a configuration given no logger has swift-log's no-op handler")
     func silentByDefault() {
         #expect(SealedFileConfiguration().logger.handler is SwiftLogNoOpLogHandler)
         #expect(SealedFileConfiguration().lockWaitLogThreshold == .seconds(1))
+    }
+}
+
+/// A log handler that holds the first warning it gets until the test releases it (an
+/// application's handler that is slow to return: a full pipe, a remote sink).
+private struct HeldLogHandler: LogHandler {
+    final class Hold: Sendable {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let first = Mutex(true)
+    }
+
+    let hold: Hold
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.level == .warning, hold.first.withLock({ first in defer { first = false }; return first }) else { return }
+        hold.entered.signal()
+        _ = hold.release.wait(timeout: .now() + 120)
     }
 }

@@ -2,6 +2,7 @@ import Logging
 import Foundation
 import Logging
 import Synchronization
+import CredentialVault
 import CredentialVaultTestSupport
 import Testing
 
@@ -137,7 +138,7 @@ struct LoggingTests {
         #expect(status != 0)
         let lines = errors.split(separator: "\n").map(String.init)
         #expect(lines.contains { $0.hasPrefix("credvault-auth [debug] token: ") }, "the refusal was logged: \(errors)")
-        #expect(!lines.contains(forged), "a forged line: \(errors)")
+        #expect(!lines.contains { $0.hasPrefix(forged) }, "a forged line: \(errors)")
         #expect(!errors.unicodeScalars.contains("\u{1B}"), "a terminal escape reached stderr: \(errors)")
         for line in lines { #expect(line.hasPrefix("credvault-auth [") || line.hasPrefix("credvault: "), "\(line)") }
     }
