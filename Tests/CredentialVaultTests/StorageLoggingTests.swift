@@ -37,6 +37,17 @@ import Testing
         }
     }
 
+    /// Puts another vault's commit records, snapshot and journal (its MACs included) in
+    /// `store`'s file: a file that fails its authentication.
+    private func tamper(_ store: SealedFileStore) throws {
+        let other = try create("other/v.cvault")
+        try store.save(Data("AAAA".utf8), for: key, options: .portable)
+        try other.save(Data("BBBB".utf8), for: key, options: .portable)
+        var bytes = try TestVault.bytes(store.url)
+        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(other.url)[CommitRecord.offsets[0]...])
+        try TestVault.write(bytes, to: store.url)
+    }
+
     private func entries(containing text: String) -> [LogCapture.Entry] { capture.entries.filter { $0.message.contains(text) } }
 
     @Test("routine writes log nothing (waits below the threshold included)")
@@ -86,13 +97,7 @@ import Testing
     @Test("a vault file that fails its authentication is refused and logged at warning")
     func tamperingIsLogged() throws {
         let a = try create("a/v.cvault")
-        let b = try create("b/v.cvault")
-        try a.save(Data("AAAA".utf8), for: key, options: .portable)
-        try b.save(Data("BBBB".utf8), for: key, options: .portable)
-        // b's commit records, snapshot and journal (its MACs included) in a's file.
-        var bytes = try TestVault.bytes(a.url)
-        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(b.url)[CommitRecord.offsets[0]...])
-        try TestVault.write(bytes, to: a.url)
+        try tamper(a)
         #expect(throws: CredentialVaultError.tampered) {
             _ = try SealedFileStore.open(at: a.url, secret: .passphrase(TestVault.passphrase), configuration: self.configuration())
         }
@@ -142,13 +147,7 @@ import Testing
         configuration.logger = Logger(label: "held", factory: { _ in HeldLogHandler(hold: held) })
         let a = try SealedFileStore.create(
             at: dir.path("a/v.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: configuration)
-        let b = try create("b/v.cvault")
-        try a.save(Data("AAAA".utf8), for: key, options: .portable)
-        try b.save(Data("BBBB".utf8), for: key, options: .portable)
-        // b's commit records, snapshot and journal in a's file, under the open store a.
-        var bytes = try TestVault.bytes(a.url)
-        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(b.url)[CommitRecord.offsets[0]...])
-        try TestVault.write(bytes, to: a.url)
+        try tamper(a)  // under the open store
         let key = self.key
         let first = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

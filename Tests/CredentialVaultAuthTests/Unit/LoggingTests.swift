@@ -122,18 +122,8 @@ struct LoggingTests {
     @Test("credvault's stderr log lines show a provider's text escaped: it can forge no line and send no terminal escape")
     func stderrLinesCannotBeForged() async throws {
         let forged = "credvault-auth [info] client-credentials: new access token cached"
-        let base = Mutex<String>("")
-        let provider = try StubProvider { request in
-            let issuer = base.withLock { $0 }
-            switch request.path {
-            case "/.well-known/openid-configuration":
-                return .json(#"{"issuer":"\#(issuer)","token_endpoint":"\#(issuer)/token","jwks_uri":"\#(issuer)/jwks"}"#)
-            case "/token":
-                return .json(#"{"error":"invalid_scope","error_description":"refused\n\#(forged)\u001b[2K"}"#, status: 400)
-            default: return .notFound
-            }
-        }
-        base.withLock { $0 = provider.base }
+        let provider = try ServiceTokenCLI.provider(
+            answer: .json(#"{"error":"invalid_scope","error_description":"refused\n\#(forged)\u001b[2K"}"#, status: 400))
         let (status, _, errors) = try await ServiceTokenCLI.run(provider, extra: ["--log-level", "debug"])
         #expect(status != 0)
         let lines = errors.split(separator: "\n").map(String.init)
