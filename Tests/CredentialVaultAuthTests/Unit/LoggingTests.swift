@@ -133,6 +133,23 @@ struct LoggingTests {
         for line in lines { #expect(line.hasPrefix("credvault-auth [") || line.hasPrefix("credvault: "), "\(line)") }
     }
 
+    @Test(
+        "credvault logging to a stderr it cannot write (closed, full, without reader) ends with its own exit code, never a trap",
+        arguments: [CLIChild.Output.closed, .devFull, .brokenPipe])
+    func unwritableStderrNeverTraps(stderr: CLIChild.Output) throws {
+        let unreachable = try ClosedPort()
+        let dir = TempDirectory()
+        let arguments = [
+            "insforge", "signin", "--email", "someone@example.com", "--url", "http://127.0.0.1:\(unreachable.port)", "--log-level", "trace",
+            "--backend", "memory",
+        ]
+        let outcome = try CLIChild.run(
+            arguments, executable: BuiltProducts.full, environment: CLIChild.environment(dir), stdin: Data("password-1\n".utf8),
+            stderr: stderr, timeout: 120)
+        #expect(outcome.signal == nil, "\(stderr): killed by signal \(outcome.signal ?? 0)")
+        #expect(outcome.status == 12, "\(stderr): exit \(outcome.status) (12: the backend could not be reached)")
+    }
+
     @Test("sessions, errors and requests never describe tokens")
     func descriptions() {
         let session = AuthSession(accessToken: Self.jwt, refreshToken: Self.opaque, idToken: Self.jwt, user: AuthUser(subject: "alice"))
