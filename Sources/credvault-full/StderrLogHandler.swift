@@ -20,7 +20,8 @@ struct StderrLogHandler: LogHandler {
     func log(event: LogEvent) {
         let category = TerminalText.escaped(event.metadata?["category"].map { "\($0)" } ?? event.source)
         let line = "credvault-auth [\(event.level.rawValue)] \(category): \(TerminalText.escaped(event.message.description))\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        // Not `FileHandle.write`, which traps when stderr is closed, full or a broken pipe.
+        StandardOutput.writeError(Data(line.utf8))
     }
 
     /// The levels `--log-level` accepts (swift-log's, `notice` aside, as before it was swift-log's).
