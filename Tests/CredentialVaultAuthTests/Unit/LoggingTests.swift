@@ -119,6 +119,21 @@ struct LoggingTests {
         #expect(!capture.text.contains(Self.opaque), "\(capture.text)")
     }
 
+    @Test("every part of the OIDC and InsForge clients logs through the redaction, their HTTP layers included")
+    func everyPartLogsThroughTheRedaction() async throws {
+        let stub = try StubProvider { _ in .notFound }
+        let oidc = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: LogCapture().logger())
+        let insForge = try await InsForgeClient(
+            configuration: InsForgeConfiguration(baseURL: URL(string: stub.base)!, allowsInsecureHTTP: true), store: InMemoryStore(),
+            logger: LogCapture().logger())
+        let loggers = await [
+            ("OIDC client", oidc.logger), ("OIDC provider", oidc.provider.logger), ("OIDC HTTP", oidc.provider.http.logger),
+            ("OIDC sessions", oidc.sessions.logger), ("InsForge client", insForge.logger), ("InsForge API", insForge.api.logger),
+            ("InsForge sessions", insForge.sessions.logger),
+        ]
+        for (part, logger) in loggers { #expect(logger.handler is RedactingLogHandler, "\(part)") }
+    }
+
     @Test("credvault's stderr log lines show a provider's text escaped: it can forge no line and send no terminal escape")
     func stderrLinesCannotBeForged() async throws {
         let forged = "credvault-auth [info] client-credentials: new access token cached"
