@@ -15,7 +15,7 @@ import Synchronization
 /// The first failed write to stdout is remembered: later writes are skipped, and
 /// `CommandLineTool` turns it into exit code 3 with one line on stderr, so a command that
 /// printed into a broken pipe or a full disk never reports success.
-enum StandardOutput {
+package enum StandardOutput {
     /// The `errno` of the first failed write to stdout, if any.
     static var failure: Int32? { firstFailure.withLock { $0 } }
 
@@ -33,7 +33,7 @@ enum StandardOutput {
     }
 
     /// Writes all of `data` to stderr; a failure there cannot be reported and is ignored.
-    static func writeError(_ data: Data) {
+    package static func writeError(_ data: Data) {
         _ = data.withUnsafeBytes { writeAll(2, $0) }
     }
 

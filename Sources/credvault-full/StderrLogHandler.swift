@@ -4,7 +4,10 @@ import Logging
 
 /// Where the auth commands log: one line per message on standard error,
 /// `credvault-auth [level] category: message`. The auth client redacts each message and its
-/// metadata before it gets here.
+/// metadata before it gets here; here their control characters are escaped (`TerminalText`, as
+/// in every other stderr line of credvault's), since a message carries a provider's text (its
+/// error codes and descriptions), which could otherwise forge a line or send the terminal an
+/// escape sequence.
 struct StderrLogHandler: LogHandler {
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
@@ -15,9 +18,10 @@ struct StderrLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let category = event.metadata?["category"].map { "\($0)" } ?? event.source
-        let line = "credvault-auth [\(event.level.rawValue)] \(category): \(event.message)\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        let category = TerminalText.escaped(event.metadata?["category"].map { "\($0)" } ?? event.source)
+        let line = "credvault-auth [\(event.level.rawValue)] \(category): \(TerminalText.escaped(event.message.description))\n"
+        // Not `FileHandle.write`, which traps when stderr is closed, full or a broken pipe.
+        StandardOutput.writeError(Data(line.utf8))
     }
 
     /// The levels `--log-level` accepts (swift-log's, `notice` aside, as before it was swift-log's).

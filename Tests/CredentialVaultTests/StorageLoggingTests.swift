@@ -1,6 +1,7 @@
 import CredentialVaultTestSupport
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 @testable import CredentialVault
@@ -34,6 +35,17 @@ import Testing
         for secret in [key.service, key.account, String(decoding: value, as: UTF8.self), TestVault.passphrase] {
             #expect(!capture.text.contains(secret), "\(capture.text)")
         }
+    }
+
+    /// Puts another vault's commit records, snapshot and journal (its MACs included) in
+    /// `store`'s file: a file that fails its authentication.
+    private func tamper(_ store: SealedFileStore) throws {
+        let other = try create("other/v.cvault")
+        try store.save(Data("AAAA".utf8), for: key, options: .portable)
+        try other.save(Data("BBBB".utf8), for: key, options: .portable)
+        var bytes = try TestVault.bytes(store.url)
+        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(other.url)[CommitRecord.offsets[0]...])
+        try TestVault.write(bytes, to: store.url)
     }
 
     private func entries(containing text: String) -> [LogCapture.Entry] { capture.entries.filter { $0.message.contains(text) } }
@@ -85,13 +97,7 @@ import Testing
     @Test("a vault file that fails its authentication is refused and logged at warning")
     func tamperingIsLogged() throws {
         let a = try create("a/v.cvault")
-        let b = try create("b/v.cvault")
-        try a.save(Data("AAAA".utf8), for: key, options: .portable)
-        try b.save(Data("BBBB".utf8), for: key, options: .portable)
-        // b's commit records, snapshot and journal (its MACs included) in a's file.
-        var bytes = try TestVault.bytes(a.url)
-        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(b.url)[CommitRecord.offsets[0]...])
-        try TestVault.write(bytes, to: a.url)
+        try tamper(a)
         #expect(throws: CredentialVaultError.tampered) {
             _ = try SealedFileStore.open(at: a.url, secret: .passphrase(TestVault.passphrase), configuration: self.configuration())
         }
@@ -133,9 +139,63 @@ import Testing
         expectNoCredentialInTheLog()
     }
 
+    @Test("a log handler slow to return holds up no other call on the store (a refusal is logged outside the store's lock)")
+    func slowHandlerHoldsUpNoOtherCall() throws {
+        let held = HeldLogHandler.Hold()
+        var configuration = configuration()
+        configuration.lockWaitLogThreshold = .seconds(3600)
+        configuration.logger = Logger(label: "held", factory: { _ in HeldLogHandler(hold: held) })
+        let a = try SealedFileStore.create(
+            at: dir.path("a/v.cvault"), secret: .passphrase(TestVault.passphrase), kdf: TestVault.kdf, configuration: configuration)
+        try tamper(a)  // under the open store
+        let key = self.key
+        let first = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            _ = try? a.load(key)
+            first.signal()
+        }
+        defer {
+            held.release.signal()
+            _ = first.wait(timeout: .now() + 60)
+        }
+        try #require(held.entered.wait(timeout: .now() + 60) == .success, "the refusal reached the handler")
+        // The handler holds the first call's refusal: another call on the store must not wait for it.
+        let second = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            _ = try? a.listKeys(service: nil)
+            second.signal()
+        }
+        #expect(second.wait(timeout: .now() + 30) == .success, "another call on the store waited for the log handler")
+    }
+
     @Test("silent by default: a configuration given no logger has swift-log's no-op handler")
     func silentByDefault() {
         #expect(SealedFileConfiguration().logger.handler is SwiftLogNoOpLogHandler)
         #expect(SealedFileConfiguration().lockWaitLogThreshold == .seconds(1))
+    }
+}
+
+/// A log handler that holds the first warning it gets until the test releases it (an
+/// application's handler that is slow to return: a full pipe, a remote sink).
+private struct HeldLogHandler: LogHandler {
+    final class Hold: Sendable {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let first = Mutex(true)
+    }
+
+    let hold: Hold
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard event.level == .warning, hold.first.withLock({ first in defer { first = false }; return first }) else { return }
+        hold.entered.signal()
+        _ = hold.release.wait(timeout: .now() + 120)
     }
 }

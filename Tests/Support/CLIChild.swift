@@ -5,18 +5,18 @@ import Glibc
 #endif
 
 /// Runs `credvault` (or `credvault-full`, or any other program) to its end as a real child
-/// process, with exactly the standard output a test asks for: a pipe, `/dev/full`, a closed descriptor, or a pipe whose reader has
-/// already gone. `posix_spawn` directly, because Foundation's `Process` cannot start a child
+/// process, with exactly the standard output and standard error a test asks for: a pipe,
+/// `/dev/full`, a closed descriptor, or a pipe whose reader has already gone. `posix_spawn` directly, because Foundation's `Process` cannot start a child
 /// with a closed stdout. The child gets default signal dispositions and an empty signal mask,
 /// as from a shell.
 package enum CLIChild {
-    /// Where the child's stdout goes.
+    /// Where the child's stdout (or stderr) goes.
     package enum Output: CustomStringConvertible {
         /// A pipe the test reads to the end.
         case pipe
         /// `/dev/full`: every write fails with `ENOSPC`.
         case devFull
-        /// Descriptor 1 closed: every write fails with `EBADF`.
+        /// The descriptor closed: every write fails with `EBADF`.
         case closed
         /// A pipe whose read end is closed before the child starts: `SIGPIPE` / `EPIPE`.
         case brokenPipe
@@ -25,7 +25,7 @@ package enum CLIChild {
             switch self {
             case .pipe: "a pipe"
             case .devFull: "/dev/full"
-            case .closed: "a closed stdout"
+            case .closed: "a closed descriptor"
             case .brokenPipe: "a pipe without reader"
             }
         }
@@ -59,17 +59,19 @@ package enum CLIChild {
     /// Runs `executable ARGUMENTS` (`argv` given as raw bytes, so tests can pass bytes that are
     /// not UTF-8) in `directory`, feeding `stdin` (or the file `stdinFile`, for input larger
     /// than a pipe holds), and waits for it: at most `timeout` seconds (a ceiling for a hang,
-    /// not a speed), then it is killed with `SIGKILL`.
+    /// not a speed), then it is killed with `SIGKILL`. `Outcome.stderr` is empty unless
+    /// `stderr` is `.pipe`.
     package static func run(
         rawArguments: [[UInt8]], executable: URL = BuiltProducts.credvault, environment: [String: String],
-        directory: URL? = nil, stdin: Data = Data(), stdinFile: URL? = nil, stdout: Output = .pipe, timeout: Double = 300
+        directory: URL? = nil, stdin: Data = Data(), stdinFile: URL? = nil, stdout: Output = .pipe, stderr: Output = .pipe,
+        timeout: Double = 300
     ) throws -> Outcome {
         // Close-on-exec from birth: no child of a test running in parallel inherits them.
         guard let inputPipe = Descriptors.pipe(), let outputPipe = Descriptors.pipe(), let errorsPipe = Descriptors.pipe() else {
             throw POSIXError(.EMFILE)
         }
         var input = [inputPipe.read, inputPipe.write], output = [outputPipe.read, outputPipe.write]
-        let errors = [errorsPipe.read, errorsPipe.write]
+        var errors = [errorsPipe.read, errorsPipe.write]
         // The secret fits the pipe buffer: written before the child starts, so no thread is needed.
         precondition(stdin.count < 65536)
         stdin.withUnsafeBytes { _ = Glibc.write(input[1], $0.baseAddress, $0.count) }
@@ -83,16 +85,8 @@ package enum CLIChild {
         } else {
             posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         }
-        switch stdout {
-        case .pipe: posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        case .devFull: posix_spawn_file_actions_addopen(&actions, 1, "/dev/full", O_WRONLY, 0)
-        case .closed: posix_spawn_file_actions_addclose(&actions, 1)
-        case .brokenPipe:
-            close(output[0])
-            output[0] = -1
-            posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        }
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+        attach(stdout, to: 1, pipe: &output, &actions)
+        attach(stderr, to: 2, pipe: &errors, &actions)
         Descriptors.closeInChild(from: 3, &actions)
 
         var attributes = ShellLikeSpawn.attributes()
@@ -120,7 +114,7 @@ package enum CLIChild {
         close(errors[1])
         guard spawned == 0 else {
             if output[0] >= 0 { close(output[0]) }
-            close(errors[0])
+            if errors[0] >= 0 { close(errors[0]) }
             throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL)
         }
         // A child that hangs is killed (and then reported by its signal), never waited for forever.
@@ -136,14 +130,29 @@ package enum CLIChild {
             stdout: out, stderr: String(decoding: err, as: UTF8.self))
     }
 
+    /// The child's descriptor `fd` (1 or 2) as `output` says; `pipe` is the test's pipe for it
+    /// (its read end closed, and set to -1, for `.brokenPipe`).
+    private static func attach(_ output: Output, to fd: Int32, pipe: inout [Int32], _ actions: inout posix_spawn_file_actions_t) {
+        switch output {
+        case .pipe: posix_spawn_file_actions_adddup2(&actions, pipe[1], fd)
+        case .devFull: posix_spawn_file_actions_addopen(&actions, fd, "/dev/full", O_WRONLY, 0)
+        case .closed: posix_spawn_file_actions_addclose(&actions, fd)
+        case .brokenPipe:
+            close(pipe[0])
+            pipe[0] = -1
+            posix_spawn_file_actions_adddup2(&actions, pipe[1], fd)
+        }
+    }
+
     /// `run` with UTF-8 arguments.
     package static func run(
         _ arguments: [String], executable: URL = BuiltProducts.credvault, environment: [String: String],
-        directory: URL? = nil, stdin: Data = Data(), stdinFile: URL? = nil, stdout: Output = .pipe, timeout: Double = 300
+        directory: URL? = nil, stdin: Data = Data(), stdinFile: URL? = nil, stdout: Output = .pipe, stderr: Output = .pipe,
+        timeout: Double = 300
     ) throws -> Outcome {
         try run(
             rawArguments: arguments.map { Array($0.utf8) }, executable: executable, environment: environment, directory: directory,
-            stdin: stdin, stdinFile: stdinFile, stdout: stdout, timeout: timeout)
+            stdin: stdin, stdinFile: stdinFile, stdout: stdout, stderr: stderr, timeout: timeout)
     }
 
     /// Runs the program at `path` with this process's environment, `overrides` applied (a

@@ -14,18 +14,24 @@ extension SealedFileStore {
     /// append after the committed end).
     /// A file replaced by another one of the same vault is also asked about at the custodians
     /// of `configuration` that may hold its counter since a move (`refuseIfAnchoredElsewhere`).
+    ///
+    /// What it refuses is also left in `refused`, for the caller to log (`logRefusal`) once it
+    /// has let go of the store's state lock: the application's log handler never runs under
+    /// it (a slow handler would hold up every other call on the store, and one that used the
+    /// store would take the lock again on the same thread).
     static func refresh(
-        _ state: inout State, location: FileLocation, configuration: SealedFileConfiguration, verify: Bool = false
+        _ state: inout State, location: FileLocation, configuration: SealedFileConfiguration, verify: Bool = false,
+        refused: inout CredentialVaultError?
     ) throws(CredentialVaultError) {
         do throws(CredentialVaultError) {
             try catchUp(&state, location: location, configuration: configuration, verify: verify)
         } catch {
-            configuration.logRefusal(error, vault: location.path)
+            refused = error
             throw error
         }
     }
 
-    /// `refresh`, without logging what it refuses.
+    /// `refresh`, without keeping what it refuses.
     private static func catchUp(
         _ state: inout State, location: FileLocation, configuration: SealedFileConfiguration, verify: Bool
     ) throws(CredentialVaultError) {
@@ -117,9 +123,11 @@ extension SealedFileStore {
 
     /// Reads the current state (re-reading the file if it changed).
     func read<R>(_ body: (inout State) throws(CredentialVaultError) -> R) throws(CredentialVaultError) -> R {
-        try state.withLock { (s) throws(CredentialVaultError) -> R in
+        var refused: CredentialVaultError?
+        defer { if let refused { configuration.logRefusal(refused, vault: location.path) } }
+        return try state.withLock { (s) throws(CredentialVaultError) -> R in
             defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
-            try Self.refresh(&s, location: location, configuration: configuration)
+            try Self.refresh(&s, location: location, configuration: configuration, refused: &refused)
             return try body(&s)
         }
     }
@@ -170,10 +178,12 @@ extension SealedFileStore {
     ) throws(CredentialVaultError) -> R {
         let now = configuration.clock.now()
         var counterFailure: CredentialVaultError?
+        var refused: CredentialVaultError?
+        defer { if let refused { configuration.logRefusal(refused, vault: location.path) } }
         let (result, wrote) = try state.withLock { (s) throws(CredentialVaultError) -> (R, Bool) in
             defer { headerSummary.withLock { $0 = Self.summary(of: s.contents.header) } }
             s.checkedCounter = nil
-            try Self.refresh(&s, location: location, configuration: configuration, verify: true)
+            try Self.refresh(&s, location: location, configuration: configuration, verify: true, refused: &refused)
             // The draft takes over the record table (so that changing it copies nothing) and
             // keeps an undo log of the records it changes; everything else is small and saved.
             let before = (

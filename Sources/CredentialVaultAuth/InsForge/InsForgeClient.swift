@@ -40,7 +40,9 @@ public final class InsForgeClient: Sendable {
         self.store = store
         self.logger = logger.redacting
         self.clock = clock
-        self.api = InsForgeAPI(configuration: configuration, transport: transport, logger: logger)
+        // `self.logger`, not the parameter: the API logs the backend's error answers, which pass
+        // through the redaction like every other record.
+        self.api = InsForgeAPI(configuration: configuration, transport: transport, logger: self.logger)
         self.sessions = await SessionManager(
             refresher: InsForgeRefresher(api: api, clock: clock), store: store, key: configuration.sessionKey,
             storageOptions: StorageOptions(accessibility: configuration.sessionAccessibility),

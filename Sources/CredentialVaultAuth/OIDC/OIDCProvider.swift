@@ -17,8 +17,10 @@ struct OIDCProvider: Sendable {
         self.clock = clock
         self.logger = logger.redacting
         self.keySets = KeySetCache(clock: clock)
+        // `self.logger`, not the parameter: the HTTP layer logs provider answers (error codes,
+        // discovery, keys), which pass through the redaction like every other record.
         self.http = OAuthEndpointClient(
-            transport: transport, timeout: configuration.requestTimeout, logger: logger,
+            transport: transport, timeout: configuration.requestTimeout, logger: self.logger,
             bareBadRequestIsInvalidGrant: configuration.bareBadRequestIsInvalidGrant)
         self.metadataCache = MetadataCache(issuer: configuration.issuer, preset: configuration.metadata, policy: configuration.endpointPolicy)
     }

@@ -12,15 +12,16 @@ enum ServiceTokenCLI {
     static let secret = "svc-S3CRET-value"
     static let token = "service-token-from-the-provider"
 
-    /// A provider whose discovery document names itself and whose token endpoint hands out `token`.
-    static func provider() throws -> StubProvider {
+    /// A provider whose discovery document names itself and whose token endpoint answers
+    /// `answer` (by default: hands out `token`).
+    static func provider(answer: StubProvider.Reply = .json(#"{"access_token":"\#(ServiceTokenCLI.token)","token_type":"Bearer","expires_in":3600}"#)) throws -> StubProvider {
         let base = Mutex<String>("")
         let stub = try StubProvider { request in
             let issuer = base.withLock { $0 }
             switch request.path {
             case "/.well-known/openid-configuration":
                 return .json(#"{"issuer":"\#(issuer)","token_endpoint":"\#(issuer)/token","jwks_uri":"\#(issuer)/jwks"}"#)
-            case "/token": return .json(#"{"access_token":"\#(token)","token_type":"Bearer","expires_in":3600}"#)
+            case "/token": return answer
             default: return .notFound
             }
         }

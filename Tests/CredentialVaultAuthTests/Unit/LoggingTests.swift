@@ -2,6 +2,7 @@ import Logging
 import Foundation
 import Logging
 import Synchronization
+import CredentialVault
 import CredentialVaultTestSupport
 import Testing
 
@@ -99,6 +100,69 @@ struct LoggingTests {
         #expect(lines.contains { $0.hasPrefix("credvault-auth [trace] http: POST ") }, "\(errors)")
         #expect(token.contains(ServiceTokenCLI.token))
         for secret in [ServiceTokenCLI.token, ServiceTokenCLI.secret] { #expect(!errors.contains(secret)) }
+    }
+
+    @Test("a token endpoint's error answer that echoes the refresh token reaches no log line, at trace")
+    func providerErrorEchoingATokenIsRedacted() async throws {
+        let refreshToken = "rt" + Self.opaque
+        let stub = try StubProvider { request in
+            guard request.path == "/token" else { return .notFound }
+            guard request.form["grant_type"] == "refresh_token" else { return StubOIDC.tokens(refresh: refreshToken) }
+            // A provider that names the token it refuses in its error code (untrusted text).
+            return .json(#"{"error":"\#(request.form["refresh_token"] ?? "")"}"#, status: 400)
+        }
+        let capture = LogCapture()
+        let client = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: capture.logger(level: .trace))
+        try await StubOIDC.signIn(client)
+        await #expect(throws: AuthError.self) { _ = try await client.sessions.getAccessToken(forceRefresh: true) }
+        #expect(capture.entries.contains { $0.metadata["category"] == "token" }, "the refusal was logged: \(capture.text)")
+        #expect(!capture.text.contains(Self.opaque), "\(capture.text)")
+    }
+
+    @Test("every part of the OIDC and InsForge clients logs through the redaction, their HTTP layers included")
+    func everyPartLogsThroughTheRedaction() async throws {
+        let stub = try StubProvider { _ in .notFound }
+        let oidc = try await OIDCClient(configuration: StubOIDC.configuration(stub), store: InMemoryStore(), logger: LogCapture().logger())
+        let insForge = try await InsForgeClient(
+            configuration: InsForgeConfiguration(baseURL: URL(string: stub.base)!, allowsInsecureHTTP: true), store: InMemoryStore(),
+            logger: LogCapture().logger())
+        let loggers = await [
+            ("OIDC client", oidc.logger), ("OIDC provider", oidc.provider.logger), ("OIDC HTTP", oidc.provider.http.logger),
+            ("OIDC sessions", oidc.sessions.logger), ("InsForge client", insForge.logger), ("InsForge API", insForge.api.logger),
+            ("InsForge sessions", insForge.sessions.logger),
+        ]
+        for (part, logger) in loggers { #expect(logger.handler is RedactingLogHandler, "\(part)") }
+    }
+
+    @Test("credvault's stderr log lines show a provider's text escaped: it can forge no line and send no terminal escape")
+    func stderrLinesCannotBeForged() async throws {
+        let forged = "credvault-auth [info] client-credentials: new access token cached"
+        let provider = try ServiceTokenCLI.provider(
+            answer: .json(#"{"error":"invalid_scope","error_description":"refused\n\#(forged)\u001b[2K"}"#, status: 400))
+        let (status, _, errors) = try await ServiceTokenCLI.run(provider, extra: ["--log-level", "debug"])
+        #expect(status != 0)
+        let lines = errors.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix("credvault-auth [debug] token: ") }, "the refusal was logged: \(errors)")
+        #expect(!lines.contains { $0.hasPrefix(forged) }, "a forged line: \(errors)")
+        #expect(!errors.unicodeScalars.contains("\u{1B}"), "a terminal escape reached stderr: \(errors)")
+        for line in lines { #expect(line.hasPrefix("credvault-auth [") || line.hasPrefix("credvault: "), "\(line)") }
+    }
+
+    @Test(
+        "credvault logging to a stderr it cannot write (closed, full, without reader) ends with its own exit code, never a trap",
+        arguments: [CLIChild.Output.closed, .devFull, .brokenPipe])
+    func unwritableStderrNeverTraps(stderr: CLIChild.Output) throws {
+        let unreachable = try ClosedPort()
+        let dir = TempDirectory()
+        let arguments = [
+            "insforge", "signin", "--email", "someone@example.com", "--url", "http://127.0.0.1:\(unreachable.port)", "--log-level", "trace",
+            "--backend", "memory",
+        ]
+        let outcome = try CLIChild.run(
+            arguments, executable: BuiltProducts.full, environment: CLIChild.environment(dir), stdin: Data("password-1\n".utf8),
+            stderr: stderr, timeout: 120)
+        #expect(outcome.signal == nil, "\(stderr): killed by signal \(outcome.signal ?? 0)")
+        #expect(outcome.status == 12, "\(stderr): exit \(outcome.status) (12: the backend could not be reached)")
     }
 
     @Test("sessions, errors and requests never describe tokens")
