@@ -169,7 +169,8 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultTesting", "CredentialVaultTestPlans", "credvault-testhelper", "credvault", "credvault-full",
-                .product(name: "Logging", package: "swift-log"),
+                "CredentialVaultCredentialServer", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
