@@ -88,7 +88,7 @@ struct SessionRefreshServiceTests {
 
     @Test("a graceful shutdown while the loop waits stops it at once, and nothing starts it again")
     func shutdownWhileWaiting() async throws {
-        let setup = try await Setup(proactive: true, passing: 0)
+        let setup = try await Setup(proactive: false, passing: 0)  // the service starts the loop: the group runs
         let ended = Arrivals()
         let (group, running) = Self.start(SessionRefreshService(manager: setup.client.sessions), ended: ended)
         #expect(await setup.waits.began.reached(1), "the loop waits for the refresh margin")
@@ -97,9 +97,10 @@ struct SessionRefreshServiceTests {
         #expect(await setup.waits.stopped.reached(1), "its wait was cut")
         #expect(setup.waitingForRefresh.count == 0)
 
-        // A sign-in with proactive refresh would start the loop; after the shutdown it does not.
-        try await setup.client.sessions.establish(AuthSession(accessToken: "at-new", refreshToken: "rt-new", expiresAt: Date().addingTimeInterval(60)))
+        // What a sign-in with proactive refresh calls; after the shutdown it starts nothing.
+        await setup.client.sessions.startAutoRefresh()
         #expect(await setup.client.sessions.autoRefresh == nil)
+        try await setup.client.sessions.establish(AuthSession(accessToken: "at-new", refreshToken: "rt-new", expiresAt: Date().addingTimeInterval(60)))
         #expect(setup.stub.requests(to: "/token").isEmpty)
         #expect(try await setup.storedInVault()?.refreshToken == "rt-new")
     }
