@@ -160,7 +160,12 @@ let package = Package(
         // What several test targets share: latches, ceilings, process spawners, line readers.
         .systemLibrary(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         .target(
-            name: "CredentialVaultTestSupport", dependencies: ["CredentialVaultTesting", "CTestSpawn", .product(name: "Logging", package: "swift-log")], path: "Tests/Support", swiftSettings: strict),
+            name: "CredentialVaultTestSupport",
+            dependencies: [
+                "CredentialVaultTesting", "CTestSpawn", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+            ],
+            path: "Tests/Support", swiftSettings: strict),
         .target(name: "CredentialVaultTestPlans", dependencies: ["CredentialVault"], path: "Tests/Plans", swiftSettings: strict),
         .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultTestPlans"], path: "Tests/Helper", swiftSettings: strict),
 

@@ -1,3 +1,4 @@
+import CLinuxCalls
 import CredentialVault
 import Synchronization
 #if canImport(Glibc)
@@ -24,11 +25,7 @@ extension CredentialServer {
         /// A stop no one has asked for yet.
         public init() throws(CredentialVaultError) {
             var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else { throw .io("cannot create a pipe: \(String(cString: strerror(errno)))") }
-            for end in ends {
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            }
+            guard cl_pipe_cloexec_nonblock(&ends) == 0 else { throw .io("cannot create a pipe: \(String(cString: strerror(errno)))") }
             readEnd = ends[0]
             writeEnd = ends[1]
         }

@@ -1,3 +1,4 @@
+import CLinuxCalls
 import CredentialVault
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -77,10 +78,10 @@ struct ServingLoop {
             clients = remaining
             if accepting && !draining && fds[1].revents != 0 {
                 while clients.count < maxClients {
-                    // `accept4` is not exported to Swift: the flags are set right after (this
-                    // process starts no other program while it serves).
-                    let fd = accept(socket.fd, nil, nil)
-                    if fd >= 0 { Self.makeNonBlocking(fd) }
+                    // Close-on-exec from the start: in an application, another thread may
+                    // start a program at any moment, which must never inherit a connection
+                    // (it could answer systemd in this server's place).
+                    let fd = cl_accept_cloexec_nonblock(socket.fd)
                     if fd < 0 {
                         if errno == EINTR || errno == ECONNABORTED { continue }
                         if errno != EAGAIN && errno != EWOULDBLOCK {
@@ -176,12 +177,6 @@ struct ServingLoop {
 
     private func refuse(_ request: PeerAddress, pid: Int32, _ why: String) {
         log("refused \(request.credential) to \(request.unit) (pid \(pid)): \(why)")
-    }
-
-    /// Close-on-exec and non-blocking (what `accept4` would have set).
-    static func makeNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
     /// Milliseconds from `now` until `deadline`, rounded up, within 0 ... Int32.max.

@@ -65,16 +65,6 @@ final class CredentialServerServiceTests {
             configuration: .init(socketPath: socket, credentials: map, clientTimeout: .seconds(120)), store: store, log: { log.append($0) })
     }
 
-    /// A group running `service`; `ended` arrives when its `run()` returned.
-    static func start(_ service: some Service, ended: Arrivals) -> (ServiceGroup, Task<Void, any Error>) {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: LogCapture().logger()))
-        let running = Task {
-            defer { ended.arrive() }
-            try await group.run()
-        }
-        return (group, running)
-    }
-
     /// A client of `big` that has received its first bytes: being answered, and waiting for it to read on.
     func stalledClient() -> Int32 {
         let fd = AbstractClient.connect(socket, from: .systemd(unit: "slow.service", credential: "big"))
@@ -86,7 +76,7 @@ final class CredentialServerServiceTests {
     func gracefulShutdownFinishesClients() async throws {
         let server = try server()
         let ended = Arrivals()
-        let (group, running) = Self.start(server, ended: ended)
+        let (group, running) = startServiceGroup([server], ended: ended)
         #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Self.small)
         let stalled = stalledClient()
         var first = [UInt8](repeating: 0, count: 1)
@@ -108,7 +98,7 @@ final class CredentialServerServiceTests {
     func cancellationReturnsAtOnce() async throws {
         let server = try server()
         let ended = Arrivals()
-        let (_, running) = Self.start(server, ended: ended)
+        let (_, running) = startServiceGroup([server], ended: ended)
         let stalled = stalledClient()
         var first = [UInt8](repeating: 0, count: 1)
         #expect(read(stalled, &first, 1) == 1)

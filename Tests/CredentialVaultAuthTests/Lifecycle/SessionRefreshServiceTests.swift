@@ -52,22 +52,12 @@ struct SessionRefreshServiceTests {
         }
     }
 
-    /// A group running `service`; `ended` arrives when its `run()` returned.
-    static func start(_ service: some Service, ended: Arrivals) -> (ServiceGroup, Task<Void, any Error>) {
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [service], logger: LogCapture().logger()))
-        let running = Task {
-            defer { ended.arrive() }
-            try await group.run()
-        }
-        return (group, running)
-    }
-
     @Test("a shutdown during a background refresh returns only once the rotated tokens are stored",
           arguments: [true, false])
     func refreshInFlightIsStored(graceful: Bool) async throws {
         let setup = try await Setup(proactive: false, passing: 1)  // the first wait passes: the session is due
         let ended = Arrivals()
-        let (group, running) = Self.start(SessionRefreshService(manager: setup.client.sessions), ended: ended)
+        let (group, running) = startServiceGroup([SessionRefreshService(manager: setup.client.sessions)], ended: ended)
         #expect(await setup.transport.refreshes.reached(1), "the service started the refresh; the provider's answer is held")
         if graceful { await group.triggerGracefulShutdown() } else { running.cancel() }
 
@@ -90,7 +80,7 @@ struct SessionRefreshServiceTests {
     func shutdownWhileWaiting() async throws {
         let setup = try await Setup(proactive: false, passing: 0)  // the service starts the loop: the group runs
         let ended = Arrivals()
-        let (group, running) = Self.start(SessionRefreshService(manager: setup.client.sessions), ended: ended)
+        let (group, running) = startServiceGroup([SessionRefreshService(manager: setup.client.sessions)], ended: ended)
         #expect(await setup.waits.began.reached(1), "the loop waits for the refresh margin")
         await group.triggerGracefulShutdown()
         try await running.value
