@@ -37,6 +37,9 @@ let package = Package(
         // A swift-configuration provider that reads credentials from any vault backend (trait
         // `Configuration`: without it the module is empty and swift-configuration is not fetched).
         .library(name: "CredentialVaultConfiguration", targets: ["CredentialVaultConfiguration"]),
+        // The server behind `credvault serve-credentials`, for applications that hand their own
+        // credentials to systemd units (with the `ServiceLifecycle` trait, a `Service`).
+        .library(name: "CredentialVaultCredentialServer", targets: ["CredentialVaultCredentialServer"]),
         .executable(name: "credvault", targets: ["credvault"]),
         .executable(name: "credvault-full", targets: ["credvault-full"]),
     ],
@@ -118,7 +121,16 @@ let package = Package(
         // lean `credvault` (file and memory backends; the Swift libraries linked statically in
         // release, so that it starts in a few milliseconds), and `credvault-full` with every
         // command and backend, to which `credvault` hands over the rest (execv, git-style).
-        .target(name: "CredentialVaultCLI", dependencies: ["CredentialVault", "CLinuxCalls"], swiftSettings: strict),
+        // The credential server: CredentialVault and CLinuxCalls only (the lean CLI links it), and
+        // swift-service-lifecycle for its `Service` when the trait is on.
+        .target(
+            name: "CredentialVaultCredentialServer",
+            dependencies: [
+                "CredentialVault", "CLinuxCalls",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+            ],
+            swiftSettings: strict),
+        .target(name: "CredentialVaultCLI", dependencies: ["CredentialVault", "CLinuxCalls", "CredentialVaultCredentialServer"], swiftSettings: strict),
         .executableTarget(
             name: "credvault",
             dependencies: ["CredentialVault", "CredentialVaultCLI"],
@@ -148,7 +160,12 @@ let package = Package(
         // What several test targets share: latches, ceilings, process spawners, line readers.
         .systemLibrary(name: "CTestSpawn", path: "Tests/CTestSpawn"),
         .target(
-            name: "CredentialVaultTestSupport", dependencies: ["CredentialVaultTesting", "CTestSpawn", .product(name: "Logging", package: "swift-log")], path: "Tests/Support", swiftSettings: strict),
+            name: "CredentialVaultTestSupport",
+            dependencies: [
+                "CredentialVaultTesting", "CTestSpawn", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+            ],
+            path: "Tests/Support", swiftSettings: strict),
         .target(name: "CredentialVaultTestPlans", dependencies: ["CredentialVault"], path: "Tests/Plans", swiftSettings: strict),
         .executableTarget(name: "credvault-testhelper", dependencies: ["CredentialVault", "CredentialVaultTestPlans"], path: "Tests/Helper", swiftSettings: strict),
 
@@ -157,7 +174,8 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultTesting", "CredentialVaultTestPlans", "credvault-testhelper", "credvault", "credvault-full",
-                .product(name: "Logging", package: "swift-log"),
+                "CredentialVaultCredentialServer", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict),
@@ -168,6 +186,7 @@ let package = Package(
                 "CredentialVaultTestSupport",
                 "CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full",
                 "credvault-pghelper", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ],
             swiftSettings: strict),
         // Runs Secret Service operations in a process of its own, on another D-Bus bus than the

@@ -6,19 +6,41 @@ import Foundation
 /// no refresh token, the store unreadable: the state then says why).
 extension SessionManager {
     /// Starts refreshing in the background when the margin is reached (done automatically
-    /// after a sign-in, a `getSession()` or a `reload()` when `proactiveRefresh` is set).
+    /// after a sign-in, a `getSession()` or a `reload()` when `proactiveRefresh` is set). Does
+    /// nothing after `finishAutoRefresh()`.
     public func startAutoRefresh() {
-        guard autoRefresh == nil else { return }
+        guard autoRefresh == nil, !autoRefreshFinished else { return }
         nextID += 1
         let id = nextID
         let box = WeakSessionManager(self)
         autoRefresh = (id, Task { await Self.autoRefreshLoop(box, id: id) })
     }
 
-    /// Stops the background refresh.
+    /// Stops the background refresh. A refresh already in flight is not cancelled: it runs on
+    /// to its end (and stores its result), which this call does not wait for (see
+    /// `finishAutoRefresh()`).
     public func stopAutoRefresh() {
         autoRefresh?.task.cancel()
         autoRefresh = nil
+    }
+
+    /// Stops the background refresh for good and returns once no refresh is in flight
+    /// (background or on demand): its result is stored, or discarded after a sign-out. What a
+    /// process does before it exits: a refresh cut off by the exit could leave the provider's
+    /// rotated refresh token unsaved, and the user signed out. Nothing starts the background
+    /// refresh again afterwards (`startAutoRefresh()`, sign-ins and calls with
+    /// `proactiveRefresh` included); on-demand refreshes still run. The wait ends with the
+    /// refresh, which its request timeouts and retry policy bound; it is not cancellable, since
+    /// cancelling it would cut the refresh it waits for short.
+    public func finishAutoRefresh() async {
+        autoRefreshFinished = true
+        stopAutoRefresh()
+        // `refreshEnded` clears `inFlight` before the task returns; a refresh an on-demand
+        // caller started meanwhile is waited for too.
+        while let running = inFlight?.task {
+            logger.info("stopping: waiting for the refresh in flight to store its result", metadata: ["category": "session"])
+            _ = await running.result
+        }
     }
 
     /// Replaces how the background refresh waits (internal, for tests: see `backgroundSleep`);
@@ -37,6 +59,8 @@ extension SessionManager {
 
     private func backgroundRefresh() async throws(AuthError) {
         let stored = try await requireStored()
+        // Stopped while reading the store: no new refresh is started.
+        if Task.isCancelled { throw .cancelled }
         if schedule.isDue(stored, now: clock.now(), lastRefresh: lastRefresh) {
             _ = try await refresh(seen: stored, force: false)
         }

@@ -55,6 +55,9 @@ public actor SessionManager {
     var inFlight: (id: Int, task: Task<AuthSession, any Error>)?
     var nextID = 0
     var autoRefresh: (id: Int, task: Task<Void, Never>)?
+    /// Set by `finishAutoRefresh()`: the process is shutting down, so nothing starts the
+    /// background refresh again (a sign-in or a call would, with `proactiveRefresh`).
+    var autoRefreshFinished = false
     /// When the last successful refresh of this manager started (the floor of the due rule).
     var lastRefresh: Date?
     /// The lifetime of the last token a refresh for `credentials(minTTL:)` obtained: the

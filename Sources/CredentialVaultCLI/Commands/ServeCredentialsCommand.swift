@@ -10,7 +10,7 @@ import Glibc
 
 /// `credvault serve-credentials --socket PATH --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...`: hands
 /// stored credentials to systemd units through `LoadCredential=CREDNAME:PATH` (see
-/// `CredentialServer`).
+/// `CredentialServer`, of the CredentialVaultCredentialServer library).
 package enum ServeCredentialsCommand: Command {
     package static let name = "serve-credentials"
     package static let summary = "serve credentials to systemd units (LoadCredential=NAME:SOCKET)"
@@ -25,7 +25,8 @@ package enum ServeCredentialsCommand: Command {
         mapped credential is written and the connection closed; a credential or unit that is not
         mapped, a client that is not root or this user, or one without systemd's address gets
         nothing. Every connection is logged on stderr (never a value). Runs until SIGTERM,
-        SIGINT or SIGHUP, then removes the socket. Tells systemd when it listens (Type=notify,
+        SIGINT or SIGHUP, then stops accepting, finishes writing to the clients being answered
+        (each within the client timeout) and removes the socket. Tells systemd when it listens (Type=notify,
         $NOTIFY_SOCKET).
           --map CREDNAME=SERVICE/ACCOUNT[,UNIT]...
                                  the credential CREDNAME is SERVICE/ACCOUNT in the store (split at
@@ -45,7 +46,7 @@ package enum ServeCredentialsCommand: Command {
         let map = try CredentialMap(args.optionValues["map"] ?? [])
         let timeout = try clientTimeout(args.options["client-timeout"])
         // First, before any other thread exists (see `StopSignals`).
-        let stop = try StopSignals.install()
+        let stop = CredentialServer.Stop(readingFrom: try StopSignals.install())
         guard let store = try vault.openStore(create: false) else {
             io.error("no vault at \(vault.request.vaultURL.path): store the credentials first")
             return ExitCode.notFound
@@ -53,14 +54,10 @@ package enum ServeCredentialsCommand: Command {
         for entry in map.entries where try store.metadata(for: entry.key) == nil {
             io.error("serve-credentials: warning: no credential \(entry.key) is stored yet (\(entry.credential) is refused until it is)")
         }
-        guard let socket = try listen(at: path, io) else { return ExitCode.busy }
-        defer { socket.close() }
-        io.error("serve-credentials: listening on \(path) (\(map.entries.count) mapped)")
-        if let failure = ServiceNotification.ready() { io.error("serve-credentials: \(failure)") }
         // Opened again while serving, never with a prompt: a passphrase asked for at the
         // terminal (--ask-passphrase) would hold every client up until someone typed it.
         let typedAtStart = args.flags.contains("ask-passphrase")
-        let reopening = ReopeningStore(store) {
+        let reopen: @Sendable () throws -> (any TokenStorageAdapter)? = {
             guard !typedAtStart else {
                 throw CredentialVaultError.notAvailable(
                     "the vault changed (rotated, re-keyed or replaced) since its passphrase was typed at this server's start, "
@@ -68,20 +65,27 @@ package enum ServeCredentialsCommand: Command {
             }
             return try vault.openStore(create: false)
         }
-        let server = CredentialServer(socket: socket, map: map, store: reopening, clientTimeout: timeout) { io.error("serve-credentials: \($0)") }
+        let configuration = CredentialServer.Configuration(socketPath: path, credentials: map, clientTimeout: timeout)
+        guard let server = try listen(configuration, store: store, reopen: reopen, io) else { return ExitCode.busy }
+        io.error("serve-credentials: listening on \(path) (\(map.entries.count) mapped)")
+        if let failure = ServiceNotification.ready() { io.error("serve-credentials: \(failure)") }
         try server.run(until: stop)
         io.error("serve-credentials: stopped")
         return ExitCode.success
     }
 
-    /// The socket at `path`; `nil` when another server already listens there, said on stderr
-    /// (`busy` on its own speaks of the vault's lock, which is not what is busy here).
-    private static func listen(at path: String, _ io: TerminalIO) throws(CredentialVaultError) -> ListeningSocket? {
+    /// The server listening at the configured path; `nil` when another server already listens
+    /// there, said on stderr (`busy` on its own speaks of the vault's lock, which is not what is
+    /// busy here).
+    private static func listen(
+        _ configuration: CredentialServer.Configuration, store: any TokenStorageAdapter,
+        reopen: @escaping @Sendable () throws -> (any TokenStorageAdapter)?, _ io: TerminalIO
+    ) throws(CredentialVaultError) -> CredentialServer? {
         do {
-            return try ListeningSocket(path: path)
+            return try CredentialServer(configuration: configuration, store: store, reopen: reopen) { io.error("serve-credentials: \($0)") }
         } catch {
             guard error == .busy else { throw error }
-            io.error("serve-credentials: another server is already listening on \(path): stop it, or give this one another --socket")
+            io.error("serve-credentials: another server is already listening on \(configuration.socketPath): stop it, or give this one another --socket")
             return nil
         }
     }

@@ -1,3 +1,4 @@
+import CLinuxCalls
 import CredentialVault
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -8,15 +9,15 @@ import Foundation
 import Glibc
 #endif
 
-/// The loop of `credvault serve-credentials`: accepts systemd's connections on `socket`, reads
-/// each peer's address (`PeerAddress`), writes the mapped credential's value and closes; refuses
+/// The loop of a `CredentialServer`: accepts systemd's connections on `socket`, reads each
+/// peer's address (`PeerAddress`), writes the mapped credential's value and closes; refuses
 /// (closes without a byte) anything else, logging why, never a value.
 ///
 /// One thread, non-blocking descriptors and `poll`: a client that does not read cannot hold the
 /// others up. Every client has `clientTimeout` to take its value, then it is dropped; at most
 /// `maxClients` are served at once (more wait in the listen backlog). The value is loaded from
 /// the store for each request, so a rotated credential is served at once.
-struct CredentialServer {
+struct ServingLoop {
     /// systemd's limit on a credential (`CREDENTIAL_SIZE_MAX`): a larger value is refused here
     /// rather than cut there.
     static let valueLimit = 1 << 20
@@ -26,19 +27,24 @@ struct CredentialServer {
     /// Opened again when another process replaced or re-keyed the vault.
     let store: ReopeningStore
     let clientTimeout: Duration
-    var maxClients = 64
-    /// Where events go (stderr): names are escaped there, values never passed.
-    let log: (String) -> Void
+    let maxClients: Int
+    /// Where events go: names are escaped there, values never passed.
+    let log: @Sendable (String) -> Void
 
-    /// Serves until `stop` becomes readable (`StopSignals`).
-    func run(until stop: Int32) throws(CredentialVaultError) {
+    /// Serves until `stop` says so. A graceful stop ends accepting (new connections wait in the
+    /// backlog, and are reset when the socket closes) and returns once every client being
+    /// answered has its whole value or was dropped at its deadline: no unit gets a value cut
+    /// short by the stop. An immediate stop returns at once, dropping them.
+    func run(until stop: CredentialServer.Stop) throws(CredentialVaultError) {
         var clients: [ServedClient] = []
         var acceptPausedUntil: ContinuousClock.Instant?
+        var draining = false
         while true {
+            if draining && clients.isEmpty { return }
             let now = ContinuousClock.now
             if let paused = acceptPausedUntil, paused <= now { acceptPausedUntil = nil }
-            let accepting = clients.count < maxClients && acceptPausedUntil == nil
-            var fds = [pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+            let accepting = !draining && clients.count < maxClients && acceptPausedUntil == nil
+            var fds = [pollfd(fd: stop.readEnd, events: Int16(POLLIN), revents: 0)]
             if accepting { fds.append(pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)) }
             fds += clients.map { pollfd(fd: $0.fd, events: Int16(POLLOUT), revents: 0) }
             let wake = (clients.map(\.deadline) + [acceptPausedUntil].compactMap { $0 }).min()
@@ -47,7 +53,15 @@ struct CredentialServer {
                 if errno == EINTR { continue }
                 throw .io("poll failed: \(String(cString: strerror(errno)))")
             }
-            if fds[0].revents != 0 { return }
+            if fds[0].revents != 0 {
+                switch stop.take() {
+                case .immediately: return
+                case .gracefully:
+                    if !draining && !clients.isEmpty { log("stopping: finishing \(clients.count) client(s) being answered") }
+                    draining = true
+                case nil: break
+                }
+            }
             // The clients' events first (their entries follow the listener's, if it was polled).
             let offset = accepting ? 2 : 1
             var remaining: [ServedClient] = []
@@ -62,12 +76,12 @@ struct CredentialServer {
                 }
             }
             clients = remaining
-            if accepting && fds[1].revents != 0 {
+            if accepting && !draining && fds[1].revents != 0 {
                 while clients.count < maxClients {
-                    // `accept4` is not exported to Swift: the flags are set right after (this
-                    // process starts no other program while it serves).
-                    let fd = accept(socket.fd, nil, nil)
-                    if fd >= 0 { Self.makeNonBlocking(fd) }
+                    // Close-on-exec from the start: in an application, another thread may
+                    // start a program at any moment, which must never inherit a connection
+                    // (it could answer systemd in this server's place).
+                    let fd = cl_accept_cloexec_nonblock(socket.fd)
                     if fd < 0 {
                         if errno == EINTR || errno == ECONNABORTED { continue }
                         if errno != EAGAIN && errno != EWOULDBLOCK {
@@ -163,12 +177,6 @@ struct CredentialServer {
 
     private func refuse(_ request: PeerAddress, pid: Int32, _ why: String) {
         log("refused \(request.credential) to \(request.unit) (pid \(pid)): \(why)")
-    }
-
-    /// Close-on-exec and non-blocking (what `accept4` would have set).
-    static func makeNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
     /// Milliseconds from `now` until `deadline`, rounded up, within 0 ... Int32.max.

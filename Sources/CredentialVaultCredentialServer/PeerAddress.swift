@@ -11,18 +11,18 @@ import Glibc
 /// check (`SO_PEERCRED`: root or the server's own user); the address selects the unit, and a
 /// credential mapped to some units only is served when the client's cgroup is that unit's
 /// (`PeerUnit`).
-struct PeerAddress: Sendable, Equatable {
-    let unit: String
-    let credential: String
+package struct PeerAddress: Sendable, Equatable {
+    package let unit: String
+    package let credential: String
 
     /// Why an address is refused (for the log; names are escaped there).
-    enum Refusal: Error, Equatable, CustomStringConvertible {
+    package enum Refusal: Error, Equatable, CustomStringConvertible {
         case unnamed
         case notAbstract
         case truncated
         case malformed(String)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .unnamed: "the client has no address (not systemd: systemd binds one naming the unit)"
             case .notAbstract: "the client's address is a path, not systemd's abstract address"
@@ -33,7 +33,7 @@ struct PeerAddress: Sendable, Equatable {
     }
 
     /// Parses the abstract name (the bytes after the leading NUL).
-    init(abstractName bytes: some Collection<UInt8>) throws(Refusal) {
+    package init(abstractName bytes: some Collection<UInt8>) throws(Refusal) {
         guard !bytes.contains(0) else { throw .malformed("a NUL byte") }
         guard let text = String(validating: Array(bytes), as: UTF8.self) else { throw .malformed("not UTF-8") }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)

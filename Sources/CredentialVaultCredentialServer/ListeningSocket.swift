@@ -1,9 +1,10 @@
 import CredentialVault
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The `AF_UNIX` stream socket `serve-credentials` listens on, bound at a path systemd
+/// The `AF_UNIX` stream socket a `CredentialServer` listens on, bound at a path systemd
 /// connects to (`LoadCredential=NAME:PATH`).
 ///
 /// The socket file is created mode 0600 (`umask` around `bind`: no moment at which another
@@ -12,10 +13,12 @@ import Glibc
 /// sticky (`checkAncestors`). A socket left at the path by a server that
 /// died is replaced; one with a live server behind it, or anything that is not a socket, is
 /// refused. On `close` the file is removed only if it is still the one bound here.
-final class ListeningSocket {
+final class ListeningSocket: Sendable {
     let fd: Int32
     let path: String
     private let identity: (dev_t, ino_t)
+    /// Set by the first `close`: the server's run and its deinit both close, once.
+    private let closed = Atomic(false)
 
     /// Binds and listens at `path`; throws `invalidArgument`, `permissionDenied`, or `busy`
     /// when a server answers on `path` (the caller says so: `busy`'s own text is the vault's lock).
@@ -41,8 +44,10 @@ final class ListeningSocket {
         identity = (info.st_dev, info.st_ino)
     }
 
-    /// Stops listening and removes the socket file if it is still the one bound here.
+    /// Stops listening and removes the socket file if it is still the one bound here (once;
+    /// later calls do nothing).
     func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         Glibc.close(fd)
         var info = stat()
         if lstat(path, &info) == 0, info.st_dev == identity.0, info.st_ino == identity.1 { unlink(path) }

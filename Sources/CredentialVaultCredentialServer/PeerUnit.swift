@@ -14,7 +14,7 @@ import Glibc
 /// Linux 6.5 a client that exits between its connect and that `pidfd_open` could leave its pid
 /// to another process first (a race of a few microseconds, which only a process in the claimed
 /// unit could win for it).
-enum PeerUnit: Equatable, CustomStringConvertible {
+package enum PeerUnit: Equatable, CustomStringConvertible {
     /// It runs in this unit.
     case unit(String)
     /// Its cgroup names no unit (the root cgroup, a cgroup made by hand): the path.
@@ -22,7 +22,7 @@ enum PeerUnit: Equatable, CustomStringConvertible {
     /// Its cgroup cannot be known (why).
     case unknown(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .unit(let unit): "runs in \(unit)"
         case .outsideAnyUnit(let path): "runs outside any unit (cgroup \(path))"
@@ -57,11 +57,11 @@ enum PeerUnit: Equatable, CustomStringConvertible {
     /// `errno`: only when the kernel does not have that option (before Linux 6.5). Any other
     /// failure (`ESRCH`: the client exited and was reaped, on kernels 6.5 to 6.15) means that
     /// pid may already be another process's.
-    static func mayOpenByPid(afterPeerPidfdFailed errno: Int32) -> Bool { errno == ENOPROTOOPT }
+    package static func mayOpenByPid(afterPeerPidfdFailed errno: Int32) -> Bool { errno == ENOPROTOOPT }
 
     /// The cgroup path `/proc/PID/cgroup` gives for systemd's hierarchy: the unified one
     /// (`0::PATH`), else the named v1 one (`N:name=systemd:PATH`).
-    static func cgroupPath(in text: String) -> String? {
+    package static func cgroupPath(in text: String) -> String? {
         let lines = text.split(separator: "\n")
         if let line = lines.first(where: { $0.hasPrefix("0::") }) { return String(line.dropFirst(3)) }
         for line in lines {
@@ -76,7 +76,7 @@ enum PeerUnit: Equatable, CustomStringConvertible {
     /// after that is not a slice either. Components below the unit (a unit with `Delegate=`
     /// names its own subgroups) never count, whatever their names. `nil` when no component names
     /// a unit.
-    static func unit(ofCgroup path: String) -> String? {
+    package static func unit(ofCgroup path: String) -> String? {
         var components = path.split(separator: "/").map { unescaped(String($0)) }[...]
         func nextUnit() -> String? {
             while let component = components.popFirst() {
