@@ -167,7 +167,8 @@ public struct TPMCustodian: DeviceCustodian {
         let tcti = configuration.tcti
         let tag = TPMBinding.anchorTag(vaultID: vaultID)
         let candidates = TPMBinding.counterIndices(vaultID: vaultID)
-        return try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) -> UInt32? in
+        return try observed { () throws(CredentialVaultError) -> UInt32? in
+            try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) -> UInt32? in
             let tpm: TPMConnection
             do throws(TPMResponseCode) {
                 tpm = try TPMConnection(tcti: tcti)
@@ -190,6 +191,7 @@ public struct TPMCustodian: DeviceCustodian {
                 if found { return index }
             }
             return nil
+            }
         }
     }
 
@@ -201,16 +203,20 @@ public struct TPMCustodian: DeviceCustodian {
         _ body: @escaping @Sendable (TPMConnection, Abandonment) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
         let tcti = configuration.tcti
-        return try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) in
+        let logger = configuration.logger
+        return try observed { () throws(CredentialVaultError) in
+            try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) in
             let connection: TPMConnection
             do throws(TPMResponseCode) {
                 connection = try TPMConnection(tcti: tcti)
             } catch {
                 throw error.connectionError(tcti: tcti)
             }
+            logger.debug("connected to the TPM", metadata: ["category": "tpm", "tcti": .string(tcti)])
             let result = try body(connection, abandonment)
             connection.close()
             return result
+            }
         }
     }
 
