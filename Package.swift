@@ -184,7 +184,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), metricsTestKit,
             ],
             swiftSettings: strict),
         // The fleet store against a real PostgreSQL (scripts/services/postgres.sh), with its
