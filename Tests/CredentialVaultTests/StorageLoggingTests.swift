@@ -88,10 +88,7 @@ import Testing
         let b = try create("b/v.cvault")
         try a.save(Data("AAAA".utf8), for: key, options: .portable)
         try b.save(Data("BBBB".utf8), for: key, options: .portable)
-        // b's commit records, snapshot and journal (its MACs included) in a's file.
-        var bytes = try TestVault.bytes(a.url)
-        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(b.url)[CommitRecord.offsets[0]...])
-        try TestVault.write(bytes, to: a.url)
+        try TestVault.graftCommits(of: b.url, into: a.url)
         #expect(throws: CredentialVaultError.tampered) {
             _ = try SealedFileStore.open(at: a.url, secret: .passphrase(TestVault.passphrase), configuration: self.configuration())
         }
@@ -103,16 +100,7 @@ import Testing
     @Test("an older copy put back is refused and logged; accepting it as a restore is logged too")
     func rollbackAndRestoreAreLogged() throws {
         let store = try create(rollbackCounter: true)
-        try store.save(value, for: key, options: .portable)
-        let older = try TestVault.bytes(store.url)
-        try store.save(Data("newer".utf8), for: key, options: .portable)
-        try TestVault.write(older, to: store.url)
-        do {
-            _ = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: configuration())
-            Issue.record("an older copy opened")
-        } catch {
-            guard case .rolledBack = error else { throw error }
-        }
+        try TestVault.openOlderCopy(of: store, value, for: key, configuration: configuration())
         let refusal = try #require(entries(containing: "an older copy of the vault was refused").first, "\(capture.text)")
         #expect(refusal.level == .warning && refusal.metadata["vault"] == store.url.path)
         _ = try SealedFileStore.acceptRestore(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: configuration())

@@ -52,10 +52,7 @@ import Testing
         let b = try create("b/v.cvault")
         try a.save(Data("AAAA".utf8), for: key, options: .portable)
         try b.save(Data("BBBB".utf8), for: key, options: .portable)
-        // b's commit records, snapshot and journal (its MACs included) in a's file.
-        var bytes = try TestVault.bytes(a.url)
-        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(b.url)[CommitRecord.offsets[0]...])
-        try TestVault.write(bytes, to: a.url)
+        try TestVault.graftCommits(of: b.url, into: a.url)
         #expect(throws: CredentialVaultError.tampered) {
             _ = try SealedFileStore.open(at: a.url, secret: .passphrase(TestVault.passphrase), configuration: self.configuration())
         }
@@ -68,16 +65,7 @@ import Testing
     @Test("an older copy put back counts one rollback refusal")
     func rollbackIsCounted() throws {
         let store = try create(rollbackCounter: true)
-        try store.save(value, for: key, options: .portable)
-        let older = try TestVault.bytes(store.url)
-        try store.save(Data("newer".utf8), for: key, options: .portable)
-        try TestVault.write(older, to: store.url)
-        do {
-            _ = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: configuration())
-            Issue.record("an older copy opened")
-        } catch {
-            guard case .rolledBack = error else { throw error }
-        }
+        try TestVault.openOlderCopy(of: store, value, for: key, configuration: configuration())
         #expect(try metrics.expectCounter("credential_vault_rollback_refusals_total", [("backend", "file")]).totalValue == 1)
         expectNoCredentialInTheDimensions()
     }

@@ -28,28 +28,8 @@ import Foundation
 import Glibc
 #endif
 
-func caseName(_ error: CredentialVaultError) -> String {
-    switch error {
-    case .notAvailable: "notAvailable"
-    case .locked: "locked"
-    case .wrongPassphrase: "wrongPassphrase"
-    case .corrupted: "corrupted"
-    case .tampered: "tampered"
-    case .deviceMismatch: "deviceMismatch"
-    case .expired: "expired"
-    case .unsupported: "unsupported"
-    case .permissionDenied: "permissionDenied"
-    case .timedOut: "timedOut"
-    case .busy: "busy"
-    case .io: "io"
-    case .invalidArgument: "invalidArgument"
-    case .cancelled: "cancelled"
-    case .rolledBack: "rolledBack"
-    case .interactionRequired: "interactionRequired"
-    case .reopenRequired: "reopenRequired"
-    case .alreadyExists: "alreadyExists"
-    }
-}
+/// The error's case name (`CredentialVaultError.kind`), the `error:<case>` of an outcome.
+func caseName(_ error: CredentialVaultError) -> String { error.kind }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 var configuration = SecretServiceConfiguration()
