@@ -19,6 +19,8 @@ let staticFoundation = ["-use-ld=lld", "-Xlinker", "--strip-debug"] + [
 
 /// swift-metrics, in the modules that count, when the `Metrics` trait is on.
 let metrics: Target.Dependency = .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Metrics"]))
+/// swift-metrics' test backend, in the test targets that check what is counted (`#if Metrics`).
+let metricsTestKit: Target.Dependency = .product(name: "MetricsTestKit", package: "swift-metrics", condition: .when(traits: ["Metrics"]))
 
 let package = Package(
     name: "CredentialVault",
@@ -174,7 +176,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultCLI", "CSodium", "CredentialVaultTesting", "CredentialVaultTestPlans", "credvault-testhelper", "credvault", "credvault-full",
-                "CredentialVaultCredentialServer", .product(name: "Logging", package: "swift-log"),
+                "CredentialVaultCredentialServer", .product(name: "Logging", package: "swift-log"), metricsTestKit,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ],
             exclude: ["Fixtures"],
@@ -185,7 +187,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVaultAuth", "CredentialVault", "CredentialVaultTesting", "COpenSSL", "CSodium", "credvault", "credvault-full",
-                "credvault-pghelper", .product(name: "Logging", package: "swift-log"),
+                "credvault-pghelper", .product(name: "Logging", package: "swift-log"), metricsTestKit,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ],
             swiftSettings: strict),
@@ -201,7 +203,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultSecretService", "CredentialVaultTesting", "secret-service-probe", "credvault", "credvault-full",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), metricsTestKit,
             ],
             swiftSettings: strict),
         // The fleet store against a real PostgreSQL (scripts/services/postgres.sh), with its
@@ -212,7 +214,9 @@ let package = Package(
         .testTarget(
             name: "CredentialVaultPostgresTests",
             dependencies: [
-                "CredentialVaultTestSupport", "CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper", "credvault", "credvault-full"],
+                "CredentialVaultTestSupport", "CredentialVault", "CredentialVaultPostgres", "CredentialVaultTesting", "credvault-pghelper", "credvault", "credvault-full",
+                .product(name: "Logging", package: "swift-log"), metricsTestKit,
+            ],
             swiftSettings: strict),
         // TPM custody and the kernel keyring against swtpm and the real kernel; the helper runs
         // as another user (nobody) and is the process whose memory the scan reads.
@@ -226,7 +230,7 @@ let package = Package(
             dependencies: [
                 "CredentialVaultTestSupport",
                 "CredentialVault", "CredentialVaultTPM", "CredentialVaultTesting", "credvault-tpm-helper", "credvault-testhelper", "credvault",
-                "credvault-full",
+                "credvault-full", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // The configuration provider against the sealed file, the fleet store and systemd

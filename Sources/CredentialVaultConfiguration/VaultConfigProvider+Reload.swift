@@ -25,7 +25,7 @@ extension VaultConfigProvider {
             if error != .cancelled {
                 logger.warning(
                     "reading the configuration from the credential store failed: the previous values stay in use",
-                    metadata: ["provider": .string(providerName), "error": .string(error.caseName)])
+                    metadata: ["provider": .string(providerName), "error": .string(error.kind)])
             }
             throw error
         }

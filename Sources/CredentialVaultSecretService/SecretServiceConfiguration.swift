@@ -1,4 +1,5 @@
 import CredentialVault
+import Logging
 
 /// How a `SecretServiceStore` talks to the Secret Service.
 public struct SecretServiceConfiguration: Sendable {
@@ -56,6 +57,16 @@ public struct SecretServiceConfiguration: Sendable {
     public var serviceNamePrefix: String
     /// The source of "now" for ephemeral expiry (inject a `ManualClock` in tests).
     public var clock: any CredentialClock
+    /// Where the store logs its decisions (default: nowhere). At `info`: the provider found when
+    /// a connection is made, an unlock prompt shown and how it ended, an operation refused
+    /// because the collection is locked or a person must answer; at `warning`: an operation
+    /// past its deadline (`timedOut`); at `debug`: an operation run again after a provider's
+    /// quirk (a stale alias, a session key it could not use, something unlocked meanwhile).
+    /// Records have `category: secret-service`; never a secret, a service or account name, or
+    /// an item's path.
+    public var logger: Logger = .credentialVaultSilent
+    /// Where the store counts timeouts and unlock prompts (trait `Metrics`).
+    package var metrics = VaultMetrics()
 
     /// Creates a configuration; every parameter has the default described on its property.
     public init(

@@ -383,7 +383,9 @@ public final class SecretServiceStore: TokenStorageAdapter {
         do throws(CredentialVaultError) {
             return try perform(locking: key, deadline: deadline, body)
         } catch {
-            throw deadline.settle(error)
+            let settled = deadline.settle(error)
+            report(settled)
+            throw settled
         }
     }
 
@@ -394,9 +396,12 @@ public final class SecretServiceStore: TokenStorageAdapter {
         defer { lock?.release() }
         var earlier = Set<ServiceCall.Rerun>()
         let policy = ServiceCall.Policy(
-            allowsInteraction: configuration.allowsInteraction, interactionTimeout: configuration.interactiveUnlockTimeout)
+            allowsInteraction: configuration.allowsInteraction, interactionTimeout: configuration.interactiveUnlockTimeout,
+            logger: configuration.logger, metrics: configuration.metrics)
         while true {
+            let known = connection.current
             let call = try ServiceCall(connection: connection, deadline: deadline, policy: policy, earlier: earlier, hooks: hooks)
+            if call.service !== known { reportConnected(call.service) }
             if let key, lock == nil {
                 lock = try KeyLock.acquire(service: naming.storedService(key.service), account: key.account, until: deadline.end)
             }
@@ -404,6 +409,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
                 return try body(call)
             } catch {
                 guard let rerun = call.rerun, !earlier.contains(rerun) else { throw error }
+                reportRerun(rerun)
                 earlier.insert(rerun)
             }
         }

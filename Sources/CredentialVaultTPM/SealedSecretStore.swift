@@ -1,4 +1,5 @@
 import CredentialVault
+import Logging
 
 /// Reads and creates the sealed device secret's file through the core's private-file helpers:
 /// the directory opened and checked once (0700, the user's), the file opened without following
@@ -24,7 +25,10 @@ struct SealedSecretStore {
     /// The blob was sealed with other PCRs than the configuration names: refused, never used
     /// with the blob's own (weaker, or other) binding.
     func pcrMismatch(sealed: PCRSelection?, configured: PCRSelection?) -> CredentialVaultError {
-        .invalidArgument(
+        configuration.logger.warning(
+            "the TPM-sealed device secret is bound to \(sealed?.description ?? "no PCRs"), not to the configured \(configured?.description ?? "none"): refused",
+            metadata: ["category": "tpm", "tcti": .string(configuration.tcti)])
+        return .invalidArgument(
             "the TPM-sealed device secret \(configuration.path) is bound to \(sealed?.description ?? "no PCRs"), but the configuration asks for \(configured?.description ?? "none"); configure the PCRs it was sealed with (moving it to other PCRs needs a re-seal)")
     }
 }

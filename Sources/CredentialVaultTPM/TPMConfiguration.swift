@@ -1,8 +1,10 @@
 import CredentialVault
 import Foundation
+import Logging
 
 /// Which TPM the TPM custodian uses, where it keeps the sealed device secret, what it binds it
-/// to, and how long it waits for the TPM.
+/// to, and how long it waits for the TPM. Two configurations are equal when they name the same
+/// TPM, file, PCRs and deadline (where they log and count does not matter).
 public struct TPMConfiguration: Sendable, Hashable {
     /// The tpm2-tss TCTI configuration string: `device:/dev/tpmrm0` (the kernel's resource
     /// manager, the default), `swtpm:path=/run/user/1000/swtpm/sock` (a software TPM on a UNIX
@@ -21,6 +23,14 @@ public struct TPMConfiguration: Sendable, Hashable {
     /// that another program holds (swtpm serves one connection at a time) must not hang the
     /// caller. 1 ms to 10 minutes.
     public var deadline: Duration
+    /// Where the custodian logs its decisions (default: nowhere). At `debug`: each connection
+    /// to the TPM; at `warning`: a TPM that cannot be reached, an operation past its deadline
+    /// (`timedOut`; its worker thread is abandoned and finishes on its own), a refusal because
+    /// the PCRs changed or the configured PCRs are not the sealed secret's. Records have
+    /// `category: tpm` and the TCTI, never a secret, the sealed secret's path or a vault's id.
+    public var logger: Logger = .credentialVaultSilent
+    /// Where the custodian counts timeouts (trait `Metrics`).
+    package var metrics = VaultMetrics()
 
     /// The default file name of the sealed device secret.
     public static let defaultFileName = "tpm-device-secret"
@@ -61,6 +71,20 @@ public struct TPMConfiguration: Sendable, Hashable {
             throw .invalidArgument("PCR indices must be in 0...23 (SHA-256 bank), not \(pcrs)")
         }
         return selection.indices.isEmpty ? nil : selection
+    }
+
+    /// Equal when the TPM, the file, the PCRs and the deadline are (not the logger).
+    public static func == (a: TPMConfiguration, b: TPMConfiguration) -> Bool {
+        (a.tcti, a.directory, a.fileName, a.pcrs, a.deadline) == (b.tcti, b.directory, b.fileName, b.pcrs, b.deadline)
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(tcti)
+        hasher.combine(directory)
+        hasher.combine(fileName)
+        hasher.combine(pcrs)
+        hasher.combine(deadline)
     }
 
     /// The sealed device secret's path, for messages.

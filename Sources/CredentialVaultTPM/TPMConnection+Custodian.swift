@@ -1,5 +1,6 @@
 import CTSS2Esys
 import CredentialVault
+import Logging
 
 /// The custodian's composite steps, and the mapping of their failures.
 extension TPMConnection {
@@ -14,6 +15,11 @@ extension TPMConnection {
             if let counter, error.tpmCode == TPMResponseCode.badAuth || error.tpmCode == TPMResponseCode.authFail {
                 throw .permissionDenied(
                     "the TPM NV index 0x\(String(counter, radix: 16)) is not this vault's rollback counter (its authorization does not open it): it was replaced, or the host secret is not the one it was made with; nothing was changed")
+            }
+            if error.tpmCode == TPMResponseCode.policyFail {
+                configuration.logger.warning(
+                    "the TPM refused to unseal the device secret: the PCR values it is bound to changed since it was sealed",
+                    metadata: ["category": "tpm", "tcti": .string(configuration.tcti)])
             }
             throw error.commandError(tcti: configuration.tcti, path: configuration.path)
         }

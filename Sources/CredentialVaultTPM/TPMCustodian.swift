@@ -167,29 +167,31 @@ public struct TPMCustodian: DeviceCustodian {
         let tcti = configuration.tcti
         let tag = TPMBinding.anchorTag(vaultID: vaultID)
         let candidates = TPMBinding.counterIndices(vaultID: vaultID)
-        return try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) -> UInt32? in
-            let tpm: TPMConnection
-            do throws(TPMResponseCode) {
-                tpm = try TPMConnection(tcti: tcti)
-            } catch {
-                // Not reached (the TCTI could not open the device or socket): nothing to ask.
-                // Reached and failing (it did not start): that TPM may hold the counter.
-                if error.operation == "Tss2_TctiLdr_Initialize" { return nil }
-                throw error.connectionError(tcti: tcti)
-            }
-            defer { tpm.close() }
-            guard let defined = try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.definedIndices(among: candidates) }) else {
-                throw .io("the TPM at \(tcti) lists more NV indices than this custodian reads; whether it holds this vault's counter is unknown, so the vault is not opened")
-            }
-            for index in candidates where defined.contains(index) {
-                try abandonment.check()
-                let found = try tpm.run(configuration) { () throws(TPMResponseCode) -> Bool in
-                    guard let nv = try tpm.openIndex(index) else { return false }
-                    return try tpm.counterTag(nv) == tag  // not secret: the vault id is public
+        return try observed { () throws(CredentialVaultError) -> UInt32? in
+            try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) -> UInt32? in
+                let tpm: TPMConnection
+                do throws(TPMResponseCode) {
+                    tpm = try TPMConnection(tcti: tcti)
+                } catch {
+                    // Not reached (the TCTI could not open the device or socket): nothing to ask.
+                    // Reached and failing (it did not start): that TPM may hold the counter.
+                    if error.operation == "Tss2_TctiLdr_Initialize" { return nil }
+                    throw error.connectionError(tcti: tcti)
                 }
-                if found { return index }
+                defer { tpm.close() }
+                guard let defined = try tpm.run(configuration, { () throws(TPMResponseCode) in try tpm.definedIndices(among: candidates) }) else {
+                    throw .io("the TPM at \(tcti) lists more NV indices than this custodian reads; whether it holds this vault's counter is unknown, so the vault is not opened")
+                }
+                for index in candidates where defined.contains(index) {
+                    try abandonment.check()
+                    let found = try tpm.run(configuration) { () throws(TPMResponseCode) -> Bool in
+                        guard let nv = try tpm.openIndex(index) else { return false }
+                        return try tpm.counterTag(nv) == tag  // not secret: the vault id is public
+                    }
+                    if found { return index }
+                }
+                return nil
             }
-            return nil
         }
     }
 
@@ -201,16 +203,20 @@ public struct TPMCustodian: DeviceCustodian {
         _ body: @escaping @Sendable (TPMConnection, Abandonment) throws(CredentialVaultError) -> T
     ) throws(CredentialVaultError) -> T {
         let tcti = configuration.tcti
-        return try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) in
-            let connection: TPMConnection
-            do throws(TPMResponseCode) {
-                connection = try TPMConnection(tcti: tcti)
-            } catch {
-                throw error.connectionError(tcti: tcti)
+        let logger = configuration.logger
+        return try observed { () throws(CredentialVaultError) in
+            try TPMWorker.run(tcti: tcti, deadline: configuration.deadline) { (abandonment) throws(CredentialVaultError) in
+                let connection: TPMConnection
+                do throws(TPMResponseCode) {
+                    connection = try TPMConnection(tcti: tcti)
+                } catch {
+                    throw error.connectionError(tcti: tcti)
+                }
+                logger.debug("connected to the TPM", metadata: ["category": "tpm", "tcti": .string(tcti)])
+                let result = try body(connection, abandonment)
+                connection.close()
+                return result
             }
-            let result = try body(connection, abandonment)
-            connection.close()
-            return result
         }
     }
 

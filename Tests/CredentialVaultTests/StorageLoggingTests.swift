@@ -43,9 +43,7 @@ import Testing
         let other = try create("other/v.cvault")
         try store.save(Data("AAAA".utf8), for: key, options: .portable)
         try other.save(Data("BBBB".utf8), for: key, options: .portable)
-        var bytes = try TestVault.bytes(store.url)
-        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try TestVault.bytes(other.url)[CommitRecord.offsets[0]...])
-        try TestVault.write(bytes, to: store.url)
+        try TestVault.graftCommits(of: other.url, into: store.url)
     }
 
     private func entries(containing text: String) -> [LogCapture.Entry] { capture.entries.filter { $0.message.contains(text) } }
@@ -109,16 +107,7 @@ import Testing
     @Test("an older copy put back is refused and logged; accepting it as a restore is logged too")
     func rollbackAndRestoreAreLogged() throws {
         let store = try create(rollbackCounter: true)
-        try store.save(value, for: key, options: .portable)
-        let older = try TestVault.bytes(store.url)
-        try store.save(Data("newer".utf8), for: key, options: .portable)
-        try TestVault.write(older, to: store.url)
-        do {
-            _ = try SealedFileStore.open(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: configuration())
-            Issue.record("an older copy opened")
-        } catch {
-            guard case .rolledBack = error else { throw error }
-        }
+        try TestVault.openOlderCopy(of: store, value, for: key, configuration: configuration())
         let refusal = try #require(entries(containing: "an older copy of the vault was refused").first, "\(capture.text)")
         #expect(refusal.level == .warning && refusal.metadata["vault"] == store.url.path)
         _ = try SealedFileStore.acceptRestore(at: store.url, secret: .passphrase(TestVault.passphrase), configuration: configuration())

@@ -25,7 +25,7 @@ enum AsyncSteps {
         do throws(CredentialVaultError) {
             return (try await single(parts[0], key, store: store), nil)
         } catch {
-            return ("error:\(error.caseName)", error.description)
+            return ("error:\(error.kind)", error.description)
         }
     }
 

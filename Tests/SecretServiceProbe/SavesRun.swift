@@ -58,7 +58,7 @@ enum SavesRun {
             }
         }
         let outcome = progress + ",ok=\(ok),cancelled=\(cancelled),other=\(other.count)"
-        return (outcome, other.first.map { "\($0.caseName): \($0.description)" })
+        return (outcome, other.first.map { "\($0.kind): \($0.description)" })
     }
 
     private static func save(_ key: CredentialKey, store: SecretServiceStore) async -> Outcome {

@@ -48,7 +48,7 @@ func run(_ step: String, store: SecretServiceStore) -> (outcome: String, detail:
     do throws(CredentialVaultError) {
         return (try perform(parts, key, store: store), nil)
     } catch {
-        return ("error:\(error.caseName)", error.description)
+        return ("error:\(error.kind)", error.description)
     }
 }
 

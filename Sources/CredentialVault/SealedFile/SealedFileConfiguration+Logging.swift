@@ -3,8 +3,9 @@ import Logging
 extension SealedFileConfiguration {
     /// Logs a refusal an operator must hear of, whoever catches the error: the vault file
     /// failed its authentication (`tampered`), is damaged (`corrupted`), or is an older copy
-    /// (`rolledBack`). Other errors are the caller's to report.
+    /// (`rolledBack`). Other errors are the caller's to report. Counted in `metrics` too.
     func logRefusal(_ error: CredentialVaultError, vault path: String) {
+        metrics.refused(error, backend: .file)
         let metadata: Logger.Metadata = ["vault": .string(path)]
         switch error {
         case .tampered:

@@ -47,6 +47,9 @@ public struct SealedFileConfiguration: Sendable {
     /// How long a wait for another process's lock goes unreported: a wait that passes it is
     /// logged (at `info`) when it passes and when it ends. 1 s by default; tests set zero.
     package var lockWaitLogThreshold: Duration = .seconds(1)
+    /// Where the vault counts lock waits, lock timeouts, tampering and rollback refusals
+    /// (trait `Metrics`: the bootstrapped `MetricsSystem`; tests give a factory of their own).
+    package var metrics = VaultMetrics()
     /// Called before each passphrase derivation (Argon2id) with the calling thread: a seam for
     /// tests that hold a derivation on a latch to show what does not wait for it.
     package var beforePassphraseDerivation: @Sendable () -> Void = {}

@@ -23,6 +23,8 @@ struct RefreshOperation: Sendable {
     let seen: AuthSession
     /// The caller wants a newer access token than `seen`'s even if it has not expired.
     let force: Bool
+    /// Where the refreshes that ask the provider are counted and timed.
+    let metrics: VaultMetrics
 
     func run() async throws(AuthError) -> AuthSession {
         do {
@@ -62,6 +64,20 @@ struct RefreshOperation: Sendable {
             return current  // still valid for a moment, and nothing can extend it
         }
         logger.info("refreshing the session\(force ? " (forced)" : "")", metadata: ["category": "session"])
+        let started = ContinuousClock.now
+        do throws(AuthError) {
+            let refreshed = try await refreshing(current)
+            metrics.sessionRefresh(outcome: "success", duration: ContinuousClock.now - started)
+            return refreshed
+        } catch {
+            metrics.sessionRefresh(outcome: error.kind, duration: ContinuousClock.now - started)
+            throw error
+        }
+    }
+
+    /// Asks the refresher for a new session for `current` (retrying transient failures) and
+    /// stores it, unless the user signed out or the stored session changed meanwhile.
+    private func refreshing(_ current: AuthSession) async throws(AuthError) -> AuthSession {
         let refreshed: AuthSession
         do {
             refreshed = try await retry.run(onRetry: { attempt, error, wait in

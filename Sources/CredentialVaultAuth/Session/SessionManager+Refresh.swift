@@ -23,7 +23,7 @@ extension SessionManager {
         let operation = RefreshOperation(
             storage: storage, refresher: refresher, schedule: schedule, lastRefresh: lastRefresh,
             retry: configuration.retryPolicy, clock: clock, logger: logger, broadcaster: broadcaster,
-            epoch: epoch, startEpoch: startEpoch, seen: seen, force: force)
+            epoch: epoch, startEpoch: startEpoch, seen: seen, force: force, metrics: configuration.metrics)
         // The task holds the manager until it ends (a refresh is bounded by its timeouts), so
         // that its end is always recorded.
         let task = Task<AuthSession, any Error> {

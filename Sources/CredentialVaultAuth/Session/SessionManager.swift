@@ -29,6 +29,9 @@ public actor SessionManager {
         /// than this (default 2 s), whatever lifetime the provider gives its tokens: within it,
         /// the token just obtained is handed out, even one the provider issued already expired.
         public var minimumRefreshInterval: Duration
+        /// Where refreshes are counted and timed (trait `Metrics`: the bootstrapped
+        /// `MetricsSystem`; tests give a factory of their own).
+        package var metrics = VaultMetrics()
 
         /// Creates a configuration.
         public init(

@@ -4,6 +4,7 @@ import Synchronization
 
 #if canImport(Glibc)
 import Glibc
+import Logging
 #endif
 
 /// Wakes the cache early when another host changes a record: a thread of its own with its
@@ -32,6 +33,8 @@ final class ChangeListener: Sendable {
 
     private static func listen(configuration: PostgresConfiguration, channel: String, cache: RecordCache, stopped: Flag) {
         var connection: PGConnection?
+        // Logged once per outage, not at each attempt (every second while the server is away).
+        var lost = false
         while !stopped.value.load(ordering: .relaxed) {
             if connection == nil {
                 do throws(CredentialVaultError) {
@@ -40,10 +43,18 @@ final class ChangeListener: Sendable {
                         statementTimeout: configuration.statementTimeout, lockTimeout: configuration.lockTimeout,
                         deadline: .now + configuration.statementTimeout)
                     try? fresh.simple("LISTEN \(channel)", deadline: .now + configuration.statementTimeout)
+                    if lost { configuration.logger.info("the fleet store's change listener reconnected", metadata: ["category": "fleet"]) }
                     connection = fresh
+                    lost = false
                     // Changes made while this listener was away were not notified: re-check.
                     cache.expire()
                 } catch {
+                    if !lost {
+                        configuration.logger.warning(
+                            "the fleet store's change listener cannot connect (\(error)): retrying; reads still check the store's generation",
+                            metadata: ["category": "fleet"])
+                    }
+                    lost = true
                     // The server is away: the generation check still bounds staleness. Retry later.
                     for _ in 0..<4 where !stopped.value.load(ordering: .relaxed) { usleep(250_000) }
                     continue
@@ -56,6 +67,8 @@ final class ChangeListener: Sendable {
             do throws(PGFailure) {
                 if !(try current.drainNotifications()).isEmpty { cache.expire() }
             } catch {
+                configuration.logger.info("the fleet store's change listener lost its connection: reconnecting", metadata: ["category": "fleet"])
+                lost = true
                 connection = nil
             }
         }

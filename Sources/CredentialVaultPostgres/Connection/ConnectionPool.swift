@@ -1,6 +1,7 @@
 import CredentialVault
 import Foundation
 import Synchronization
+import Logging
 
 /// The store's connections: each operation checks one out (an idle one, or a new one), uses it
 /// alone, and gives it back; a broken one is closed. Lost connections and failovers are retried
@@ -39,9 +40,20 @@ final class ConnectionPool: Sendable {
                     throw error.error
                 }
                 attempt += 1
+                retrying(error, attempt: attempt)
                 backoff(attempt)
             }
         }
+    }
+
+    /// Logs and counts a transaction run again after `error` (PostgreSQL's serialization
+    /// failure, or a lost connection, a standby, a server shutting down).
+    private func retrying(_ error: PGFailure, attempt: Int) {
+        let reason = error.sqlState == "40001" ? "serialization" : "connection"
+        configuration.metrics.fleetRetry(reason)
+        configuration.logger.warning(
+            "a fleet store statement failed (\(reason), SQLSTATE \(error.sqlState ?? "none")): retry \(attempt) of \(configuration.reconnectAttempts) on a new connection",
+            metadata: ["category": "fleet"])
     }
 
     /// Takes a connection out of the pool for as long as the caller wants (the exclusive-access
@@ -58,8 +70,14 @@ final class ConnectionPool: Sendable {
             } catch {
                 // A refused or unreachable server (a failover in progress) is retried; a refused
                 // password, a failed TLS verification or a timeout is not.
-                guard case .notAvailable = error, attempt < configuration.reconnectAttempts else { throw error }
+                guard case .notAvailable = error, attempt < configuration.reconnectAttempts else {
+                    configuration.logger.warning("connecting to the fleet store failed: \(error)", metadata: ["category": "fleet"])
+                    throw error
+                }
                 attempt += 1
+                configuration.metrics.fleetRetry("connect")
+                configuration.logger.warning(
+                    "connecting to the fleet store failed (\(error)): retry \(attempt) of \(configuration.reconnectAttempts)", metadata: ["category": "fleet"])
                 backoff(attempt)
             }
         }

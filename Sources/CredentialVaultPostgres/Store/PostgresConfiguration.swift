@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import Logging
 
 /// How a `PostgresStore` reaches its database, and its deadlines.
 ///
@@ -50,6 +51,14 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// state directory, beside the sealed file's rollback counters (default
     /// `$XDG_STATE_HOME/credential-vault`). `nil` remembers within the process only.
     public var stateDirectory: URL? = XDGDirectories.state.appendingPathComponent("credential-vault")
+    /// Where the store logs its decisions (default: nowhere). At `info`: a completed key
+    /// rotation, the change listener's reconnect; at `warning`: a connection lost or refused
+    /// and retried, data refused as tampered with, damaged or an older copy (`rolledBack`), a
+    /// deadline passed (`timedOut`). Records have `category: fleet` and never show a
+    /// credential's name or value, a host secret, a password or the connection string.
+    public var logger: Logger = .credentialVaultSilent
+    /// Where the store counts retries, rotations, timeouts and refusals (trait `Metrics`).
+    package var metrics = VaultMetrics()
 
     /// A configuration with the defaults: schema `credvault`, connect 5 s, statements 5 s,
     /// exclusive access 10 s, freshness 1 s, 3 reconnect attempts, 4 threads.

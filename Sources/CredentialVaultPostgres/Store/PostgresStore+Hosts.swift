@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import Logging
 
 /// One enrolled host, as `hosts()` lists it.
 public struct FleetHost: Sendable, Hashable {
@@ -129,6 +130,16 @@ extension PostgresStore {
     /// commits, a rotation changes nothing: the server rolls its transaction back.
     public func rotateDataKey(
         hosts: [String: FleetHostSecret] = [:], kdf: KDFParameters = .moderate, progress: ((_ done: Int, _ total: Int) -> Void)? = nil
+    ) throws(CredentialVaultError) -> PostgresStore {
+        let rotated = try observed { () throws(CredentialVaultError) in try rotating(hosts: hosts, kdf: kdf, progress: progress) }
+        configuration.metrics.fleetRotation("data_key")
+        configuration.logger.info("the fleet store's data key was rotated to epoch \(rotated.keys.keyEpoch)", metadata: ["category": "fleet"])
+        return rotated
+    }
+
+    /// `rotateDataKey`'s work.
+    private func rotating(
+        hosts: [String: FleetHostSecret], kdf: KDFParameters, progress: ((_ done: Int, _ total: Int) -> Void)?
     ) throws(CredentialVaultError) -> PostgresStore {
         let newKeys = try FleetKeys(dataKey: SecureBytes.random(count: Crypto.keyBytes), storeID: keys.storeID, keyEpoch: keys.keyEpoch + 1)
         var wrappings: [HostWrapping] = []

@@ -1,5 +1,6 @@
 import CredentialVault
 import Foundation
+import Logging
 
 /// The fleet store: credentials shared by a fleet of hosts through a PostgreSQL database that
 /// holds only ciphertext (docs/FLEET.md).
@@ -118,6 +119,16 @@ public final class PostgresStore: Sendable {
     static func open(
         _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret, acceptingRestore: Bool
     ) throws(CredentialVaultError) -> PostgresStore {
+        do { return try opening(configuration, host: host, secret: key, acceptingRestore: acceptingRestore) } catch {
+            report(error, configuration)
+            throw error
+        }
+    }
+
+    /// `open`'s work; the failures an operator must hear of are reported by `open`.
+    private static func opening(
+        _ configuration: PostgresConfiguration, host: String, secret key: FleetHostSecret, acceptingRestore: Bool
+    ) throws(CredentialVaultError) -> PostgresStore {
         try configuration.validate()
         try validateHostName(host)
         let pool = ConnectionPool(configuration: configuration)
@@ -140,6 +151,8 @@ public final class PostgresStore: Sendable {
                 // Rotated between the read and the purge: read the new epoch and wrapping.
                 guard error == .reopenRequired(.keyChanged), attempt < openAttempts else { throw error }
                 attempt += 1
+                configuration.metrics.fleetRetry("rotation")
+                configuration.logger.info("the fleet store was rotated while it was being opened: reading it again", metadata: ["category": "fleet"])
             }
         }
     }

@@ -44,7 +44,9 @@ extension ServiceCall {
         defer { g_variant_unref(reply) }
         var unlocked = Set(GVariantReading.strings(reply, child: 0))
         if let prompt = GVariantReading.path(reply, child: 1) {
-            guard let result = try runPrompt(prompt, for: purpose) else { throw .locked }
+            guard let result = try reportingPrompt(for: purpose, { () throws(CredentialVaultError) in try runPrompt(prompt, for: purpose) }) else {
+                throw .locked
+            }
             defer { g_variant_unref(result) }
             // The result is the `ao` of the objects unlocked.
             unlocked.formUnion(GVariantReading.strings(inArray: result))

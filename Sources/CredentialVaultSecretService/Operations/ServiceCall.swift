@@ -1,6 +1,7 @@
 import CLibSecret
 import CredentialVault
 import Foundation
+import Logging
 
 /// One public operation's access to the Secret Service: the shared connection, the operation's
 /// deadline (one `GCancellable` for every D-Bus round trip it makes) and the mapping of glib
@@ -52,6 +53,10 @@ final class ServiceCall {
         var allowsInteraction = false
         /// How long a prompt may wait for a person when that is allowed.
         var interactionTimeout: Duration = .seconds(120)
+        /// Where the operation logs its prompts (`SecretServiceConfiguration.logger`).
+        var logger: Logger = .credentialVaultSilent
+        /// Where it counts them (`SecretServiceConfiguration.metrics`).
+        var metrics = VaultMetrics()
     }
 
     let deadline: Deadline

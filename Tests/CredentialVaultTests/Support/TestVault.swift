@@ -1,5 +1,6 @@
 import CredentialVaultTestSupport
 import Foundation
+import Testing
 
 @testable import CredentialVault
 
@@ -64,7 +65,32 @@ enum TestVault {
         return fresh.state.withLock { $0.contents.records.count }
     }
 
+    /// Saves `value` then a newer one under `key` in `store`, puts the older file back, and
+    /// opens it with `configuration`: the open must refuse it (`rolledBack`; an open that
+    /// succeeds or fails otherwise is an issue or rethrown).
+    static func openOlderCopy(of store: SealedFileStore, _ value: Data, for key: CredentialKey, configuration: SealedFileConfiguration) throws {
+        try store.save(value, for: key, options: .portable)
+        let older = try bytes(store.url)
+        try store.save(Data("newer".utf8), for: key, options: .portable)
+        try write(older, to: store.url)
+        do {
+            _ = try SealedFileStore.open(at: store.url, secret: .passphrase(passphrase), configuration: configuration)
+            Issue.record("an older copy opened")
+        } catch {
+            guard case .rolledBack = error else { throw error }
+        }
+    }
+
     /// The bytes of a file.
+    /// Puts the commit records, snapshot and journal of the vault at `donor` (their MACs
+    /// included) in the file at `target`, after `target`'s header: a file that fails its
+    /// authentication under `target`'s key (`tampered`), for the tests of what reports it.
+    static func graftCommits(of donor: URL, into target: URL) throws {
+        var bytes = try bytes(target)
+        bytes.replaceSubrange(CommitRecord.offsets[0]..<bytes.count, with: try Self.bytes(donor)[CommitRecord.offsets[0]...])
+        try write(bytes, to: target)
+    }
+
     static func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
 
     /// Overwrites a file in place, keeping its mode.

@@ -1,8 +1,8 @@
 extension CredentialVaultError {
-    /// The case's name without its payload (`"locked"`, `"permissionDenied"`): for a log record or
-    /// a test's outcome where the message must not appear (some messages name files, and a file
-    /// can be a credential's name).
-    package var caseName: String {
+    /// The case's name without its payload (`timedOut`, `permissionDenied`, ...): what log
+    /// lines and metric dimensions may show of an error whose message names a path or a
+    /// server's words, and a fixed, small vocabulary.
+    package var kind: String {
         switch self {
         case .notAvailable: "notAvailable"
         case .locked: "locked"
@@ -16,8 +16,8 @@ extension CredentialVaultError {
         case .timedOut: "timedOut"
         case .busy: "busy"
         case .io: "io"
-        case .invalidArgument: "invalidArgument"
         case .cancelled: "cancelled"
+        case .invalidArgument: "invalidArgument"
         case .rolledBack: "rolledBack"
         case .interactionRequired: "interactionRequired"
         case .reopenRequired: "reopenRequired"
