@@ -12,10 +12,11 @@ mkdir -p "$work/Sources/App"
 . "$root/scripts/consumer-package.sh"
 {
     consumer_target App CredentialVault CredentialVaultSecretService CredentialVaultAuth CredentialVaultTesting \
-        CredentialVaultTPM CredentialVaultPostgres
+        CredentialVaultTPM CredentialVaultPostgres CredentialVaultConfiguration CredentialVaultCredentialServer \
+        Logging@swift-log Configuration@swift-configuration ServiceLifecycle@swift-service-lifecycle
     # Must NOT build: each blocking entry point called from async (top-level) code.
     consumer_target BlockingFromAsync CredentialVault CredentialVaultSecretService CredentialVaultPostgres
-} | consumer_manifest "$work"
+} | consumer_manifest "$work" "Configuration ServiceLifecycle Metrics"
 # Top-level code with an `await` is async, yet Swift prefers the blocking overload there even
 # when the call is written with `await`: without the `noasync` marks these lines would compile
 # and block the main thread's executor. Every line must be refused (docs/API.md, "Stores and

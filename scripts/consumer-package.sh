@@ -17,8 +17,8 @@ consumer_target() {
 
 # Writes DIR/Package.swift with the targets read from stdin (consumer_target's output). TRAITS
 # (optional, space-separated) are this package's traits the consumer enables; with them it also
-# depends on the server packages it then uses itself (swift-log, swift-configuration,
-# swift-service-lifecycle, swift-metrics), from their usual URLs.
+# depends on the server packages it then uses itself (swift-log, swift-configuration and
+# swift-service-lifecycle), from their usual URLs.
 consumer_manifest() {
     local dir=$1 traits=${2:-} list=
     for trait in $traits; do list="$list\"$trait\", "; done
@@ -29,7 +29,6 @@ consumer_manifest() {
             printf '        .package(url: "https://github.com/apple/swift-log.git", from: "1.11.0"),\n'
             printf '        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.0.0"),\n'
             printf '        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.8.0"),\n'
-            printf '        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.7.0"),\n'
         else
             printf '        .package(path: "%s"),\n' "$root"
         fi
