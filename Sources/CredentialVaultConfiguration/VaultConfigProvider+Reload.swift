@@ -57,32 +57,34 @@ extension VaultConfigProvider {
     }
 
     /// Makes `snapshot` current unless a reload that started later made the current one, and
-    /// tells the watchers what changed (outside the lock: a watcher's stream never runs under it).
+    /// tells the watchers what changed, under the lock: two reloads' notices then reach each
+    /// watcher in the order their snapshots became current (told after the lock, a reload could
+    /// be overtaken by a later one and leave a watcher on the older values). A yield only
+    /// buffers the element and wakes the watcher's task: no watcher code runs under the lock.
     private func publish(_ snapshot: VaultConfigSnapshot, ticket: UInt64) {
-        typealias Notice = (Result<LookupResult, any Error>, AsyncStream<Result<LookupResult, any Error>>.Continuation)
-        let notices: (values: [Notice], snapshots: [AsyncStream<any ConfigSnapshot>.Continuation])? = state.withLock { state in
+        let notified: Int? = state.withLock { state in
             guard ticket > state.currentReload else { return nil }
             let old = state.snapshot
             state.currentReload = ticket
             state.snapshot = snapshot
-            guard snapshot.differs(from: old) else { return ([], []) }
-            var values: [Notice] = []
+            guard snapshot.differs(from: old) else { return 0 }
+            var count = 0
             for (key, watchers) in state.valueWatchers where snapshot.differs(from: old, at: key) {
                 for watcher in watchers.values {
-                    values.append((Result { try snapshot.value(forKey: key, type: watcher.type) }, watcher.continuation))
+                    watcher.continuation.yield(Result { try snapshot.value(forKey: key, type: watcher.type) })
+                    count += 1
                 }
             }
-            return (values, Array(state.snapshotWatchers.values))
+            for continuation in state.snapshotWatchers.values { continuation.yield(snapshot) }
+            return count
         }
-        guard let notices else {
+        guard let notified else {
             logger.debug("a later reload of the configuration finished first: this one's values were not used", metadata: ["provider": .string(providerName)])
             return
         }
-        for (result, continuation) in notices.values { continuation.yield(result) }
-        for continuation in notices.snapshots { continuation.yield(snapshot) }
         logger.debug(
             "configuration reloaded from the credential store",
-            metadata: ["provider": .string(providerName), "values": .stringConvertible(snapshot.values.count), "valueWatchersNotified": .stringConvertible(notices.values.count)])
+            metadata: ["provider": .string(providerName), "values": .stringConvertible(snapshot.values.count), "valueWatchersNotified": .stringConvertible(notified)])
     }
 }
 #endif

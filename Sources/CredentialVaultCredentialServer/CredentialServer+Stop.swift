@@ -8,6 +8,10 @@ import Glibc
 extension CredentialServer {
     /// Tells a running server to stop, from any thread or task (a signal handler's thread
     /// included: it only writes a byte to a pipe the server's `poll` watches).
+    ///
+    /// One stop per server: a stop's request is one byte, which the server that reads it takes,
+    /// so a run given a stop another server's run already has is refused (`invalidArgument`)
+    /// rather than left serving after the stop was asked for.
     public final class Stop: Sendable {
         /// How to stop.
         enum Mode: UInt8 {
@@ -21,6 +25,8 @@ extension CredentialServer {
         let readEnd: Int32
         /// `-1` when another part of the process writes (`init(readingFrom:)`).
         private let writeEnd: Int32
+        /// Set by the run that stops by it (see the type: a byte is read by one server only).
+        private let claimed = Atomic(false)
 
         /// A stop no one has asked for yet.
         public init() throws(CredentialVaultError) {
@@ -56,6 +62,9 @@ extension CredentialServer {
             // A full pipe already holds requests enough to wake the server.
             while write(writeEnd, &byte, 1) < 0 && errno == EINTR {}
         }
+
+        /// Whether this is the first run to take this stop (`false`: another run has it).
+        func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
 
         /// What was asked for since the last call (an immediate stop wins), `nil` if nothing.
         func take() -> Mode? {

@@ -84,8 +84,8 @@ public final class CredentialServer: Sendable {
     }
 
     /// Serves on the calling thread until `stop` says so, then removes the socket and returns.
-    /// Throws `invalidArgument` when this server already ran, `io` when it cannot wait for
-    /// connections.
+    /// Throws `invalidArgument` when this server already ran or `stop` was given to another
+    /// server's run (one stop per server, see `Stop`), `io` when it cannot wait for connections.
     @available(*, noasync, message: "blocks its thread while it serves: use the async run(until:)")
     public func run(until stop: Stop) throws(CredentialVaultError) {
         try serve(until: stop)
@@ -118,6 +118,9 @@ public final class CredentialServer: Sendable {
             throw .invalidArgument("this credential server has already run: make another")
         }
         defer { socket.close() }
+        guard stop.claim() else {
+            throw .invalidArgument("this stop already stops another server: give each server a Stop of its own")
+        }
         try ServingLoop(
             socket: socket, map: configuration.credentials, store: store, clientTimeout: configuration.clientTimeout,
             maxClients: configuration.maximumClients, log: log
