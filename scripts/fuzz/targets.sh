@@ -18,7 +18,8 @@ fuzz_modules='
 Logging                     -                           -
 CredentialVault             Logging                     -lsodium
 CredentialVaultAuth         CredentialVault,Logging     -lcrypto -lcurl
-CredentialVaultCLI          CredentialVault             -
+CredentialVaultCredentialServer CredentialVault         -
+CredentialVaultCLI          CredentialVault,CredentialVaultCredentialServer -
 '
 
 # Modules of the package's dependencies (SwiftPM's checkouts, `swift package resolve`), with the
