@@ -20,8 +20,9 @@ import Glibc
 final class CredentialServerServiceTests {
     let dir = TempDirectory()
     var socket: String { dir.path("run/creds.sock").path }
-    static let big = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-    static let small = Data("s3rv3d-db-passw0rd".utf8)
+    /// Values held by each test, not statics: LeakSanitizer reports a static's small Data as leaked.
+    let big = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    let small = Data("s3rv3d-db-passw0rd".utf8)
     /// The server's log lines.
     let log = Recorded()
 
@@ -55,8 +56,8 @@ final class CredentialServerServiceTests {
         let store = try SealedFileStore.create(at: dir.path("v.cvault"), secret: .passphrase("test"), kdf: .insecureTestingOnly)
         let bigKey = CredentialKey(service: "big.example", account: "blob")
         let dbKey = CredentialKey(service: "db.example.com", account: "app")
-        try store.save(Self.big, for: bigKey)
-        try store.save(Self.small, for: dbKey)
+        try store.save(big, for: bigKey)
+        try store.save(small, for: dbKey)
         let map = try CredentialMap(entries: [
             CredentialMap.Entry(credential: "big", key: bigKey), CredentialMap.Entry(credential: "db", key: dbKey),
         ])
@@ -77,7 +78,7 @@ final class CredentialServerServiceTests {
         let server = try server()
         let ended = Arrivals()
         let (group, running) = startServiceGroup([server], ended: ended)
-        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Self.small)
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == small)
         let stalled = stalledClient()
         var first = [UInt8](repeating: 0, count: 1)
         #expect(read(stalled, &first, 1) == 1, "the server began writing its value")
@@ -88,7 +89,7 @@ final class CredentialServerServiceTests {
         #expect(access(socket, F_OK) == 0, "the socket stays until the client is answered")
 
         let rest = AbstractClient.readAll(stalled, timeout: .seconds(60))
-        #expect(Data(first) + rest == Self.big, "the whole value, \(1 + rest.count) bytes")
+        #expect(Data(first) + rest == big, "the whole value, \(1 + rest.count) bytes")
         try await running.value
         #expect(access(socket, F_OK) != 0, "the socket was removed")
         #expect(log.all.contains { $0.contains("served big to slow.service") })
@@ -106,7 +107,7 @@ final class CredentialServerServiceTests {
         #expect(await ended.reached(1), "returned without the client reading on")
         #expect(access(socket, F_OK) != 0, "the socket was removed")
         let rest = AbstractClient.readAll(stalled, timeout: .seconds(60))
-        #expect(1 + rest.count < Self.big.count, "dropped: \(1 + rest.count) bytes")
+        #expect(1 + rest.count < big.count, "dropped: \(1 + rest.count) bytes")
     }
 
     @Test("a second server on the same socket is refused while the first serves; a server runs once")
@@ -114,7 +115,7 @@ final class CredentialServerServiceTests {
         let server = try server()
         let stop = try CredentialServer.Stop()
         let running = Task { try await server.run(until: stop) }
-        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == Self.small)
+        #expect(AbstractClient.request(socket, from: .systemd(unit: "web.service", credential: "db")) == small)
         #expect(throws: CredentialVaultError.busy) {
             try CredentialServer(configuration: server.configuration, store: InMemoryStore())
         }

@@ -15,7 +15,7 @@ import Glibc
 @Suite("credential server stop", .ownThread)
 final class CredentialServerStopTests {
     let dir = TempDirectory()
-    static let value = Data("st0p-test-value".utf8)
+    let value = Data("st0p-test-value".utf8)
 
     init() throws {
         #expect(mkdir(dir.path("run").path, 0o700) == 0)
@@ -27,7 +27,7 @@ final class CredentialServerStopTests {
     func server(_ name: String) throws -> CredentialServer {
         let store = InMemoryStore()
         let key = CredentialKey(service: "db.example.com", account: "app")
-        try store.save(Self.value, for: key)
+        try store.save(value, for: key)
         let map = try CredentialMap(entries: [CredentialMap.Entry(credential: "db", key: key)])
         return try CredentialServer(configuration: .init(socketPath: socket(name), credentials: map), store: store)
     }
