@@ -3,6 +3,9 @@
  * needs it to search a collection whose items other clients delete concurrently. */
 #define SECRET_API_SUBJECT_TO_CHANGE 1
 #include <libsecret/secret.h>
+/* g_unix_open_pipe (pipe2 with O_CLOEXEC) and GUnixFDList, for the Secret portal's pipe. */
+#include <glib-unix.h>
+#include <gio/gunixfdlist.h>
 
 /* SecretService's constructor points every proxy at the session bus (g-bus-type), whatever
  * connection it is given. This subclass skips that constructor (GDBusProxy's is used), so that

@@ -11,6 +11,7 @@
 //        async-load:SERVICE:ACCOUNT | async-take:SERVICE:ACCOUNT | async-delete:SERVICE:ACCOUNT
 //        (the same through the async API) |
 //        async-saves:COUNT:finish|cancel:one|distinct (concurrent saves beside a heartbeat: SavesRun.swift)
+//        portal-backend:APP_ID (the Secret portal's backend called directly: PortalSteps.swift)
 // sigstop/sigcont signal the daemon whose PID is in CREDVAULT_TEST_KEYRING_PID (or, under
 // scripts/services/providers/with-provider.sh, WITH_PROVIDER_PID); lock-default
 // locks the login collection with `dbus-send` (Service.Lock, which never prompts);
@@ -79,6 +80,7 @@ func perform(_ parts: [String], _ key: CredentialKey?, store: SecretServiceStore
             return "usage:no-CREDVAULT_TEST_KEYRING_PID"
         }
         return kill(pid, parts[0] == "sigstop" ? SIGSTOP : SIGCONT) == 0 ? "ok" : "usage:kill-failed"
+    case ("portal-backend", _): return try PortalSteps.run(parts, timeout: store.configuration.timeout)
     case ("resolve", _), ("resolve-async", _), ("open", _), ("open-async", _):
         return try ResolverSteps.run(parts, configuration: store.configuration)
     default: return "usage:unknown-step"

@@ -130,6 +130,13 @@ final class ServiceConnection: Sendable {
     /// A new reference to the bus: the process's shared session-bus connection, or a private
     /// connection to `address`.
     private func openBus(_ cancellable: UnsafeMutablePointer<GCancellable>) throws(GLibError) -> OpaquePointer {
+        try Self.openBus(address: address, cancellable)
+    }
+
+    /// A new reference to a bus (owned: `g_object_unref` it): the process's shared session-bus
+    /// connection when `address` is `nil`, else a private connection to `address`. Never exits
+    /// the process when the bus goes away. Also the Secret portal's way to its bus.
+    static func openBus(address: String?, _ cancellable: UnsafeMutablePointer<GCancellable>) throws(GLibError) -> OpaquePointer {
         let bus: OpaquePointer?
         if let address {
             let flags = GDBusConnectionFlags(

@@ -1,0 +1,121 @@
+import CLibSecret
+import CredentialVault
+import Synchronization
+
+/// One `RetrieveSecret` request to the portal's frontend, on the calling thread's default
+/// main context (`SecretPortal.withBus` made it):
+///
+/// 1. the request's object path is computed from our unique name and a fresh `handle_token`
+///    (`/org/freedesktop/portal/desktop/request/<sender>/<token>`, the sender without its `:`
+///    and with `.` as `_`), and its `Response` signal subscribed to **before** the call, so an
+///    answer sent at once is not missed;
+/// 2. `RetrieveSecret(h fd, a{sv} {"handle_token": token})` is called with the pipe's write end
+///    as a Unix fd (our copy closed once it is passed);
+/// 3. the answer is awaited until `responseTimeout`; the deadline or the waiting task's
+///    cancellation ends the wait and closes the request (`Request.Close`);
+/// 4. on response 0 the pipe is read: exactly 64 bytes, within `readTimeout`.
+struct PortalRequest {
+    let portal: SecretPortal
+    let bus: OpaquePointer
+
+    static let requestInterface = "org.freedesktop.portal.Request"
+
+    func run() throws(CredentialVaultError) -> SecureBytes {
+        guard let unique = g_dbus_connection_get_unique_name(bus).map({ String(cString: $0) }) else {
+            throw .notAvailable("the D-Bus connection has no unique name: it is not a message bus")
+        }
+        let token = PortalCall.freshToken()
+        let expected = Self.requestPath(sender: unique, token: token)
+        let answer = Answer()
+        var subscriptions = [subscribe(expected, answer)]
+        defer { for id in subscriptions { g_dbus_connection_signal_unsubscribe(bus, id) } }
+
+        let pipe = try PortalPipe()
+        let callDeadline = Deadline(portal.callTimeout)
+        defer { callDeadline.finish() }
+        CancellationFlag.current?.onCancel { callDeadline.cancel() }
+        let reply = try PortalCall.withPipe(
+            pipe, bus: bus, name: portal.portalName, interface: SecretPortal.interface, method: "RetrieveSecret",
+            parameters: PortalCall.tuple([g_variant_new_handle(0), PortalCall.options([("handle_token", token)])]),
+            replyType: "(o)", deadline: callDeadline)
+        let handle = Self.objectPath(reply)
+        g_variant_unref(reply)
+        // A portal older than the handle_token convention names another path: that one is
+        // listened to as well (its answer cannot have been dispatched yet: this thread's
+        // context has not run since the call).
+        if handle != expected { subscriptions.append(subscribe(handle, answer)) }
+
+        let response = try awaitResponse(answer, handle: handle)
+        try PortalCall.check(response: response)
+        let cancellation = CancellationFlag.current
+        return try pipe.readSecret(until: .now + portal.readTimeout) { cancellation?.isCancelled ?? false }
+    }
+
+    /// Iterates this thread's context until the answer comes or the wait ends (deadline, or
+    /// the task cancelled: the request is then closed).
+    private func awaitResponse(_ answer: Answer, handle: String) throws(CredentialVaultError) -> UInt32 {
+        let deadline = Deadline(portal.responseTimeout)
+        defer { deadline.finish() }
+        CancellationFlag.current?.onCancel { deadline.cancel() }
+        let context = g_main_context_get_thread_default()
+        // The cancellable's cancellation wakes the context (a source that fires then).
+        let wake = g_cancellable_source_new(deadline.cancellable)!
+        g_source_set_callback(wake, { _ in 0 }, nil, nil)
+        g_source_attach(wake, context)
+        defer {
+            g_source_destroy(wake)
+            g_source_unref(wake)
+        }
+        while answer.response == nil && g_cancellable_is_cancelled(deadline.cancellable) == 0 {
+            g_main_context_iteration(context, 1)
+        }
+        if let response = answer.response { return response }
+        close(handle)
+        throw deadline.wasCancelled ? .cancelled : .timedOut
+    }
+
+    /// `Request.Close` on `handle`, within `callTimeout`; its failure changes nothing (the
+    /// request is given up either way).
+    private func close(_ handle: String) {
+        let deadline = Deadline(portal.callTimeout)
+        defer { deadline.finish() }
+        let reply = try? withGError {
+            g_dbus_connection_call_sync(
+                bus, portal.portalName, handle, Self.requestInterface, "Close", nil, nil, G_DBUS_CALL_FLAGS_NONE,
+                PortalCall.timeoutMilliseconds(deadline), deadline.cancellable, $0)
+        }
+        if let reply { g_variant_unref(reply) }
+    }
+
+    /// Subscribes `answer` to the `Response` signal of the request at `path`, from the portal.
+    private func subscribe(_ path: String, _ answer: Answer) -> UInt32 {
+        let box = Unmanaged.passRetained(answer).toOpaque()
+        return g_dbus_connection_signal_subscribe(
+            bus, portal.portalName, Self.requestInterface, "Response", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            { _, _, _, _, _, parameters, data in
+                guard let data, let parameters, g_variant_is_of_type(parameters, g_variant_type_checked_("(ua{sv})")) != 0 else { return }
+                Unmanaged<Answer>.fromOpaque(data).takeUnretainedValue().record(PortalCall.uint32(parameters, child: 0))
+            },
+            box,
+            { data in if let data { Unmanaged<Answer>.fromOpaque(data).release() } })
+    }
+
+    /// The path xdg-desktop-portal gives a request made with `token` by the connection `sender`.
+    static func requestPath(sender: String, token: String) -> String {
+        let name = sender.drop { $0 == ":" }.replacingOccurrences(of: ".", with: "_")
+        return "\(PortalCall.objectPath)/request/\(name)/\(token)"
+    }
+
+    private static func objectPath(_ reply: OpaquePointer) -> String {
+        let child = g_variant_get_child_value(reply, 0)!
+        defer { g_variant_unref(child) }
+        return String(cString: g_variant_get_string(child, nil))
+    }
+
+    /// The first response code delivered (signals arrive on this thread's context).
+    final class Answer: Sendable {
+        private let code = Mutex<UInt32?>(nil)
+        var response: UInt32? { code.withLock { $0 } }
+        func record(_ value: UInt32) { code.withLock { if $0 == nil { $0 = value } } }
+    }
+}
