@@ -20,17 +20,23 @@ public enum DeviceCustody: UInt8, Sendable, Hashable, CaseIterable, CustomString
     /// This machine's TPM 2.0 holds a sealed device secret: a backup of `$HOME` without this
     /// TPM opens nothing device-only.
     case tpm = 2
+    /// The XDG Secret portal (a Flatpak or Snap sandbox): the device secret is derived from the
+    /// 64 bytes the portal keeps for this application in the login keyring, so a backup of
+    /// `$HOME` also needs the login password. Rollback counters are files, as under `file`
+    /// (the portal keeps nothing else): as weak against whoever can write the user's files.
+    case portal = 3
 
-    /// `file`, `keyring` or `tpm`: the CLI's `--custody` values.
+    /// `file`, `keyring`, `tpm` or `portal`: the CLI's `--custody` values.
     public var name: String {
         switch self {
         case .file: "file"
         case .keyring: "keyring"
         case .tpm: "tpm"
+        case .portal: "portal"
         }
     }
 
-    /// The custody named `name` (`file`, `keyring`, `tpm`), or `nil`.
+    /// The custody named `name` (`file`, `keyring`, `tpm`, `portal`), or `nil`.
     public init?(name: String) {
         guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
         self = match
@@ -42,6 +48,8 @@ public enum DeviceCustody: UInt8, Sendable, Hashable, CaseIterable, CustomString
         case .file: "host-secret file (weakest: a copy of $HOME and the machine id opens device-only credentials)"
         case .keyring: "login keyring (a copy of $HOME also needs the login password)"
         case .tpm: "TPM 2.0 (a copy of $HOME without this machine's TPM opens nothing device-only)"
+        case .portal:
+            "Secret portal (the device key needs this app's secret in the login keyring; the rollback counter is a file, as weak as the host-secret file's)"
         }
     }
 }

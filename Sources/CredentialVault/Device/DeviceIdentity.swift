@@ -44,7 +44,7 @@ public struct DeviceIdentity: Sendable, Hashable {
 
     /// Where `current(systemService:)` keeps the host secret (and, beside it, the custody
     /// state): the user's state directory, or /var/lib for a system service.
-    static func defaultHostSecretURL(systemService: Bool) -> URL {
+    package static func defaultHostSecretURL(systemService: Bool) -> URL {
         systemService
             ? URL(fileURLWithPath: "/var/lib/credential-vault/host-secret")
             : XDGDirectories.state.appendingPathComponent("credential-vault/host-secret")
