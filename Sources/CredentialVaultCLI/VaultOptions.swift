@@ -46,7 +46,7 @@ package enum VaultOptions {
                                      enrolled by its public key, and rotations re-key it
                                      ($CREDVAULT_FLEET_PRIVATE_KEY does the same)
           --fleet-device-key         this host's key pair is this machine's (its host secret and
-                                     machine id; with --custody keyring|tpm, that custodian's secret
+                                     machine id; with --custody keyring|tpm|portal, that custodian's secret
                                      too): enrolled by its public key, never in a file of its own
           --fleet-key-file PATH, --fleet-passphrase-file PATH
                                      this host's fleet key when another backend of the same command
@@ -60,12 +60,15 @@ package enum VaultOptions {
           --device                   unlock with this machine's device key (the default)
           --kdf interactive|moderate|sensitive
                                      Argon2id cost when a passphrase vault is created (default: moderate)
-          --custody file|keyring|tpm who keeps the device secret and rollback counter of a vault being
-                                     created (default: file, the host-secret file, the weakest); an
-                                     existing vault uses the custodian its header names
+          --custody file|keyring|tpm|portal
+                                     who keeps the device secret and rollback counter of a vault being
+                                     created (default: file, the host-secret file, the weakest; with
+                                     --backend auto inside a Flatpak or Snap sandbox: portal, the
+                                     XDG Secret portal's secret for the app); an existing vault uses
+                                     the custodian its header names
           --rollback-counter, --no-rollback-counter
                                      whether a new vault gets a rollback counter (default: with
-                                     keyring and tpm custody); an older copy is then refused (exit 13)
+                                     keyring, tpm and portal custody); an older copy is then refused (exit 13)
           --tpm-tcti TCTI            the TPM to use (default: $CREDVAULT_TPM_TCTI, else device:/dev/tpmrm0)
           --key-cache SECONDS        keep this passphrase or key-file vault's unlocked key in the kernel
                                      keyring for SECONDS (this user only, expired by the kernel), so

@@ -19,9 +19,12 @@ struct FullBackends: BackendFactory {
         guard let choice = BackendChoice(name: name) else {
             throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto)")
         }
-        let resolver = BackendResolver(
+        var resolver = BackendResolver(
             application: .credvault, environment: [:],
             secretService: SecretServiceConfiguration(application: .credvault, timeout: try SecretServiceTimeout.current()), sealedFileURL: vaultURL)
+        // The sandbox is this process's (SNAP_NAME included), not the empty environment's.
+        resolver.sandbox = Sandbox.detect()
+        resolver.portal = SecretPortal()
         let decision = try resolver.decide(choice)
         if decision.isKeyringLocked, let status = decision.secretServiceStatus {
             return BackendResolution(
@@ -37,14 +40,18 @@ struct FullBackends: BackendFactory {
             case .memory: .memory
             case .systemdCredentials: throw UsageError("the systemd-credentials backend is for services using the library, not for credvault")
             }
-        return BackendResolution(kind: kind, reason: decision.reason)
+        return BackendResolution(kind: kind, reason: decision.reason, custody: decision.custody)
     }
 
-    /// The login keyring's custodian and the TPM's (`--tpm-tcti`, else `$CREDVAULT_TPM_TCTI`,
-    /// else the kernel's resource manager `device:/dev/tpmrm0`).
+    /// The login keyring's custodian, the TPM's (`--tpm-tcti`, else `$CREDVAULT_TPM_TCTI`, else
+    /// the kernel's resource manager `device:/dev/tpmrm0`) and the Secret portal's (which
+    /// refuses outside a sandbox).
     func custodians(_ request: VaultRequest) throws -> [any DeviceCustodian] {
         let tcti = request.tpmTCTI ?? "device:/dev/tpmrm0"
-        return [KeyringCustodian(timeout: try SecretServiceTimeout.current()), TPMCustodian(configuration: TPMConfiguration(tcti: tcti))]
+        return [
+            KeyringCustodian(timeout: try SecretServiceTimeout.current()), TPMCustodian(configuration: TPMConfiguration(tcti: tcti)),
+            PortalCustodian(),
+        ]
     }
 
     func openSecretService(allowingInteraction: Bool) -> any TokenStorageBackend {

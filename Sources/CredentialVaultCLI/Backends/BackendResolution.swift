@@ -1,3 +1,5 @@
+import CredentialVault
+
 /// A concrete backend.
 package enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
     /// The Secret Service (only in `credvault-full`).
@@ -22,12 +24,16 @@ package struct BackendResolution: Sendable, Hashable {
     /// `auto` found the Secret Service with its keyring locked (`kind` is then
     /// `.secretService`, and `reason` says how to go on): commands stop with exit code 10.
     package var isLocked: Bool
+    /// The custody a new sealed file gets unless `--custody` names one (`auto` inside a
+    /// sandbox: `.portal`); `nil`: `--custody`, else the host-secret file.
+    package var custody: DeviceCustody?
 
     /// Creates a resolution.
-    package init(kind: VaultBackend, reason: String, isLocked: Bool = false) {
+    package init(kind: VaultBackend, reason: String, isLocked: Bool = false, custody: DeviceCustody? = nil) {
         self.kind = kind
         self.reason = reason
         self.isLocked = isLocked
+        self.custody = custody
     }
 }
 

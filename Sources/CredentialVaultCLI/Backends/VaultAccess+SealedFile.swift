@@ -8,11 +8,12 @@ import Foundation
 extension VaultAccess {
     /// The sealed-file configuration: the custody and counter a new vault gets, the
     /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`),
-    /// and the lock wait (the default, unless a test sets `TestLockWait.variable`).
-    package func configuration() throws -> SealedFileConfiguration {
+    /// and the lock wait (the default, unless a test sets `TestLockWait.variable`). `custody`
+    /// is the backend resolution's for a new vault (`auto` in a sandbox), unless `--custody` is given.
+    package func configuration(custody: DeviceCustody? = nil) throws -> SealedFileConfiguration {
         var configuration = SealedFileConfiguration()
         if let wait = try TestLockWait.current() { configuration.lockTimeout = wait }
-        configuration.custody = try request.custody()
+        configuration.custody = request.custodyName == nil ? (custody ?? .file) : try request.custody()
         configuration.rollbackCounter = try request.rollbackCounter()
         configuration.custodians = try backends.custodians(request)
         return configuration
@@ -20,14 +21,15 @@ extension VaultAccess {
 
     /// Opens (or creates) the sealed-file vault with the key the options give, or the device
     /// key when none is given. A vault that needs another kind of key is reported clearly.
-    package func openSealedFile(create: Bool) throws -> SealedFileStore? {
+    /// `custody`: what a new vault gets unless `--custody` says (see `configuration(custody:)`).
+    package func openSealedFile(create: Bool, custody: DeviceCustody? = nil) throws -> SealedFileStore? {
         let url = request.vaultURL
         let unlock = request.unlock
         // Only a missing file is "no vault": a link, a loose mode or an unreadable directory is
         // reported, never taken for an empty vault or a place to create one.
         try unlock.checkOne()
         let present = try LockedVault.ifPresent(at: url)
-        let configuration = try configuration()
+        let configuration = try configuration(custody: custody)
         guard let locked = present else {
             guard create else { return nil }
             let key = try unlock.explicitKey(confirmNew: true)

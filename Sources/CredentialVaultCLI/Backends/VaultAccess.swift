@@ -54,7 +54,7 @@ package struct VaultAccess: Sendable {
         let resolution = try resolve(name)
         if resolution.isLocked { throw LockedKeyringError(message: resolution.reason) }
         switch resolution.kind {
-        case .file: return try openSealedFile(create: create)
+        case .file: return try openSealedFile(create: create, custody: resolution.custody)
         case .secretService: return try backends.openSecretService(allowingInteraction: request.allowsInteraction)
         case .memory: return InMemoryStore()
         case .postgres: return try backends.openPostgres(self)

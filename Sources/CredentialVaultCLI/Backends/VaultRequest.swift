@@ -65,7 +65,7 @@ package struct VaultRequest: Sendable {
     /// The custody `--custody` asks for (default `file`).
     package func custody() throws(UsageError) -> DeviceCustody {
         guard let custodyName else { return .file }
-        guard let custody = DeviceCustody(name: custodyName) else { throw UsageError("--custody is file, keyring or tpm") }
+        guard let custody = DeviceCustody(name: custodyName) else { throw UsageError("--custody is file, keyring, tpm or portal") }
         return custody
     }
 

@@ -14,7 +14,7 @@ package enum InitCommand: Command {
     package static let summary = "create a sealed-file vault"
     package static let help = """
         usage: credvault init [--vault PATH] [--passphrase-file PATH | --key-file PATH | --ask-passphrase | --device] [--kdf PRESET]
-                              [--custody file|keyring|tpm] [--rollback-counter | --no-rollback-counter]
+                              [--custody file|keyring|tpm|portal] [--rollback-counter | --no-rollback-counter]
 
         Creates an empty vault (directory 0700, file 0600) unlocked by the given key (default:
         this machine's device key). Fails when a vault exists. --custody chooses who keeps the
@@ -163,6 +163,7 @@ package enum InfoCommand: Command {
                 }
             } else {
                 info.append(("state", "no vault yet (created by the first store, unlocked with the device key)"))
+                if let custody = decision.custody, vault.request.custodyName == nil { info.append(("custody", custody.description)) }
             }
         } else if let store = try vault.openStore(create: false) {
             info.append(("capabilities", store.capabilities.description))
@@ -182,7 +183,7 @@ package enum CustodyCommand: Command {
     package static let name = "custody"
     package static let summary = "move the vault's device secret and rollback counter to another custodian"
     package static let help = """
-        usage: credvault custody file|keyring|tpm [--rollback-counter | --no-rollback-counter] [key options]
+        usage: credvault custody file|keyring|tpm|portal [--rollback-counter | --no-rollback-counter] [key options]
 
         Moves the vault to the TPM, the login keyring or the host-secret file: the data key is
         wrapped again (the current key, common options, is checked first), device-only
@@ -196,7 +197,7 @@ package enum CustodyCommand: Command {
 
     package static func run(_ args: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         let name = try args.positionals("custody")[0]
-        guard let custody = DeviceCustody(name: name) else { throw UsageError("the custody is file, keyring or tpm") }
+        guard let custody = DeviceCustody(name: name) else { throw UsageError("the custody is file, keyring, tpm or portal") }
         let key = try vault.request.unlock.explicitKey() ?? .device
         guard let store = try vault.openSealedFile(create: false) else {
             throw CredentialVaultError.notAvailable("no vault at \(vault.request.vaultURL.path)")

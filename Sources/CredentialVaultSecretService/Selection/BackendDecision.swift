@@ -9,12 +9,16 @@ public struct BackendDecision: Sendable, Hashable, CustomStringConvertible {
     public var reason: String
     /// The Secret Service's state when it was asked (automatic choice), else `nil`.
     public var secretServiceStatus: SecretServiceStatus?
+    /// The custody a new sealed file gets when the decision says (inside a sandbox: `.portal`);
+    /// `nil`: the sealed file's configuration decides.
+    public var custody: DeviceCustody?
 
     /// Creates a decision.
-    public init(kind: BackendKind, reason: String, secretServiceStatus: SecretServiceStatus? = nil) {
+    public init(kind: BackendKind, reason: String, secretServiceStatus: SecretServiceStatus? = nil, custody: DeviceCustody? = nil) {
         self.kind = kind
         self.reason = reason
         self.secretServiceStatus = secretServiceStatus
+        self.custody = custody
     }
 
     /// Whether the automatic choice found the Secret Service with its default collection

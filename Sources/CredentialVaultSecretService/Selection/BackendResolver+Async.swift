@@ -8,6 +8,7 @@ extension BackendResolver {
     /// `cancelled` promptly, in a question as in a pause (never a fallback to the sealed file).
     public func decide(_ choice: BackendChoice = .automatic) async throws(CredentialVaultError) -> BackendDecision {
         if let decided = try decideWithoutAsking(choice) { return logged(decided) }
+        if let decided = sandboxDecision() { return logged(decided) }
         let store = SecretServiceStore(configuration: secretService)
         let wait = waitPolicy()
         var probe = try await KeyringProbe.asking(store)
@@ -26,7 +27,9 @@ extension BackendResolver {
         let store: any TokenStorageBackend
         switch decision.kind {
         case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
-        case .file: store = try await SealedFileStore.openOrCreate(at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration)
+        case .file:
+            store = try await SealedFileStore.openOrCreate(
+                at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration(for: decision))
         case .memory: store = memoryStore()
         // A directory opened and checked with fstat: a few system calls on a RAM file system,
         // as in the synchronous open; the reads themselves run on the store's thread.

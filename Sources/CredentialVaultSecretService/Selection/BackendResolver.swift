@@ -57,6 +57,12 @@ public struct BackendResolver: Sendable {
     /// instead), and, unless `sealedFile.logger` is set, where the sealed file it opens logs.
     /// Default: nowhere.
     public var logger: Logger = .credentialVaultSilent
+    /// The Flatpak or Snap sandbox this process runs in (`Sandbox.detect` with `environment`),
+    /// `nil` outside one. Inside one, `.automatic` never asks the Secret Service: it picks the
+    /// sealed file under portal custody (`BackendResolver+Sandbox.swift`).
+    public var sandbox: Sandbox?
+    /// The Secret portal a vault under portal custody asks (deadlines: `SecretPortal`'s).
+    public var portal: SecretPortal
 
     /// Creates a resolver for `application` (required: it is the namespace). The defaults are
     /// the process environment, Secret Service and sealed-file configurations of that
@@ -78,6 +84,9 @@ public struct BackendResolver: Sendable {
         self.sealedFile = sealedFile ?? SealedFileConfiguration(application: application)
         self.sealedFile.application = application
         self.lockedKeyring = lockedKeyring
+        let sandbox = Sandbox.detect(environment: environment)
+        self.sandbox = sandbox
+        portal = SecretPortal(sandbox: sandbox)
     }
 
     /// Decides which backend `choice` means here, without opening it. An explicit choice is
@@ -90,6 +99,7 @@ public struct BackendResolver: Sendable {
     @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func decide(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendDecision {
         if let decided = try decideWithoutAsking(choice) { return logged(decided) }
+        if let decided = sandboxDecision() { return logged(decided) }
         let wait = waitPolicy()
         var probe = probeStatus()
         if let wait, probe.isLocked { probe = wait.run(after: probe, probe: probeStatus) }
@@ -107,7 +117,8 @@ public struct BackendResolver: Sendable {
         let store: any TokenStorageBackend
         switch decision.kind {
         case .secretService: store = SecretServiceStore(configuration: secretServiceConfiguration)
-        case .file: store = try SealedFileStore.openOrCreate(at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration)
+        case .file:
+            store = try SealedFileStore.openOrCreate(at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration(for: decision))
         case .memory: store = memoryStore()
         case .systemdCredentials: store = try systemdCredentialStore()
         }
