@@ -2,12 +2,16 @@
 # Runs a command inside a private, throw-away D-Bus session bus, never the user's own bus or
 # keyring, with DISPLAY/WAYLAND_DISPLAY unset so that no unlock prompt can ever appear.
 #
-# Usage: scripts/with-keyring.sh [--unlocked | --locked | --no-provider] [--] COMMAND [ARG...]
-#   --unlocked     (default) a gnome-keyring-daemon Secret Service whose "login" collection
-#                  (the "default" alias) is created and unlocked non-interactively;
-#   --locked       the same keyring, but the daemon is restarted without the password, so the
-#                  default collection is locked;
-#   --no-provider  a bus without any service directory: nothing provides org.freedesktop.secrets.
+# Usage: scripts/with-keyring.sh [--unlocked | --locked | --no-provider] [--no-activation] [--] COMMAND [ARG...]
+#   --unlocked       (default) a gnome-keyring-daemon Secret Service whose "login" collection
+#                    (the "default" alias) is created and unlocked non-interactively;
+#   --locked         the same keyring, but the daemon is restarted without the password, so the
+#                    default collection is locked;
+#   --no-provider    a bus without any service directory: nothing provides org.freedesktop.secrets.
+#   --no-activation  with --unlocked or --locked: the bus has no service directory either, so
+#                    only what is started here runs on it (scripts/sandbox/flatpak-sandbox.sh
+#                    starts xdg-desktop-portal on it, which would otherwise D-Bus-activate the
+#                    permission store and the document portal).
 #
 # Inside, COMMAND sees:
 #   CREDVAULT_TEST_KEYRING       the mode (unlocked, locked or no-provider): tests check it to
@@ -21,13 +25,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 if [ "${1:-}" != "--inside-private-bus" ]; then
     mode=unlocked
-    case "${1:-}" in
-        --unlocked) mode=unlocked; shift ;;
-        --locked) mode=locked; shift ;;
-        --no-provider) mode=no-provider; shift ;;
-    esac
+    activation=yes
+    while :; do
+        case "${1:-}" in
+            --unlocked) mode=unlocked; shift ;;
+            --locked) mode=locked; shift ;;
+            --no-provider) mode=no-provider; shift ;;
+            --no-activation) activation=no; shift ;;
+            *) break ;;
+        esac
+    done
     [ "${1:-}" = "--" ] && shift
-    if [ $# -eq 0 ]; then echo "usage: $0 [--unlocked|--locked|--no-provider] [--] COMMAND [ARG...]" >&2; exit 2; fi
+    if [ $# -eq 0 ]; then echo "usage: $0 [--unlocked|--locked|--no-provider] [--no-activation] [--] COMMAND [ARG...]" >&2; exit 2; fi
     for tool in dbus-run-session dbus-send gnome-keyring-daemon; do
         command -v "$tool" >/dev/null 2>&1 || {
             echo "with-keyring: $tool is missing: run scripts/install-deps.sh secret-service" >&2; exit 3; }
@@ -52,7 +61,7 @@ if [ "${1:-}" != "--inside-private-bus" ]; then
     unset DISPLAY WAYLAND_DISPLAY DBUS_SESSION_BUS_ADDRESS GNOME_KEYRING_CONTROL GNOME_KEYRING_PID \
         CREDVAULT_TEST_KEYRING CREDVAULT_TEST_KEYRING_PID
     config=""
-    [ "$mode" = "no-provider" ] && config="--config-file=$here/dbus-no-activation.conf"
+    { [ "$mode" = "no-provider" ] || [ "$activation" = no ]; } && config="--config-file=$here/dbus-no-activation.conf"
     rc=0
     # shellcheck disable=SC2086
     dbus-run-session $config -- "$0" --inside-private-bus "$mode" "$@" || rc=$?
