@@ -34,10 +34,21 @@ struct PortalRequest {
         let callDeadline = Deadline(portal.callTimeout)
         defer { callDeadline.finish() }
         CancellationFlag.current?.onCancel { callDeadline.cancel() }
-        let reply = try PortalCall.withPipe(
-            pipe, bus: bus, name: portal.portalName, interface: SecretPortal.interface, method: "RetrieveSecret",
-            parameters: PortalCall.tuple([g_variant_new_handle(0), PortalCall.options([("handle_token", token)])]),
-            replyType: "(o)", deadline: callDeadline)
+        let reply: OpaquePointer
+        do {
+            reply = try PortalCall.withPipe(
+                pipe, bus: bus, name: portal.portalName, interface: SecretPortal.interface, method: "RetrieveSecret",
+                parameters: PortalCall.tuple([g_variant_new_handle(0), PortalCall.options([("handle_token", token)])]),
+                replyType: "(o)", deadline: callDeadline)
+        } catch .cancelled {
+            // Given up while the call was on its way: the portal may have made the request
+            // already, at the path it was told (a portal that names another is not reached).
+            close(expected)
+            throw .cancelled
+        } catch .timedOut {
+            close(expected)
+            throw .timedOut
+        }
         let handle = Self.objectPath(reply)
         g_variant_unref(reply)
         // A portal older than the handle_token convention names another path: that one is

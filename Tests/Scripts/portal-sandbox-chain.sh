@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The whole Secret-portal chain through the real `credvault-full`: the app runs in the Flatpak
+# sandbox of scripts/sandbox/flatpak-sandbox.sh (bwrap with /.flatpak-info, xdg-dbus-proxy that
+# lets only org.freedesktop.portal.* through, the real xdg-desktop-portal 1.16 and gnome-keyring's
+# Secret backend), on a throw-away bus that can activate nothing:
+#   portal-sandbox-chain.sh CREDVAULT_FULL SCRATCH_DIR
+# Prints one line per step, `NAME STATUS`, for the test to check; never a secret. Exit status 77
+# when the sandbox cannot run here (bwrap cannot make namespaces, a program is missing).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cli=$1
+scratch=$2
+
+if [ "${3:-}" != --inside-private-bus ]; then
+    rc=0
+    "$root/scripts/sandbox/flatpak-sandbox.sh" --probe >/dev/null 2>&1 || rc=$?
+    [ "$rc" = 0 ] || { echo "portal-sandbox-chain: the sandbox cannot run here (status $rc)" >&2; exit 77; }
+    exec "$root/scripts/with-keyring.sh" --unlocked --no-activation -- "$0" "$cli" "$scratch" --inside-private-bus
+fi
+
+home="$scratch/home"
+mkdir -p -m 700 "$home"
+# The Swift runtime's directory is outside /usr: visible inside for commands run through sh.
+runtime=$(ldd "$cli" | awk '/libswiftCore/ { print $3 }' | xargs -r dirname)
+sandbox() { # sandbox APP_ID COMMAND...
+    local app=$1; shift
+    "$root/scripts/sandbox/flatpak-sandbox.sh" --timeout 30 --command-timeout 120 --home "$home" --app-id "$app" \
+        --expose "$(dirname "$cli")" ${runtime:+--expose "$runtime"} -- "$@"
+}
+step() { # step NAME COMMAND...: runs it, prints NAME and its exit status
+    local name=$1; shift
+    "$@" >"$scratch/out" 2>"$scratch/err"
+    local rc=$?
+    echo "$name $rc"
+    [ "$rc" = 0 ] || sed 's/^/# /' "$scratch/err" "$scratch/out" >&2
+}
+a=org.example.App
+b=org.example.Other
+vault_a="$home/.var/app/$a/data/credential-vault/default.cvault"
+vault_b="$home/.var/app/$b/data/credential-vault/default.cvault"
+
+# Inside, org.freedesktop.secrets is out of reach (the proxy lets only the portals through).
+step no-secret-service sandbox "$a" sh -c \
+    '! dbus-send --session --print-reply --reply-timeout=5000 --dest=org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.DBus.Peer.Ping'
+step info-before sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
+    sandbox $a '$cli' info --backend auto > '$scratch/info' && grep -q '^chosen because: inside a Flatpak sandbox ($a): sealed file, device key from the Secret portal' '$scratch/info'"
+step store sandbox "$a" sh -c "printf 'sandboxed value' | '$cli' store --backend auto app token"
+step vault-under-portal-custody sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
+    sandbox $a '$cli' info --backend auto > '$scratch/info' && grep -q '^custody: Secret portal' '$scratch/info' && grep -q '^rollback counter: yes' '$scratch/info'"
+step second-run-reads sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
+    test \"\$(sandbox $a '$cli' lookup --backend auto app token)\" = 'sandboxed value'"
+# Another app with A's vault file (and A's counters) copied into its own data: its portal secret,
+# and so its device key, is another.
+mkdir -p "$(dirname "$vault_b")" "$home/.var/app/$b/.local/state"
+cp -p "$vault_a" "$vault_b"
+cp -rp "$home/.var/app/$a/.local/state/credential-vault" "$home/.var/app/$b/.local/state/" 2>/dev/null
+step other-app-cannot-open sandbox "$b" "$cli" lookup --backend auto app token
+# Outside a sandbox the portal custody refuses, whatever the vault says.
+step outside-sandbox-refused env XDG_STATE_HOME="$home/.var/app/$a/.local/state" "$cli" lookup --backend file --vault "$vault_a" app token
