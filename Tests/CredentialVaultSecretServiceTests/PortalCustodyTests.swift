@@ -1,0 +1,111 @@
+import CSodium
+import CredentialVault
+import CredentialVaultTestSupport
+import Foundation
+import Testing
+
+@testable import CredentialVaultSecretService
+
+/// The portal custody's derivation, the sandbox detection and the automatic choice inside a
+/// sandbox (no portal needed: nothing here asks one).
+@Suite(.ownThread)
+struct PortalCustodyTests {
+    @Test func theDeviceSecretIsTheKeyedHashOfTheLabelUnderThePortalBytes() {
+        let portalBytes = (0..<64).map { UInt8($0 * 3 & 0xff) }
+        let derived = PortalCustodian.deviceSecret(from: SecureBytes(copying: portalBytes))
+        // docs/FORMAT.md, custody 3: BLAKE2b-256 keyed with the 64 bytes over the label, computed
+        // here with libsodium directly.
+        let label = Array("CredentialVault portal device secret v1\u{0}".utf8)
+        var expected = [UInt8](repeating: 0, count: 32)
+        _ = crypto_generichash(&expected, 32, label, UInt64(label.count), portalBytes, 64)
+        #expect(derived.withUnsafeBytes { Array($0) } == expected)
+        #expect(Array(portalBytes.prefix(32)) != expected)
+    }
+
+    @Test func aFlatpakIsFoundByItsInfoFileWithItsAppID() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let info = directory.appendingPathComponent("flatpak-info")
+        try Data("[Application]\nname=org.example.App\nruntime=runtime/org.gnome.Platform/x86_64/45\n\n[Instance]\nname=other\n".utf8)
+            .write(to: info)
+        #expect(Sandbox.detect(environment: [:], flatpakInfo: info.path) == Sandbox(kind: .flatpak, applicationID: "org.example.App"))
+        // libsecret's test is existence alone: an unreadable or empty file is still a Flatpak.
+        try Data().write(to: info)
+        #expect(Sandbox.detect(environment: [:], flatpakInfo: info.path) == Sandbox(kind: .flatpak, applicationID: nil))
+    }
+
+    @Test func aSnapIsFoundBySnapNameEvenEmpty() {
+        let missing = "/nonexistent/flatpak-info"
+        #expect(Sandbox.detect(environment: ["SNAP_NAME": "example"], flatpakInfo: missing) == Sandbox(kind: .snap, applicationID: "example"))
+        #expect(Sandbox.detect(environment: ["SNAP_NAME": ""], flatpakInfo: missing)?.kind == .snap)
+        #expect(Sandbox.detect(environment: [:], flatpakInfo: missing) == nil)
+    }
+
+    static func blockingDecision(_ resolver: BackendResolver) throws -> BackendDecision { try resolver.decide() }
+
+    @Test func insideASandboxTheAutomaticChoiceIsTheSealedFileUnderPortalCustodyWithoutAskingTheSecretService() async throws {
+        // A Secret Service that would answer (the private test bus, or none) is not asked: the
+        // decision says why, with the sandbox's app id.
+        var resolver = BackendResolver(application: try ApplicationIdentifier("org.example.App"), environment: ["SNAP_NAME": "example"])
+        #expect(resolver.sandbox?.kind == .snap)
+        let decision = try Self.blockingDecision(resolver)
+        #expect(decision.kind == .file && decision.custody == .portal)
+        #expect(decision.reason == "inside a Snap sandbox (example): sealed file, device key from the Secret portal")
+        #expect(decision.secretServiceStatus == nil)
+        let asynchronous = try await resolver.decide()
+        #expect(asynchronous == decision)
+        // An explicit choice and CREDVAULT_BACKEND still win.
+        resolver.environment["CREDVAULT_BACKEND"] = "memory"
+        #expect(try Self.blockingDecision(resolver).kind == .memory)
+        #expect(try Self.blockingDecision(resolver).custody == nil)
+    }
+
+    @Test func theSealedFileInASandboxOffersThePortalCustodian() throws {
+        let resolver = BackendResolver(application: try ApplicationIdentifier("org.example.App"), environment: ["SNAP_NAME": "example"])
+        let configuration = resolver.sealedFileConfiguration(for: try Self.blockingDecision(resolver))
+        #expect(configuration.custody == .portal)
+        #expect(configuration.custodians.contains { $0.custody == .portal })
+    }
+
+    @Test func outsideASandboxThePortalCustodianRefusesTyped() {
+        let custodian = PortalCustodian(portal: SecretPortal(sandbox: nil))
+        #expect {
+            try custodian.deviceSecret(binding: SecureBytes.random(count: 32), create: true)
+        } throws: { error in
+            if case .unsupported = error as? CredentialVaultError { return true }
+            return false
+        }
+    }
+}
+
+/// The whole chain through the real `credvault-full`, in the Flatpak sandbox of
+/// scripts/sandbox/flatpak-sandbox.sh (bwrap, /.flatpak-info, xdg-dbus-proxy letting only
+/// org.freedesktop.portal.* through, xdg-desktop-portal 1.16, gnome-keyring), on a throw-away
+/// bus (Tests/Scripts/portal-sandbox-chain.sh).
+@Suite(.ownThread, .throwAwayBuses)
+struct PortalSandboxChainTests {
+    @Test func aSandboxedAppStoresAndReadsUnderPortalCustodyAndAnotherAppCannotOpenIt() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("portal-chain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let script = TestEnvironment.packageRoot.appendingPathComponent("Tests/Scripts/portal-sandbox-chain.sh").path
+        let full = TestEnvironment.credvault.deletingLastPathComponent().appendingPathComponent("credvault-full").path
+        let result = try CLIChild.run(script, [full, scratch.path])
+        try #require(result.status != 77, "the sandbox cannot run here: \(result.stderr)")
+        let steps = Dictionary(
+            result.stdoutText.split(separator: "\n").compactMap { line -> (String, Int)? in
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, let status = Int(parts[1]) else { return nil }
+                return (String(parts[0]), status)
+            }, uniquingKeysWith: { max($0, $1) })
+        let expected: [(String, Int)] = [
+            ("no-secret-service", 0), ("info-before", 0), ("store", 0), ("vault-under-portal-custody", 0), ("second-run-reads", 0),
+            ("other-app-cannot-open", 6),  // deviceMismatch: another app's portal secret, another device key
+            ("outside-sandbox-refused", 3),  // unsupported: the portal is never asked outside a sandbox
+        ]
+        for (step, status) in expected {
+            #expect(steps[step] == status, "\(step): \(steps[step].map(String.init) ?? "missing"); output:\n\(result.stdoutText)\n\(result.stderr)")
+        }
+    }
+}
