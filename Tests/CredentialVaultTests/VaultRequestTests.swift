@@ -24,7 +24,7 @@ import Testing
     @Test func readingChecksNothingUsingAnOptionChecksIt() throws {
         let bad = try request(["--kdf", "strongest", "--custody", "safe", "--rollback-counter", "--no-rollback-counter", "--key-cache", "-1"])
         #expect(usageMessage { try bad.kdf() } == "--kdf is interactive, moderate or sensitive")
-        #expect(usageMessage { try bad.custody() } == "--custody is file, keyring or tpm")
+        #expect(usageMessage { try bad.custody() } == "--custody is file, keyring, tpm or portal")
         #expect(usageMessage { try bad.rollbackCounter() } == "give --rollback-counter or --no-rollback-counter, not both")
         #expect(usageMessage { try bad.keyCacheSeconds() } == "--key-cache is a number of seconds, 0 to 604800 (7 days)")
         let good = try request(["--kdf", "sensitive", "--custody", "tpm", "--no-rollback-counter", "--key-cache", "60"])
