@@ -50,6 +50,9 @@ step vault-under-portal-custody sh -c "$(declare -f sandbox); root='$root' cli='
     sandbox $a '$cli' info --backend auto > '$scratch/info' && grep -q '^custody: Secret portal' '$scratch/info' && grep -q '^rollback counter: yes' '$scratch/info'"
 step second-run-reads sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
     test \"\$(sandbox $a '$cli' lookup --backend auto app token)\" = 'sandboxed value'"
+# The lean `credvault` hands `auto` over to credvault-full beside it, as outside.
+step lean-reads sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
+    test \"\$(sandbox $a '$(dirname "$cli")/credvault' lookup --backend auto app token)\" = 'sandboxed value'"
 # Another app with A's vault file (and A's counters) copied into its own data: its portal secret,
 # and so its device key, is another.
 mkdir -p "$(dirname "$vault_b")" "$home/.var/app/$b/.local/state"

@@ -28,7 +28,13 @@ struct PortalRequest {
         let expected = Self.requestPath(sender: unique, token: token)
         let answer = Answer()
         var subscriptions = [subscribe(expected, answer)]
-        defer { for id in subscriptions { g_dbus_connection_signal_unsubscribe(bus, id) } }
+        defer {
+            for id in subscriptions { g_dbus_connection_signal_unsubscribe(bus, id) }
+            // GDBus releases a subscription's data (our `Answer`) from an idle source on this
+            // context: run it before the context goes, or the reference is never dropped.
+            let context = g_main_context_get_thread_default()
+            while g_main_context_iteration(context, 0) != 0 {}
+        }
 
         let pipe = try PortalPipe()
         let callDeadline = Deadline(portal.callTimeout)

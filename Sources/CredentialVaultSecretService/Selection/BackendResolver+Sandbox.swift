@@ -29,7 +29,8 @@ extension BackendResolver {
         var configuration = sealedFileConfiguration
         if let custody = decision.custody { configuration.custody = custody }
         if sandbox != nil, !configuration.custodians.contains(where: { $0.custody == .portal }) {
-            configuration.custodians.append(PortalCustodian(portal: portal))
+            // Its counters beside the host secret the configuration names (the default's otherwise).
+            configuration.custodians.append(PortalCustodian(portal: portal, directory: configuration.device?.hostSecretURL.deletingLastPathComponent()))
         }
         return configuration
     }
