@@ -101,6 +101,7 @@ struct PortalSandboxChainTests {
             }, uniquingKeysWith: { max($0, $1) })
         let expected: [(String, Int)] = [
             ("no-secret-service", 0), ("info-before", 0), ("store", 0), ("vault-under-portal-custody", 0), ("second-run-reads", 0), ("lean-reads", 0),
+            ("custody-to-file", 0), ("custody-back-to-portal", 0), ("reads-after-moves", 0),
             ("other-app-cannot-open", 6),  // deviceMismatch: another app's portal secret, another device key
             ("outside-sandbox-refused", 3),  // unsupported: the portal is never asked outside a sandbox
         ]

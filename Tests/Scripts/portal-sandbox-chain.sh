@@ -53,6 +53,11 @@ step second-run-reads sh -c "$(declare -f sandbox); root='$root' cli='$cli' home
 # The lean `credvault` hands `auto` over to credvault-full beside it, as outside.
 step lean-reads sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
     test \"\$(sandbox $a '$(dirname "$cli")/credvault' lookup --backend auto app token)\" = 'sandboxed value'"
+# Moving the vault to the host-secret file's custody and back, inside the sandbox.
+step custody-to-file sandbox "$a" "$cli" custody file --device
+step custody-back-to-portal sandbox "$a" "$cli" custody portal --device
+step reads-after-moves sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
+    test \"\$(sandbox $a '$cli' lookup --backend auto app token)\" = 'sandboxed value'"
 # Another app with A's vault file (and A's counters) copied into its own data: its portal secret,
 # and so its device key, is another.
 mkdir -p "$(dirname "$vault_b")" "$home/.var/app/$b/.local/state"
