@@ -83,7 +83,9 @@ struct PortalCustodyTests {
 /// scripts/sandbox/flatpak-sandbox.sh (bwrap, /.flatpak-info, xdg-dbus-proxy letting only
 /// org.freedesktop.portal.* through, xdg-desktop-portal 1.16, gnome-keyring), on a throw-away
 /// bus (Tests/Scripts/portal-sandbox-chain.sh).
-@Suite(.ownThread, .throwAwayBuses)
+@Suite(
+    .ownThread, .throwAwayBuses,
+    .enabled(if: SandboxHarness.runs, "bwrap cannot create a Flatpak sandbox's namespaces here (scripts/sandbox/flatpak-sandbox.sh --probe)"))
 struct PortalSandboxChainTests {
     @Test func aSandboxedAppStoresAndReadsUnderPortalCustodyAndAnotherAppCannotOpenIt() throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("portal-chain-\(UUID().uuidString)")
@@ -109,4 +111,19 @@ struct PortalSandboxChainTests {
             #expect(steps[step] == status, "\(step): \(steps[step].map(String.init) ?? "missing"); output:\n\(result.stdoutText)\n\(result.stderr)")
         }
     }
+}
+
+/// The Flatpak sandbox harness (scripts/sandbox/flatpak-sandbox.sh).
+enum SandboxHarness {
+    /// Whether it can run here (bwrap makes the namespaces): `--probe` exits 0.
+    static let runs: Bool = {
+        let probe = Process()
+        probe.executableURL = TestEnvironment.packageRoot.appendingPathComponent("scripts/sandbox/flatpak-sandbox.sh")
+        probe.arguments = ["--probe"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
 }
