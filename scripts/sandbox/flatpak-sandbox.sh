@@ -40,7 +40,8 @@
 #   --command-timeout S  deadline of COMMAND (default 300; then it is killed, status 124)
 #   --keep-logs DIR      copy the portal's and the proxy's logs to DIR at exit
 #   --probe              only check that bwrap can create the namespaces needed: 0 or 77
-# Environment: FLATPAK_SANDBOX_VERBOSE=1 prints the portal's and the proxy's logs at exit.
+# Environment: FLATPAK_SANDBOX_VERBOSE=1 logs the sandbox's bus traffic (the proxy's --log, as
+# flatpak run --log-session-bus) and prints it and the portal's log at exit.
 #
 # Exit status: COMMAND's. Before COMMAND runs, the harness exits with
 #   2  usage;  3  a program is missing (scripts/install-deps.sh sandbox);
@@ -246,6 +247,7 @@ bwrap "${proxy_root_args[@]}" --bind "$tmp/proxy" "$tmp/proxy" --die-with-parent
     xdg-dbus-proxy --fd=4 "$bus" "$tmp/proxy/bus" --filter \
     "--own=$app_id.*" "--own=org.mpris.MediaPlayer2.$app_id.*" \
     '--call=org.freedesktop.portal.*=*' '--broadcast=org.freedesktop.portal.*=@/org/freedesktop/portal/*' \
+    ${FLATPAK_SANDBOX_VERBOSE:+--log} \
     3<"$tmp/flatpak-info" 4>"$tmp/proxy-sync" </dev/null >"$tmp/proxy.log" 2>&1 &
 proxy_pid=$!
 # Opening the FIFO waits for the writer, which the background job opens at once.
@@ -268,17 +270,21 @@ done
 app_args+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs /run --tmpfs /var
     --dir "/run/user/$uid" --chmod 0700 "/run/user/$uid"
     --ro-bind "$tmp/proxy/bus" /run/flatpak/bus --symlink /run/flatpak/bus "/run/user/$uid/bus"
-    --ro-bind-data 5 /.flatpak-info
-    --dir "$home_dir" --bind "$app_dir" "$app_dir")
+    --ro-bind-data 5 /.flatpak-info)
 
 # COMMAND's directory and its libraries' directories outside the read-only /usr: a Swift build
-# directory, the Swift toolchain's runtime (/opt/swift/...).
+# directory, the Swift toolchain's runtime (/opt/swift/...). Never one that holds the outer
+# bus's socket: the app would reach org.freedesktop.secrets past the proxy.
+outer_socket=""
+case "$bus" in unix:path=*) outer_socket=${bus#unix:path=}; outer_socket=${outer_socket%%,*} ;; esac
 expose_dirs=()
 add_expose() { # add_expose PATH: once, unless /usr already shows it
-    local path
+    local path d
     path=$(readlink -f "$1") || return 0
     case "$path" in /usr/* | /etc/*) return 0 ;; esac
-    local d
+    if [ -n "$outer_socket" ] && { [ "$path" = / ] || [[ "$outer_socket/" == "$path"/* ]]; }; then
+        fail "will not expose $path: it holds the outer bus socket $outer_socket (move the program or the bus)"
+    fi
     for d in "${expose_dirs[@]}"; do [ "$d" = "$path" ] && return 0; done
     expose_dirs+=("$path")
 }
@@ -287,7 +293,14 @@ for path in "${exposes[@]}"; do
     add_expose "$path"
 done
 program=$1
-if [[ "$program" != */* ]]; then program=$(command -v "$program" || true); fi
+if [[ "$program" == */* ]]; then
+    # Inside, the working directory is the app's home: a relative path would not resolve.
+    [ -e "$program" ] || fail "$program: no such file"
+    program=$(readlink -f "$program")
+    set -- "$program" "${@:2}"
+else
+    program=$(command -v "$program" || true)
+fi
 if [ -n "$program" ] && [ -f "$program" ]; then
     add_expose "$(dirname "$program")"
     while read -r lib; do
@@ -295,6 +308,8 @@ if [ -n "$program" ] && [ -f "$program" ]; then
     done < <(ldd "$program" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}')
 fi
 for path in "${expose_dirs[@]}"; do app_args+=(--ro-bind "$path" "$path"); done
+# After the exposed paths, so that none of them covers the app's own directory.
+app_args+=(--dir "$home_dir" --bind "$app_dir" "$app_dir")
 
 app_env=(--clearenv
     --setenv PATH /app/bin:/usr/bin:/bin
