@@ -125,18 +125,27 @@ proxy_pid=""
 app_pid=""
 
 # shellcheck disable=SC2317  # called through trap
+stop_pid() { # stop_pid PID [SIGNAL]: SIGNAL (default TERM), then KILL after 3 s; reaps it
+    [ -n "$1" ] || return 0
+    kill "-${2:-TERM}" "$1" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+# shellcheck disable=SC2317  # called through trap
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
-    [ -z "$app_pid" ] || { kill "$app_pid" 2>/dev/null; wait "$app_pid" 2>/dev/null; }
+    # The app's bwrap ends with its monitor (--die-with-parent), which timeout's TERM ends.
+    stop_pid "$app_pid"
     # Closing the read end of the proxy's sync pipe makes xdg-dbus-proxy exit by itself (its
-    # --fd); the kill is for a proxy that hangs.
+    # --fd): it gets 3 s for that before TERM and KILL.
     exec 6<&-
     if [ -n "$proxy_pid" ]; then
-        for _ in $(seq 20); do kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
-        kill "$proxy_pid" 2>/dev/null; wait "$proxy_pid" 2>/dev/null
+        for _ in $(seq 30); do kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
+        stop_pid "$proxy_pid"
     fi
-    if [ -n "$portal_pid" ]; then kill "$portal_pid" 2>/dev/null; wait "$portal_pid" 2>/dev/null; fi
+    stop_pid "$portal_pid"
     if [ -n "$keep_logs" ]; then mkdir -p "$keep_logs" && cp "$tmp"/*.log "$keep_logs"/ 2>/dev/null; fi
     if [ -n "${FLATPAK_SANDBOX_VERBOSE:-}" ]; then
         for log in "$tmp"/*.log; do [ -s "$log" ] && { echo "== $log" >&2; cat "$log" >&2; }; done
