@@ -39,22 +39,41 @@ failures=0
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; shift; [ $# -eq 0 ] || printf '    %s\n' "$@"; failures=$((failures + 1)); }
 # The harness's temp dirs go under $work/tmp, so that the last check can see that none is left.
-sandbox() { TMPDIR="$work/tmp" "$sandbox_script" --timeout 20 --command-timeout 60 "$@"; }
+sandbox() { TMPDIR="$work/tmp" "$sandbox_script" --timeout 20 "$@"; }
 # The harness's own failures (set-up, no namespaces) end the check: nothing after means anything.
 harness_failed() { # harness_failed STATUS: true for the harness's own exit codes
     case "$1" in 2 | 3 | 4 | 77) return 0 ;; *) return 1 ;; esac
 }
-run() { # run VAR [SANDBOX-ARGS...] -- COMMAND...: stdout into VAR, status into VAR_rc
-    local var=$1 out rc=0
-    shift
-    out=$(sandbox "$@" 2>"$work/stderr") || rc=$?
+# libsecret 0.20.5 with Debian 12's GLib can wait forever for the portal's answer: it listens
+# for the Request's Response from the name org.freedesktop.portal.Desktop, and since the fix of
+# CVE-2024-34397 GLib drops a signal from a well-known name until its GetNameOwner call has
+# returned, which gnome-keyring's quick answer sometimes beats (the proxy's --log shows the
+# Response between the AddMatch and the GetNameOwner replies). That race is libsecret's, not the
+# sandbox's: a run that ends by its deadline (status 124) is tried again, at most 3 times, and the
+# check says how many times it took.
+attempt_timeout=15
+run_with_input() { # run_with_input VAR INPUT [SANDBOX-ARGS...] -- COMMAND...: stdout into VAR, status into VAR_rc
+    local var=$1 input=$2 out rc attempt
+    shift 2
+    for attempt in 1 2 3; do
+        rc=0
+        out=$(printf '%s' "$input" | sandbox --command-timeout "$attempt_timeout" "$@" 2>"$work/stderr") || rc=$?
+        [ "$rc" = 124 ] || break
+        echo "check: attempt $attempt timed out (libsecret's Response race): trying again" >&2
+    done
     printf -v "$var" '%s' "$out"
     printf -v "${var}_rc" '%s' "$rc"
+    printf -v "${var}_tries" '%s' "$( ((attempt > 1)) && echo " (after $attempt attempts)")"
     if harness_failed "$rc" && grep -q '^flatpak-sandbox:' "$work/stderr"; then
         cat "$work/stderr" >&2
         echo "check: the sandbox harness failed (status $rc)" >&2
         exit "$rc"
     fi
+}
+run() { # run VAR [SANDBOX-ARGS...] -- COMMAND...: as run_with_input, with no input
+    local var=$1
+    shift
+    run_with_input "$var" "" "$@"
 }
 portal_keys() { # portal_keys APPID: gnome-keyring's items holding the portal's key for APPID
     busctl --user call org.freedesktop.secrets /org/freedesktop/secrets org.freedesktop.Secret.Service \
@@ -98,12 +117,11 @@ else
 fi
 
 # ---- libsecret's portal path ----
-run stored --app-id "$app_a" --home "$work/home" -- sh -c '
+run_with_input stored "$value" --app-id "$app_a" --home "$work/home" -- sh -c '
     secret-tool store --label "sandbox check" service S account A || exit 1
-    secret-tool lookup service S account A' <<<"$value"
-# secret-tool store reads the secret up to the end of stdin, newline included: <<< adds one.
+    secret-tool lookup service S account A'
 if [ "$stored_rc" = 0 ] && [ "$stored" = "$value" ]; then
-    ok "secret-tool stores and looks up inside app A"
+    ok "secret-tool stores and looks up inside app A$stored_tries"
 else
     not_ok "secret-tool stores and looks up inside app A" "status $stored_rc" "got: $stored" "$(cat "$work/stderr")"
 fi
@@ -128,7 +146,7 @@ fi
 
 run again --app-id "$app_a" --home "$work/home" -- secret-tool lookup service S account A
 if [ "$again_rc" = 0 ] && [ "$again" = "$value" ]; then
-    ok "a second run of app A reads what the first stored"
+    ok "a second run of app A reads what the first stored$again_tries"
 else
     not_ok "a second run of app A reads what the first stored" "status $again_rc" "got: $again" "$(cat "$work/stderr")"
 fi
@@ -138,8 +156,9 @@ mkdir -p "$data_b/keyrings"
 cp "$data_a/keyrings/default.keyring" "$data_b/keyrings/default.keyring"
 run other --app-id "$app_b" --home "$work/home" -- secret-tool lookup service S account A
 other_err=$(grep -v '^flatpak-sandbox:' "$work/stderr" | head -n 1)
-if [ -z "$other" ]; then
-    ok "app B finds nothing in a copy of A's file (status $other_rc${other_err:+: $other_err})"
+# Status 1 and no output: libsecret found no readable item (status 124 would be a hang).
+if [ -z "$other" ] && [ "$other_rc" = 1 ]; then
+    ok "app B finds nothing in a copy of A's file$other_tries${other_err:+ (secret-tool: $other_err)}"
 else
     not_ok "app B finds nothing in a copy of A's file" "status $other_rc" "got: $other"
 fi
@@ -150,11 +169,11 @@ else
     not_ok "app B has a portal key of its own, under app_id=$app_b" "A: $keys_a" "B: $keys_b"
 fi
 
-run own --app-id "$app_b" --home "$work/home/b-alone" -- sh -c '
+run_with_input own "$value B" --app-id "$app_b" --home "$work/home/b-alone" -- sh -c '
     secret-tool store --label "sandbox check" service S account B || exit 1
-    secret-tool lookup service S account B' <<<"$value B"
+    secret-tool lookup service S account B'
 if [ "$own_rc" = 0 ] && [ "$own" = "$value B" ]; then
-    ok "app B stores and reads back a secret of its own"
+    ok "app B stores and reads back a secret of its own$own_tries"
 else
     not_ok "app B stores and reads back a secret of its own" "status $own_rc" "got: $own" "$(cat "$work/stderr")"
 fi

@@ -40,7 +40,8 @@
 #   --command-timeout S  deadline of COMMAND (default 300; then it is killed, status 124)
 #   --keep-logs DIR      copy the portal's and the proxy's logs to DIR at exit
 #   --probe              only check that bwrap can create the namespaces needed: 0 or 77
-# Environment: FLATPAK_SANDBOX_VERBOSE=1 prints the portal's and the proxy's logs at exit.
+# Environment: FLATPAK_SANDBOX_VERBOSE=1 logs the sandbox's bus traffic (the proxy's --log, as
+# flatpak run --log-session-bus) and prints it and the portal's log at exit.
 #
 # Exit status: COMMAND's. Before COMMAND runs, the harness exits with
 #   2  usage;  3  a program is missing (scripts/install-deps.sh sandbox);
@@ -124,18 +125,27 @@ proxy_pid=""
 app_pid=""
 
 # shellcheck disable=SC2317  # called through trap
+stop_pid() { # stop_pid PID [SIGNAL]: SIGNAL (default TERM), then KILL after 3 s; reaps it
+    [ -n "$1" ] || return 0
+    kill "-${2:-TERM}" "$1" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+# shellcheck disable=SC2317  # called through trap
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM HUP
-    [ -z "$app_pid" ] || { kill "$app_pid" 2>/dev/null; wait "$app_pid" 2>/dev/null; }
+    # The app's bwrap ends with its monitor (--die-with-parent), which timeout's TERM ends.
+    stop_pid "$app_pid"
     # Closing the read end of the proxy's sync pipe makes xdg-dbus-proxy exit by itself (its
-    # --fd); the kill is for a proxy that hangs.
+    # --fd): it gets 3 s for that before TERM and KILL.
     exec 6<&-
     if [ -n "$proxy_pid" ]; then
-        for _ in $(seq 20); do kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
-        kill "$proxy_pid" 2>/dev/null; wait "$proxy_pid" 2>/dev/null
+        for _ in $(seq 30); do kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
+        stop_pid "$proxy_pid"
     fi
-    if [ -n "$portal_pid" ]; then kill "$portal_pid" 2>/dev/null; wait "$portal_pid" 2>/dev/null; fi
+    stop_pid "$portal_pid"
     if [ -n "$keep_logs" ]; then mkdir -p "$keep_logs" && cp "$tmp"/*.log "$keep_logs"/ 2>/dev/null; fi
     if [ -n "${FLATPAK_SANDBOX_VERBOSE:-}" ]; then
         for log in "$tmp"/*.log; do [ -s "$log" ] && { echo "== $log" >&2; cat "$log" >&2; }; done
@@ -246,6 +256,7 @@ bwrap "${proxy_root_args[@]}" --bind "$tmp/proxy" "$tmp/proxy" --die-with-parent
     xdg-dbus-proxy --fd=4 "$bus" "$tmp/proxy/bus" --filter \
     "--own=$app_id.*" "--own=org.mpris.MediaPlayer2.$app_id.*" \
     '--call=org.freedesktop.portal.*=*' '--broadcast=org.freedesktop.portal.*=@/org/freedesktop/portal/*' \
+    ${FLATPAK_SANDBOX_VERBOSE:+--log} \
     3<"$tmp/flatpak-info" 4>"$tmp/proxy-sync" </dev/null >"$tmp/proxy.log" 2>&1 &
 proxy_pid=$!
 # Opening the FIFO waits for the writer, which the background job opens at once.
@@ -268,17 +279,21 @@ done
 app_args+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs /run --tmpfs /var
     --dir "/run/user/$uid" --chmod 0700 "/run/user/$uid"
     --ro-bind "$tmp/proxy/bus" /run/flatpak/bus --symlink /run/flatpak/bus "/run/user/$uid/bus"
-    --ro-bind-data 5 /.flatpak-info
-    --dir "$home_dir" --bind "$app_dir" "$app_dir")
+    --ro-bind-data 5 /.flatpak-info)
 
 # COMMAND's directory and its libraries' directories outside the read-only /usr: a Swift build
-# directory, the Swift toolchain's runtime (/opt/swift/...).
+# directory, the Swift toolchain's runtime (/opt/swift/...). Never one that holds the outer
+# bus's socket: the app would reach org.freedesktop.secrets past the proxy.
+outer_socket=""
+case "$bus" in unix:path=*) outer_socket=${bus#unix:path=}; outer_socket=${outer_socket%%,*} ;; esac
 expose_dirs=()
 add_expose() { # add_expose PATH: once, unless /usr already shows it
-    local path
+    local path d
     path=$(readlink -f "$1") || return 0
     case "$path" in /usr/* | /etc/*) return 0 ;; esac
-    local d
+    if [ -n "$outer_socket" ] && { [ "$path" = / ] || [[ "$outer_socket/" == "$path"/* ]]; }; then
+        fail "will not expose $path: it holds the outer bus socket $outer_socket (move the program or the bus)"
+    fi
     for d in "${expose_dirs[@]}"; do [ "$d" = "$path" ] && return 0; done
     expose_dirs+=("$path")
 }
@@ -287,7 +302,14 @@ for path in "${exposes[@]}"; do
     add_expose "$path"
 done
 program=$1
-if [[ "$program" != */* ]]; then program=$(command -v "$program" || true); fi
+if [[ "$program" == */* ]]; then
+    # Inside, the working directory is the app's home: a relative path would not resolve.
+    [ -e "$program" ] || fail "$program: no such file"
+    program=$(readlink -f "$program")
+    set -- "$program" "${@:2}"
+else
+    program=$(command -v "$program" || true)
+fi
 if [ -n "$program" ] && [ -f "$program" ]; then
     add_expose "$(dirname "$program")"
     while read -r lib; do
@@ -295,6 +317,8 @@ if [ -n "$program" ] && [ -f "$program" ]; then
     done < <(ldd "$program" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $3}')
 fi
 for path in "${expose_dirs[@]}"; do app_args+=(--ro-bind "$path" "$path"); done
+# After the exposed paths, so that none of them covers the app's own directory.
+app_args+=(--dir "$home_dir" --bind "$app_dir" "$app_dir")
 
 app_env=(--clearenv
     --setenv PATH /app/bin:/usr/bin:/bin
