@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// 1. the request's object path is computed from our unique name and a fresh `handle_token`
 ///    (`/org/freedesktop/portal/desktop/request/<sender>/<token>`, the sender without its `:`
-///    and with `.` as `_`), and its `Response` signal subscribed to **before** the call, so an
-///    answer sent at once is not missed;
+///    and with `.` as `_`), and its `Response` signal subscribed to **before** the call, from
+///    the portal's unique name (`nameOwner`), so an answer sent at once is not missed;
 /// 2. `RetrieveSecret(h fd, a{sv} {"handle_token": token})` is called with the pipe's write end
 ///    as a Unix fd (our copy closed once it is passed);
 /// 3. the answer is awaited until `responseTimeout`; the deadline or the waiting task's
@@ -27,7 +27,8 @@ struct PortalRequest {
         let token = PortalCall.freshToken()
         let expected = Self.requestPath(sender: unique, token: token)
         let answer = Answer()
-        var subscriptions = [subscribe(expected, answer)]
+        let owner = try nameOwner()
+        var subscriptions = [subscribe(expected, owner: owner, answer)]
         defer {
             for id in subscriptions { g_dbus_connection_signal_unsubscribe(bus, id) }
             // GDBus releases a subscription's data (our `Answer`) from an idle source on this
@@ -55,12 +56,12 @@ struct PortalRequest {
             close(expected)
             throw .timedOut
         }
-        let handle = Self.objectPath(reply)
+        let handle = Self.string(reply)
         g_variant_unref(reply)
         // A portal older than the handle_token convention names another path: that one is
         // listened to as well (its answer cannot have been dispatched yet: this thread's
         // context has not run since the call).
-        if handle != expected { subscriptions.append(subscribe(handle, answer)) }
+        if handle != expected { subscriptions.append(subscribe(handle, owner: owner, answer)) }
 
         let response = try awaitResponse(answer, handle: handle)
         try PortalCall.check(response: response)
@@ -104,11 +105,41 @@ struct PortalRequest {
         if let reply { g_variant_unref(reply) }
     }
 
-    /// Subscribes `answer` to the `Response` signal of the request at `path`, from the portal.
-    private func subscribe(_ path: String, _ answer: Answer) -> UInt32 {
+    /// The unique name that owns the portal's name now (`GetNameOwner`, within `callTimeout`).
+    ///
+    /// Why: the `Response` is matched by that unique name, not by the well-known name. GLib with
+    /// the fix of CVE-2024-34397 (Debian 12's 2.74 has it) drops a signal from a well-known name
+    /// until its own `GetNameOwner` has returned, and gnome-keyring's quick answer sometimes beats
+    /// it: the answer would be lost and the wait would end only at its deadline (libsecret 0.20.5
+    /// waits so about one call in ten; docs/TESTING.md, *The Flatpak sandbox*).
+    private func nameOwner() throws(CredentialVaultError) -> String {
+        let deadline = Deadline(portal.callTimeout)
+        defer { deadline.finish() }
+        CancellationFlag.current?.onCancel { deadline.cancel() }
+        let type = g_variant_type_new("(s)")
+        defer { g_variant_type_free(type) }
+        let reply: OpaquePointer?
+        do {
+            reply = try withGError {
+                g_dbus_connection_call_sync(
+                    bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+                    PortalCall.tuple([g_variant_new_string(portal.portalName)]), type, G_DBUS_CALL_FLAGS_NONE,
+                    PortalCall.timeoutMilliseconds(deadline), deadline.cancellable, $0)
+            }
+        } catch {
+            throw deadline.settle(error.portalError(deadlineExpired: deadline.hasExpired, callee: portal.portalName))
+        }
+        guard let reply else { throw .notAvailable("nothing owns \(portal.portalName) on the session bus") }
+        defer { g_variant_unref(reply) }
+        return Self.string(reply)
+    }
+
+    /// Subscribes `answer` to the `Response` signal of the request at `path`, from `owner`
+    /// (the portal's unique name).
+    private func subscribe(_ path: String, owner: String, _ answer: Answer) -> UInt32 {
         let box = Unmanaged.passRetained(answer).toOpaque()
         return g_dbus_connection_signal_subscribe(
-            bus, portal.portalName, Self.requestInterface, "Response", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+            bus, owner, Self.requestInterface, "Response", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, parameters, data in
                 guard let data, let parameters, g_variant_is_of_type(parameters, g_variant_type_checked_("(ua{sv})")) != 0 else { return }
                 Unmanaged<Answer>.fromOpaque(data).takeUnretainedValue().record(PortalCall.uint32(parameters, child: 0))
@@ -123,7 +154,8 @@ struct PortalRequest {
         return "\(PortalCall.objectPath)/request/\(name)/\(token)"
     }
 
-    private static func objectPath(_ reply: OpaquePointer) -> String {
+    /// The string (or object path) that is the first child of `reply`.
+    private static func string(_ reply: OpaquePointer) -> String {
         let child = g_variant_get_child_value(reply, 0)!
         defer { g_variant_unref(child) }
         return String(cString: g_variant_get_string(child, nil))
