@@ -6,8 +6,10 @@ import Foundation
 import Testing
 
 /// The shared conformance suite against libsecret's keyring file, through both APIs: each store
-/// has a file of its own (a private temporary directory) and a password key source.
-@Suite(.ownThread) struct LibsecretFileConformanceTests {
+/// has a file of its own (a private temporary directory) and a password key source. One case at a
+/// time: each new file costs a key derivation (PBKDF2, 100,000 iterations), and 44 of them at
+/// once on a small machine keep the CPU from the heartbeat of `asyncDoesNotBlockThePool`.
+@Suite(.ownThread, .serialized) struct LibsecretFileConformanceTests {
     static let backend = ConformanceBackend(
         name: "libsecret keyring file",
         makeStore: { clock in
