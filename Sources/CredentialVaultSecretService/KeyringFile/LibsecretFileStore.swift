@@ -91,14 +91,7 @@ public final class LibsecretFileStore: TokenStorageAdapter {
     public func load(_ key: CredentialKey) throws(CredentialVaultError) -> Data? {
         try key.validate()
         let now = configuration.clock.now()
-        let found = try file.read { (keyring) throws(CredentialVaultError) -> FileCredential? in
-            guard let keyring else { return nil }
-            var mine = try keyring.credentials(matching: naming.identity(of: key), naming: naming)
-            guard let current = FileCredential.current(of: mine) else { return nil }
-            for index in mine.indices where mine[index].index != current.index { mine[index].item.wipeSecret() }
-            return current
-        }
-        guard var found else { return nil }
+        guard var found = try readCurrent(key) else { return nil }
         if found.stored.isExpired(at: now) {
             found.item.wipeSecret()
             try purge(key, now: now)
@@ -114,10 +107,9 @@ public final class LibsecretFileStore: TokenStorageAdapter {
         try key.validate()
         let now = configuration.clock.now()
         var taken = try file.update(now: now) { (keyring) throws(CredentialVaultError) -> (result: FileCredential?, changed: Bool) in
-            var mine = try keyring.credentials(matching: naming.identity(of: key), naming: naming)
-            guard let current = FileCredential.current(of: mine) else { return (nil, false) }
-            for index in mine.indices where mine[index].index != current.index { mine[index].item.wipeSecret() }
-            keyring.remove(mine.map(\.index) + (try keyring.expired(at: now, naming: naming)))
+            let (current, all) = try current(of: key, in: keyring)
+            guard let current else { return (nil, false) }
+            keyring.remove(all + (try keyring.expired(at: now, naming: naming)))
             return (current, true)
         }
         guard taken?.stored.isExpired(at: now) == true else { return taken?.item.secret }
@@ -151,13 +143,9 @@ public final class LibsecretFileStore: TokenStorageAdapter {
     public func metadata(for key: CredentialKey) throws(CredentialVaultError) -> CredentialMetadata? {
         try key.validate()
         let now = configuration.clock.now()
-        let found = try file.read { (keyring) throws(CredentialVaultError) -> StoredCredential? in
-            guard let keyring else { return nil }
-            var mine = try keyring.credentials(matching: naming.identity(of: key), naming: naming)
-            defer { for index in mine.indices { mine[index].item.wipeSecret() } }
-            return FileCredential.current(of: mine)?.stored
-        }
-        guard let found else { return nil }
+        guard var current = try readCurrent(key) else { return nil }
+        current.item.wipeSecret()
+        let found = current.stored
         guard !found.isExpired(at: now) else {
             try purge(key, now: now)
             return nil
@@ -184,6 +172,23 @@ public final class LibsecretFileStore: TokenStorageAdapter {
     }
 
     // MARK: - Helpers
+
+    /// The key's current credential in the file as it is (see `current(of:in:)`).
+    private func readCurrent(_ key: CredentialKey) throws(CredentialVaultError) -> FileCredential? {
+        try file.read { (keyring) throws(CredentialVaultError) -> FileCredential? in
+            guard let keyring else { return nil }
+            return try current(of: key, in: keyring).current
+        }
+    }
+
+    /// The key's current credential in `keyring` (`FileCredential.current`), its secret
+    /// included (the other items' are wiped), and the indices of all the key's items.
+    private func current(of key: CredentialKey, in keyring: OpenedKeyring) throws(CredentialVaultError) -> (current: FileCredential?, all: [Int]) {
+        var mine = try keyring.credentials(matching: naming.identity(of: key), naming: naming)
+        let current = FileCredential.current(of: mine)
+        for index in mine.indices where mine[index].index != current?.index { mine[index].item.wipeSecret() }
+        return (current, mine.map(\.index))
+    }
 
     /// The credentials of this store (of one service when given): the items with `service` and
     /// `username` attributes in its scope, decrypted.
