@@ -71,3 +71,49 @@ import Testing
         #expect(contents.iterations == 100_000)
     }
 }
+
+/// Parameters a hostile file could use to make a reader spin or derive a weak key, and the
+/// lock shared by CredentialVault's writers.
+@Suite(.ownThread) struct LibsecretFileParameterTests {
+    let key = CredentialKey(service: "api.example.com", account: "alice")
+
+    @Test(arguments: [UInt32(1), 99_999, 10_000_001, .max])
+    func anIterationCountOutOfRangeIsCorruptedBeforeAnyDerivation(iterations: UInt32) async throws {
+        let file = SecretToolFile()
+        try file.store().synchronous.save(Data("secret".utf8), for: key)
+        var contents = try KeyringFileContents.parse(try file.bytes())
+        contents.iterations = iterations
+        try file.write(contents.serialized())
+        expectThrows(\CredentialVaultError.isCorrupted) { try file.store().synchronous.load(key) }
+    }
+
+    @Test func aSaltShorterThanThirtyTwoBytesOrUnlikeItsRecordedSizeIsCorrupted() throws {
+        var contents = KeyringFileContents.empty(now: 0)
+        contents.salt = Array(contents.salt.prefix(16))
+        expectThrows(\CredentialVaultError.isCorrupted) { try KeyringFileContents.parse(contents.serialized()) }
+        var mismatched = KeyringFileContents.empty(now: 0).serialized()
+        mismatched[KeyringFileLayout.prefixCount] = 33  // the recorded salt size (u32, little-endian)
+        expectThrows(\CredentialVaultError.isCorrupted) { try KeyringFileContents.parse(mismatched) }
+    }
+
+    @Test func anotherVersionOfTheFormatIsUnsupported() {
+        var bytes = KeyringFileContents.empty(now: 0).serialized()
+        bytes[KeyringFileLayout.header.count] = 0
+        expectThrows(\CredentialVaultError.isUnsupported) { try KeyringFileContents.parse(bytes) }
+    }
+
+    @Test func aWriterHoldingTheLockPastTheTimeoutIsBusyAndNothingIsWritten() throws {
+        let file = SecretToolFile()
+        try file.store().synchronous.save(Data("before".utf8), for: key)
+        let before = try file.bytes()
+        let directory = try #require(try PrivateDirectory.open(file.directory.path("keyrings").path, owners: .notWritableByOthers))
+        let held = try KeyringFileLock.acquire(beside: FileLocation("default.keyring", in: directory), until: .now + .seconds(5))
+        defer { held.release() }
+        var configuration = file.configuration()
+        configuration.lockTimeout = .milliseconds(200)
+        let store = try LibsecretFileStore(configuration: configuration)
+        #expect(throws: CredentialVaultError.busy) { try store.synchronous.save(Data("after".utf8), for: key) }
+        #expect(try file.bytes() == before)
+        #expect(try store.synchronous.load(key) == Data("before".utf8), "reads take no lock")
+    }
+}

@@ -19,13 +19,15 @@ struct EncryptedItem {
 
     /// Throws `corrupted` when a length is not what the format allows: every attribute HMAC is
     /// 32 bytes, and the blob is at least one block of ciphertext, a multiple of the block
-    /// size, plus IV and MAC. Checked when the file is read, before anything uses the item.
+    /// size, plus IV and MAC, at most `KeyringFileLayout.maximumItemSize` in all. Checked when the file is read, before anything uses the item.
     func checkLengths() throws(CredentialVaultError) {
         for attribute in hashedAttributes where attribute.mac.count != KeyringFileLayout.macSize {
             throw .corrupted("an attribute hash of the keyring file is \(attribute.mac.count) bytes, not \(KeyringFileLayout.macSize)")
         }
         let ciphertext = blob.count - KeyringFileLayout.blockSize - KeyringFileLayout.macSize
-        guard ciphertext >= KeyringFileLayout.blockSize, ciphertext % KeyringFileLayout.blockSize == 0 else {
+        guard ciphertext >= KeyringFileLayout.blockSize, ciphertext % KeyringFileLayout.blockSize == 0,
+            blob.count <= KeyringFileLayout.maximumItemSize
+        else {
             throw .corrupted("an item of the keyring file has an encrypted part of \(blob.count) bytes, which no item can have")
         }
     }

@@ -50,4 +50,8 @@ enum KeyringFileLayout {
     static let maximumFileSize = 64 << 20
     /// The largest secret stored in one item.
     static let maximumSecretSize = 16 << 20
+    /// The largest encrypted item read: the largest secret with room for its attributes and
+    /// label. Each item is decrypted into guarded (locked) memory of its size, so a hostile
+    /// file's one huge item must not ask for all of the file's 64 MiB at once.
+    static let maximumItemSize = maximumSecretSize + (1 << 20)
 }
