@@ -230,7 +230,7 @@ package enum AtomicFile {
     }
 
     /// The fingerprint of what has the name (a link is not followed), or `nil` when nothing has.
-    package static func fingerprint(_ location: FileLocation) -> Fingerprint? {
+    static func fingerprint(_ location: FileLocation) -> Fingerprint? {
         (try? location.status())?.map(Fingerprint.init)
     }
 }
