@@ -103,7 +103,9 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "CredentialVaultSecretService",
-            dependencies: ["CredentialVault", "CLibSecret", "CSodium", .product(name: "Logging", package: "swift-log"), metrics],
+            // OpenSSL for libsecret's keyring file (PBKDF2, AES-128-CBC, HMAC-SHA256: libsodium has
+            // neither PBKDF2 nor AES-CBC); GLib (through libsecret) parses its GVariant.
+            dependencies: ["CredentialVault", "CLibSecret", "CSodium", "COpenSSL", .product(name: "Logging", package: "swift-log"), metrics],
             swiftSettings: strict),
         .target(
             name: "CredentialVaultAuth",

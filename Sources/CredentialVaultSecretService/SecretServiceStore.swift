@@ -136,11 +136,7 @@ public final class SecretServiceStore: TokenStorageAdapter {
         // The provider's own lack of a session collection is reported below, naming it.
         try Self.apiCapabilities.check(options)
         let now = configuration.clock.now()
-        var expiresAt: Date?
-        if case .ephemeral(let ttl) = options.lifetime {
-            let (seconds, attoseconds) = ttl.components
-            expiresAt = now.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        }
+        let expiresAt = ExpiryStamp.expiry(of: options.lifetime, savedAt: now)
         let attributes = naming.attributes(of: key, options: options, expiresAt: expiresAt)
         try perform(locking: key) { (call) throws(CredentialVaultError) in
             // Before anything is written: a name the provider would match as another name.

@@ -45,7 +45,7 @@ for module in "${modules[@]}"; do
     [ -f "$lib" ] && [ -z "$newer" ] && continue
     rm -f "$lib"
     stale+=("$module")
-    swiftc "${common[@]}" $(dependency_flags "$module") -enable-testing -module-name "$module" -wmo -experimental-skip-non-inlinable-function-bodies \
+    swiftc "${common[@]}" $(dependency_flags "$module") $(module_cflags "$module") -enable-testing -module-name "$module" -wmo -experimental-skip-non-inlinable-function-bodies \
         -emit-module -emit-module-path "fuzz-out/modules/$module.swiftmodule" $(module_sources "$module") 2>&1 | quiet
     [ -f "fuzz-out/modules/$module.swiftmodule" ] || { echo "fuzz: the interface of $module did not build" >&2; exit 1; }
 done
@@ -55,7 +55,7 @@ start=$SECONDS
 pids=()
 for module in "${stale[@]}"; do
     echo "fuzz: building the $module module" >&2
-    swiftc "${common[@]}" $(dependency_flags "$module") "${instrumented[@]}" -enable-testing -module-name "$module" -wmo -num-threads "$jobs" \
+    swiftc "${common[@]}" $(dependency_flags "$module") $(module_cflags "$module") "${instrumented[@]}" -enable-testing -module-name "$module" -wmo -num-threads "$jobs" \
         -emit-library -static -o "fuzz-out/lib/lib$module.a" -emit-module-path "fuzz-out/lib/$module.swiftmodule" \
         $(module_sources "$module") 2>&1 | quiet &
     pids+=($!)
@@ -72,13 +72,15 @@ for target in "${targets[@]}"; do
     start=$SECONDS
     link=(-Xlinker --whole-archive)
     libraries=()
+    cflags=()
     for module in $(target_modules "$target"); do
         link+=(-Xlinker "fuzz-out/lib/lib$module.a")
         libraries+=($(module_libraries "$module"))
+        cflags+=($(module_cflags "$module"))
     done
     link+=(-Xlinker --no-whole-archive "${libraries[@]}")
     rm -f "fuzz-out/bin/$target"
-    swiftc "${common[@]}" "${instrumented[@]}" -module-name "Fuzz_${target//-/_}" "$(target_dir "$target")"/*.swift $(fuzz_support) \
+    swiftc "${common[@]}" "${cflags[@]}" "${instrumented[@]}" -module-name "Fuzz_${target//-/_}" "$(target_dir "$target")"/*.swift $(fuzz_support) \
         "${link[@]}" -o "fuzz-out/bin/$target" 2>&1 | quiet
     [ -x "fuzz-out/bin/$target" ] || { echo "fuzz: build of $target failed" >&2; exit 1; }
     seeds="fuzz-out/seeds/$target" known="fuzz-out/known-crashes/$target"

@@ -10,6 +10,7 @@ jose                  Fuzz/JOSE                CredentialVaultAuth           yes
 redirect-url          Fuzz/RedirectURL         CredentialVaultAuth           no
 provider-responses    Fuzz/ProviderResponses   CredentialVaultAuth           yes
 helper-input          Fuzz/HelperInput         CredentialVaultCLI            yes
+keyring-file          Fuzz/KeyringFile         CredentialVaultSecretService  no
 '
 
 # MODULE (module_dir)        IMPORTS (built before it)   LIBRARIES IT LINKS
@@ -20,6 +21,7 @@ CredentialVault             Logging                     -lsodium
 CredentialVaultAuth         CredentialVault,Logging     -lcrypto -lcurl
 CredentialVaultCredentialServer CredentialVault         -
 CredentialVaultCLI          CredentialVault,CredentialVaultCredentialServer -
+CredentialVaultSecretService CredentialVault,Logging    -lsecret-1 -lgio-2.0 -lgobject-2.0 -lglib-2.0 -lcrypto -lsodium
 '
 
 # Modules of the package's dependencies (SwiftPM's checkouts, `swift package resolve`), with the
@@ -32,6 +34,14 @@ dependency_flags() {
     case "$1" in
     Logging) echo -package-name swift_log -enable-upcoming-feature ExistentialAny -enable-upcoming-feature MemberImportVisibility \
         -enable-upcoming-feature InternalImportsByDefault -enable-upcoming-feature NonisolatedNonsendingByDefault ;;
+    esac
+}
+
+# The C compiler flags a module's system-library imports need beyond Sources/C*: libsecret's
+# headers include GLib's, which are found through pkg-config.
+module_cflags() {
+    case "$1" in
+    CredentialVaultSecretService) pkg-config --cflags libsecret-1 | tr ' ' '\n' | awk 'NF { printf "-Xcc %s ", $0 }' ;;
     esac
 }
 

@@ -113,7 +113,7 @@ public struct DeviceIdentity: Sendable, Hashable {
 
 /// The XDG base directories, with their documented defaults.
 package enum XDGDirectories {
-    static var data: URL { directory("XDG_DATA_HOME", default: ".local/share") }
+    package static var data: URL { directory("XDG_DATA_HOME", default: ".local/share") }
     package static var state: URL { directory("XDG_STATE_HOME", default: ".local/state") }
 
     private static func directory(_ variable: String, default relative: String) -> URL {

@@ -37,6 +37,24 @@ package enum AtomicFile {
         try location.directory?.sync()
     }
 
+    /// Writes `bytes` as the new content of `location` like `write`, with `check` run just before
+    /// the rename (the temp file complete and durable): a writer that shares the file with
+    /// programs that take no lock makes sure there that the file is still the version it read,
+    /// and throws to leave it untouched (the temp file is removed). For libsecret's keyring file.
+    package static func replace(
+        _ bytes: [UInt8], at location: FileLocation, unless check: () throws(CredentialVaultError) -> Void
+    ) throws(CredentialVaultError) {
+        let directory = location.directoryFD
+        _ = try place(bytes, at: location, locked: false) { (temp) throws(CredentialVaultError) in
+            try check()
+            try checkReplaceable(location, expected: nil)
+            guard renameat(directory, temp, directory, location.name) == 0 else {
+                throw PrivateFiles.error(errno, "cannot replace \(location.path)")
+            }
+        }
+        try location.directory?.sync()
+    }
+
     /// Creates `location` with `bytes`, durably, and never replaces anything: the complete temp
     /// file is renamed to the name with `renameat2(RENAME_NOREPLACE)`, which fails when the name
     /// exists, so that the file never has two names, even after a power cut. Where the file
@@ -189,7 +207,7 @@ package enum AtomicFile {
 
     /// Identifies one version of a file: a rename gives a new inode, and size and times change
     /// with every write, so an unchanged fingerprint means an unchanged file.
-    struct Fingerprint: Equatable, Sendable {
+    package struct Fingerprint: Equatable, Sendable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
@@ -204,7 +222,7 @@ package enum AtomicFile {
             changed = info.st_ctim
         }
 
-        static func == (a: Fingerprint, b: Fingerprint) -> Bool {
+        package static func == (a: Fingerprint, b: Fingerprint) -> Bool {
             a.device == b.device && a.inode == b.inode && a.size == b.size
                 && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
                 && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec

@@ -10,7 +10,7 @@ package struct FileLocation: Sendable {
     /// The checked directory; `nil` for a file resolved by its path.
     let directory: PrivateDirectory?
     /// The name inside `directory` (one component), or the whole path without one.
-    let name: String
+    package let name: String
 
     /// The file `name` in `directory`.
     package init(_ name: String, in directory: PrivateDirectory) {
@@ -31,7 +31,7 @@ package struct FileLocation: Sendable {
     }
 
     /// The descriptor `*at` calls take: the directory's, or `AT_FDCWD` for a path.
-    var directoryFD: Int32 { directory?.fd ?? AT_FDCWD }
+    package var directoryFD: Int32 { directory?.fd ?? AT_FDCWD }
 
     /// Another file in the same directory.
     func sibling(_ name: String) -> FileLocation {

@@ -182,6 +182,14 @@ package enum PrivateFiles {
         }
     }
 
+    /// Reads a whole private file (see `open`) of at most `limit` bytes with the fingerprint of the
+    /// version read (see `readVersion`); `nil` when it does not exist.
+    package static func readVersion(_ location: FileLocation, limit: Int) throws(CredentialVaultError)
+        -> (bytes: [UInt8], fingerprint: AtomicFile.Fingerprint)?
+    {
+        try readVersion(location, rules: Rules(limit: limit))
+    }
+
     /// Reads a whole private file (see `open`) of at most `limit` bytes; `nil` when it does not exist.
     package static func read(_ location: FileLocation, limit: Int) throws(CredentialVaultError) -> [UInt8]? {
         try readVersion(location, rules: Rules(limit: limit))?.bytes
@@ -241,7 +249,7 @@ package enum PrivateFiles {
     }
 
     /// Maps an errno to a typed error whose message says what happened and that nothing changed.
-    static func error(_ code: Int32, _ what: String) -> CredentialVaultError {
+    package static func error(_ code: Int32, _ what: String) -> CredentialVaultError {
         let reason = String(cString: strerror(code))
         switch code {
         case EACCES, EPERM: return .permissionDenied("\(what): \(reason); nothing was changed")

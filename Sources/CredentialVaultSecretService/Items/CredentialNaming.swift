@@ -107,6 +107,13 @@ enum ExpiryStamp {
         return String(millis >= 0x1p62 ? Int64(1) << 62 : millis <= -0x1p62 ? -(Int64(1) << 62) : Int64(millis))
     }
 
+    /// When a credential saved at `now` with `lifetime` expires: `nil` for a persistent one.
+    static func expiry(of lifetime: Lifetime, savedAt now: Date) -> Date? {
+        guard case .ephemeral(let ttl) = lifetime else { return nil }
+        let (seconds, attoseconds) = ttl.components
+        return now.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
     /// Decodes a stamp; `nil` when it is not one.
     static func decode(_ text: String?) -> Date? {
         guard let text, let milliseconds = Int64(text) else { return nil }

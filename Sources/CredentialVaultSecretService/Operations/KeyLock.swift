@@ -38,12 +38,21 @@ enum KeyLock {
     /// cannot be opened.
     static func acquire(service: String, account: String, until deadline: ContinuousClock.Instant) throws(CredentialVaultError) -> FileLock {
         let path = try path(service: service, account: account)
+        return try poll(until: deadline) { () throws(CredentialVaultError) in try tryAcquire(path) }
+    }
+
+    /// Calls `attempt` until it returns a lock, pausing 0.1 ms doubling up to 5 ms between
+    /// tries, until `deadline` (then `busy`), or until the job's task is cancelled (`cancelled`:
+    /// see the type). Shared with the keyring file's lock (`KeyringFileLock`).
+    static func poll(
+        until deadline: ContinuousClock.Instant, _ attempt: () throws(CredentialVaultError) -> FileLock?
+    ) throws(CredentialVaultError) -> FileLock {
         let cancellation = CancellationFlag.current
         var pause = Duration.microseconds(100)
         while true {
             // Checked before each try: a cancelled job never takes the lock (nor sends anything).
             try cancellation?.check()
-            if let lock = try tryAcquire(path) { return lock }
+            if let lock = try attempt() { return lock }
             let now = ContinuousClock.now
             if now >= deadline { throw .busy }
             Thread.sleep(forTimeInterval: min(pause, deadline - now).inSeconds)
