@@ -62,6 +62,19 @@ final class StubSecretPortal: @unchecked Sendable {
         while thread?.isFinished == false { usleep(1000) }
     }
 
+    /// Emits a `Response` (`code`, no results) from this stub's connection on `path`, to the
+    /// connection whose request it is (its unique name, from the path): what an impostor on
+    /// the bus can send.
+    func emitResponse(_ code: UInt32, path: String) {
+        guard let connection, let element = path.split(separator: "/").dropLast().last else { return }
+        let destination = ":" + element.replacingOccurrences(of: "_", with: ".")
+        let results = g_variant_new_array(g_variant_type_checked_("{sv}"), nil, 0)
+        var children: [OpaquePointer?] = [g_variant_new_uint32(code), results]
+        let body = children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
+        _ = g_dbus_connection_emit_signal(connection, destination, path, "org.freedesktop.portal.Request", "Response", body, nil)
+        _ = g_dbus_connection_flush_sync(connection, nil, nil)
+    }
+
     private static let xml = """
         <node>
           <interface name="org.freedesktop.portal.Secret">
