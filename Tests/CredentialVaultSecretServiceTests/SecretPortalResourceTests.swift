@@ -64,3 +64,38 @@ struct SecretPortalImpostorTests {
         #expect(outcome.withLock { $0 } == .timedOut)
     }
 }
+
+/// Inside a sandbox without a Secret portal, the automatic choice fails with a typed error:
+/// no vault is made under a weaker custody, and no file is left behind.
+@Suite(.ownThread, .privateKeyring)
+struct SandboxWithoutPortalTests {
+    static func blockingOpen(_ resolver: BackendResolver) throws -> BackendSelection { try resolver.open() }
+
+    @Test func theAutomaticChoiceInASandboxWithoutAPortalIsNotAvailableAndCreatesNothing() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("no-portal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let vault = directory.appendingPathComponent("data/default.cvault")
+        var configuration = SealedFileConfiguration(device: DeviceIdentity(hostSecretURL: directory.appendingPathComponent("state/host-secret"), machineID: "0123456789abcdef0123456789abcdef"))
+        configuration.lockTimeout = .seconds(5)
+        var resolver = BackendResolver(application: try ApplicationIdentifier("org.example.App"), environment: [:], sealedFileURL: vault, sealedFile: configuration)
+        resolver.sandbox = Sandbox(kind: .flatpak, applicationID: "org.example.App")
+        resolver.portal = SecretPortal(
+            sandbox: resolver.sandbox, busAddress: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"],
+            portalName: "org.example.NoSuchPortal", callTimeout: .seconds(10))
+        #expect {
+            _ = try Self.blockingOpen(resolver)
+        } throws: { error in
+            if case .notAvailable = error as? CredentialVaultError { return true }
+            return false
+        }
+        #expect(!FileManager.default.fileExists(atPath: vault.path))
+        await #expect {
+            _ = try await resolver.open()
+        } throws: { error in
+            if case .notAvailable = error as? CredentialVaultError { return true }
+            return false
+        }
+        #expect(!FileManager.default.fileExists(atPath: vault.path))
+    }
+}
