@@ -128,6 +128,7 @@ struct PortalSandboxChainTests {
             ("no-secret-service", 0), ("info-before", 0), ("store", 0), ("vault-under-portal-custody", 0), ("second-run-reads", 0), ("lean-reads", 0),
             ("custody-to-file", 0), ("custody-back-to-portal", 0), ("reads-after-moves", 0),
             ("other-app-cannot-open", 6),  // deviceMismatch: another app's portal secret, another device key
+            ("other-app-store-refused", 6), ("other-app-vault-unchanged", 0),
             ("outside-sandbox-refused", 3),  // unsupported: the portal is never asked outside a sandbox
         ]
         for (step, status) in expected {
