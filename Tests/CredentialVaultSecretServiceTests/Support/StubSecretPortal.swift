@@ -18,6 +18,8 @@ final class StubSecretPortal: @unchecked Sendable {
         case answer(response: UInt32, bytes: Int)
         /// Never answers; keeps the pipe open.
         case never
+        /// Writes 64 bytes, closes the pipe, then emits a `Response` whose body is `(s)`, not `(ua{sv})`.
+        case malformedResponse
     }
 
     struct Record {
@@ -164,6 +166,14 @@ final class StubSecretPortal: @unchecked Sendable {
         switch behaviour {
         case .never:
             keptFDs.append(fd)
+        case .malformedResponse:
+            var data = Self.pattern(64)
+            if fd >= 0 {
+                _ = write(fd, &data, data.count)
+                close(fd)
+            }
+            _ = g_dbus_connection_emit_signal(
+                connection, sender, requestPath, "org.freedesktop.portal.Request", "Response", g_variant_new_tuple_one(g_variant_new_string("0")), nil)
         case .answer(let response, let bytes):
             var data = Self.pattern(bytes)
             if fd >= 0 {
