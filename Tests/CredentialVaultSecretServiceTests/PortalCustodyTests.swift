@@ -35,11 +35,35 @@ struct PortalCustodyTests {
         #expect(Sandbox.detect(environment: [:], flatpakInfo: info.path) == Sandbox(kind: .flatpak, applicationID: nil))
     }
 
-    @Test func aSnapIsFoundBySnapNameEvenEmpty() {
+    @Test func aSnapIsFoundBySnapNameEvenEmptyInASnapCgroup() throws {
         let missing = "/nonexistent/flatpak-info"
-        #expect(Sandbox.detect(environment: ["SNAP_NAME": "example"], flatpakInfo: missing) == Sandbox(kind: .snap, applicationID: "example"))
-        #expect(Sandbox.detect(environment: ["SNAP_NAME": ""], flatpakInfo: missing)?.kind == .snap)
-        #expect(Sandbox.detect(environment: [:], flatpakInfo: missing) == nil)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("portal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cgroup = directory.appendingPathComponent("cgroup")
+        // What a strictly confined snap's process lists (cgroup v2, and v1's name=systemd).
+        for snapLine in [
+            "0::/user.slice/user-1000.slice/user@1000.service/app.slice/snap.example.example-4d5e6f.scope",
+            "1:name=systemd:/user.slice/user-1000.slice/user@1000.service/snap.example.example-4d5e6f.scope",
+        ] {
+            try Data("12:memory:/user.slice\n\(snapLine)\n".utf8).write(to: cgroup)
+            #expect(
+                Sandbox.detect(environment: ["SNAP_NAME": "example"], flatpakInfo: missing, cgroup: cgroup.path)
+                    == Sandbox(kind: .snap, applicationID: "example"))
+            #expect(Sandbox.detect(environment: ["SNAP_NAME": ""], flatpakInfo: missing, cgroup: cgroup.path)?.kind == .snap)
+            #expect(Sandbox.detect(environment: [:], flatpakInfo: missing, cgroup: cgroup.path) == nil)
+        }
+        // Another controller's /snap. path is not the portal's test.
+        try Data("12:memory:/snap.example.example-4d5e6f.scope\n0::/user.slice\n".utf8).write(to: cgroup)
+        #expect(Sandbox.detect(environment: ["SNAP_NAME": "example"], flatpakInfo: missing, cgroup: cgroup.path) == nil)
+    }
+
+    /// A resolver made as inside a snap (the test process is not in one).
+    static func resolverInASnap() throws -> BackendResolver {
+        var resolver = BackendResolver(application: try ApplicationIdentifier("org.example.App"), environment: [:])
+        resolver.sandbox = Sandbox(kind: .snap, applicationID: "example")
+        resolver.portal = SecretPortal(sandbox: resolver.sandbox)
+        return resolver
     }
 
     static func blockingDecision(_ resolver: BackendResolver) throws -> BackendDecision { try resolver.decide() }
@@ -47,8 +71,7 @@ struct PortalCustodyTests {
     @Test func insideASandboxTheAutomaticChoiceIsTheSealedFileUnderPortalCustodyWithoutAskingTheSecretService() async throws {
         // A Secret Service that would answer (the private test bus, or none) is not asked: the
         // decision says why, with the sandbox's app id.
-        var resolver = BackendResolver(application: try ApplicationIdentifier("org.example.App"), environment: ["SNAP_NAME": "example"])
-        #expect(resolver.sandbox?.kind == .snap)
+        var resolver = try Self.resolverInASnap()
         let decision = try Self.blockingDecision(resolver)
         #expect(decision.kind == .file && decision.custody == .portal)
         #expect(decision.reason == "inside a Snap sandbox (example): sealed file, device key from the Secret portal")
@@ -62,7 +85,7 @@ struct PortalCustodyTests {
     }
 
     @Test func theSealedFileInASandboxOffersThePortalCustodian() throws {
-        let resolver = BackendResolver(application: try ApplicationIdentifier("org.example.App"), environment: ["SNAP_NAME": "example"])
+        let resolver = try Self.resolverInASnap()
         let configuration = resolver.sealedFileConfiguration(for: try Self.blockingDecision(resolver))
         #expect(configuration.custody == .portal)
         #expect(configuration.custodians.contains { $0.custody == .portal })
@@ -105,6 +128,7 @@ struct PortalSandboxChainTests {
             ("no-secret-service", 0), ("info-before", 0), ("store", 0), ("vault-under-portal-custody", 0), ("second-run-reads", 0), ("lean-reads", 0),
             ("custody-to-file", 0), ("custody-back-to-portal", 0), ("reads-after-moves", 0),
             ("other-app-cannot-open", 6),  // deviceMismatch: another app's portal secret, another device key
+            ("other-app-store-refused", 6), ("other-app-vault-unchanged", 0),
             ("outside-sandbox-refused", 3),  // unsupported: the portal is never asked outside a sandbox
         ]
         for (step, status) in expected {

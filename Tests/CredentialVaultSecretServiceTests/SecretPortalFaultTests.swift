@@ -59,6 +59,14 @@ struct SecretPortalFaultTests {
         guard case .notAvailable = error else { Issue.record("\(String(describing: error))"); return }
     }
 
+    /// The portal's answer with another signature is an error at once, not a wait for an
+    /// answer until the deadline (then misreported as `timedOut`).
+    @Test func aResponseOfAnotherSignatureIsAnIOError() throws {
+        let (error, _) = try failure(.malformedResponse)
+        guard case .io(let message) = error else { Issue.record("\(String(describing: error))"); return }
+        #expect(message.contains("(ua{sv})"))
+    }
+
     @Test func anotherVersionIsRefusedBeforeAnyRequest() throws {
         let (error, record) = try failure(.answer(response: 0, bytes: 64), version: 2)
         guard case .notAvailable(let message) = error else { Issue.record("\(String(describing: error))"); return }

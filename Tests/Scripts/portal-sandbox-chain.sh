@@ -64,5 +64,9 @@ mkdir -p "$(dirname "$vault_b")" "$home/.var/app/$b/.local/state"
 cp -p "$vault_a" "$vault_b"
 cp -rp "$home/.var/app/$a/.local/state/credential-vault" "$home/.var/app/$b/.local/state/" 2>/dev/null
 step other-app-cannot-open sandbox "$b" "$cli" lookup --backend auto app token
+# Nor can it write: a store refuses the same way and leaves the file as it was (never a new
+# vault, never a re-key under its own secret).
+step other-app-store-refused sandbox "$b" sh -c "printf 'other value' | '$cli' store --backend auto app token"
+step other-app-vault-unchanged cmp -s "$vault_a" "$vault_b"
 # Outside a sandbox the portal custody refuses, whatever the vault says.
 step outside-sandbox-refused env XDG_STATE_HOME="$home/.var/app/$a/.local/state" "$cli" lookup --backend file --vault "$vault_a" app token

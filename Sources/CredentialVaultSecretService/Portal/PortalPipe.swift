@@ -100,7 +100,10 @@ final class PortalPipe {
             if cancelled() { throw .cancelled }
             let left = ContinuousClock.now.duration(to: end)
             guard left > .zero else { throw .timedOut }
-            let milliseconds = min(50, Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
+            // The slice first: `end` may be "no limit" (`.seconds(Int64.max)`), whose
+            // milliseconds overflow.
+            let slice = min(left, .milliseconds(50)).components
+            let milliseconds = Int32(slice.seconds * 1000 + slice.attoseconds / 1_000_000_000_000_000 + 1)
             var request = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&request, 1, milliseconds)
             if ready > 0 { return }

@@ -64,6 +64,9 @@ struct PortalRequest {
         if handle != expected { subscriptions.append(subscribe(handle, owner: owner, answer)) }
 
         let response = try awaitResponse(answer, handle: handle)
+        guard response != Answer.malformed else {
+            throw .io("the Secret portal's Response is not (ua{sv}): it is not the portal this library knows")
+        }
         try PortalCall.check(response: response)
         let cancellation = CancellationFlag.current
         return try pipe.readSecret(until: .now + portal.readTimeout) { cancellation?.isCancelled ?? false }
@@ -141,8 +144,12 @@ struct PortalRequest {
         return g_dbus_connection_signal_subscribe(
             bus, owner, Self.requestInterface, "Response", path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
             { _, _, _, _, _, parameters, data in
-                guard let data, let parameters, g_variant_is_of_type(parameters, g_variant_type_checked_("(ua{sv})")) != 0 else { return }
-                Unmanaged<Answer>.fromOpaque(data).takeUnretainedValue().record(PortalCall.uint32(parameters, child: 0))
+                guard let data, let parameters else { return }
+                let answer = Unmanaged<Answer>.fromOpaque(data).takeUnretainedValue()
+                // Only the portal's unique name reaches here: another signature is its answer
+                // all the same, a broken one (an error now, not a wait until the deadline).
+                guard g_variant_is_of_type(parameters, g_variant_type_checked_("(ua{sv})")) != 0 else { return answer.record(Answer.malformed) }
+                answer.record(PortalCall.uint32(parameters, child: 0))
             },
             box,
             { data in if let data { Unmanaged<Answer>.fromOpaque(data).release() } })
@@ -163,6 +170,8 @@ struct PortalRequest {
 
     /// The first response code delivered (signals arrive on this thread's context).
     final class Answer: Sendable {
+        /// Recorded for a `Response` of another signature (no response code of the protocol).
+        static let malformed = UInt32.max
         private let code = Mutex<UInt32?>(nil)
         var response: UInt32? { code.withLock { $0 } }
         func record(_ value: UInt32) { code.withLock { if $0 == nil { $0 = value } } }

@@ -90,7 +90,7 @@ public struct SecretPortal: Sendable {
     private func requireSandbox() throws(CredentialVaultError) -> Sandbox {
         guard let sandbox else {
             throw .unsupported(
-                "the Secret portal gives a secret of its own only to a sandboxed application (Flatpak, Snap); this process is not in a sandbox (no /.flatpak-info, no SNAP_NAME), and outside one every program would get the same secret")
+                "the Secret portal gives a secret of its own only to a sandboxed application (Flatpak, Snap); this process is not in a sandbox (no /.flatpak-info, not in a snap's cgroup), and outside one every program would get the same secret")
         }
         return sandbox
     }

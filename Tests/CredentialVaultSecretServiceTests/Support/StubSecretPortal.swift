@@ -18,6 +18,8 @@ final class StubSecretPortal: @unchecked Sendable {
         case answer(response: UInt32, bytes: Int)
         /// Never answers; keeps the pipe open.
         case never
+        /// Writes 64 bytes, closes the pipe, then emits a `Response` whose body is `(s)`, not `(ua{sv})`.
+        case malformedResponse
     }
 
     struct Record {
@@ -60,6 +62,19 @@ final class StubSecretPortal: @unchecked Sendable {
         running.store(false, ordering: .releasing)
         if let context { g_main_context_wakeup(context) }
         while thread?.isFinished == false { usleep(1000) }
+    }
+
+    /// Emits a `Response` (`code`, no results) from this stub's connection on `path`, to the
+    /// connection whose request it is (its unique name, from the path): what an impostor on
+    /// the bus can send.
+    func emitResponse(_ code: UInt32, path: String) {
+        guard let connection, let element = path.split(separator: "/").dropLast().last else { return }
+        let destination = ":" + element.replacingOccurrences(of: "_", with: ".")
+        let results = g_variant_new_array(g_variant_type_checked_("{sv}"), nil, 0)
+        var children: [OpaquePointer?] = [g_variant_new_uint32(code), results]
+        let body = children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
+        _ = g_dbus_connection_emit_signal(connection, destination, path, "org.freedesktop.portal.Request", "Response", body, nil)
+        _ = g_dbus_connection_flush_sync(connection, nil, nil)
     }
 
     private static let xml = """
@@ -151,6 +166,14 @@ final class StubSecretPortal: @unchecked Sendable {
         switch behaviour {
         case .never:
             keptFDs.append(fd)
+        case .malformedResponse:
+            var data = Self.pattern(64)
+            if fd >= 0 {
+                _ = write(fd, &data, data.count)
+                close(fd)
+            }
+            _ = g_dbus_connection_emit_signal(
+                connection, sender, requestPath, "org.freedesktop.portal.Request", "Response", g_variant_new_tuple_one(g_variant_new_string("0")), nil)
         case .answer(let response, let bytes):
             var data = Self.pattern(bytes)
             if fd >= 0 {
