@@ -61,8 +61,24 @@ public struct BackendResolver: Sendable {
     /// `nil` outside one. Inside one, `.automatic` never asks the Secret Service: it picks the
     /// sealed file under portal custody (`BackendResolver+Sandbox.swift`).
     public var sandbox: Sandbox?
-    /// The Secret portal a vault under portal custody asks (deadlines: `SecretPortal`'s).
+    /// The Secret portal a vault under portal custody asks (deadlines: `SecretPortal`'s), and
+    /// the one whose secret keys libsecret's file inside a sandbox.
     public var portal: SecretPortal
+    /// Whether `.automatic` inside a sandbox picks libsecret's keyring file (`.libsecretFile`,
+    /// keyed by the portal's secret) instead of the sealed file under portal custody (default
+    /// `false`): for an app whose GTK or Rust components, or whose libsecret past, keep their
+    /// secrets there. `CREDVAULT_BACKEND=libsecret-file` does the same. Outside a sandbox it
+    /// changes nothing (there libsecret itself uses the Secret Service).
+    public var prefersLibsecretFileInSandbox = false
+    /// libsecret's keyring file for `.libsecretFile`; `nil`: where libsecret looks,
+    /// `$SECRET_FILE_TEST_PATH` of `environment` when set and not empty, else
+    /// `$XDG_DATA_HOME/keyrings/default.keyring` (in a Flatpak `~/.var/app/APPID/data/...`).
+    public var libsecretFilePath: String?
+    /// The password libsecret's keyring file is keyed with (as libsecret's
+    /// `SECRET_FILE_TEST_PASSWORD`, which this library does not read from the environment):
+    /// when set it is used inside a sandbox too, as libsecret does; outside a sandbox
+    /// `.libsecretFile` needs it (there is no portal secret to use). Never logged.
+    public var libsecretFilePassword: SecureBytes?
 
     /// Creates a resolver for `application` (required: it is the namespace). The defaults are
     /// the process environment, Secret Service and sealed-file configurations of that
@@ -121,6 +137,7 @@ public struct BackendResolver: Sendable {
             store = try SealedFileStore.openOrCreate(at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration(for: decision))
         case .memory: store = memoryStore()
         case .systemdCredentials: store = try systemdCredentialStore()
+        case .libsecretFile: store = try libsecretFileStore(for: decision)
         }
         return BackendSelection(decision: decision, store: store)
     }
@@ -153,12 +170,13 @@ public struct BackendResolver: Sendable {
         case .file: return BackendDecision(kind: .file, reason: "chosen explicitly")
         case .memory: return BackendDecision(kind: .memory, reason: "chosen explicitly")
         case .systemdCredentials: return BackendDecision(kind: .systemdCredentials, reason: "chosen explicitly")
+        case .libsecretFile: return try libsecretFileDecision(reason: "chosen explicitly")
         case .automatic: break
         }
         let variable = BackendChoice.environmentVariable
         guard let name = environment[variable], !name.isEmpty else { return systemdDecision() }
         guard let overridden = BackendChoice(name: name) else {
-            throw .invalidArgument("\(variable) must be auto, secret-service, file, memory or systemd-credentials")
+            throw .invalidArgument("\(variable) must be auto, secret-service, file, memory, systemd-credentials or libsecret-file")
         }
         if overridden == .automatic { return systemdDecision() }
         var decision = try decideWithoutAsking(overridden)
