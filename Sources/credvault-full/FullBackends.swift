@@ -22,7 +22,17 @@ struct FullBackends: BackendFactory {
         guard let choice = BackendChoice(name: name) else {
             throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto, libsecret-file)")
         }
-        let decision = try resolver(request, for: choice).decide(choice)
+        let resolver = try resolver(request, for: choice)
+        let decision: BackendDecision
+        do {
+            decision = try resolver.decide(choice)
+        } catch {
+            guard case .notAvailable = error, choice == .libsecretFile else { throw error }
+            // The library's words name its API; here the option is what to give.
+            throw CredentialVaultError.notAvailable(
+                "libsecret's keyring file outside a Flatpak or Snap sandbox needs its password: give --keyring-file-password-file PATH "
+                    + "(only a sandboxed app gets a key from the Secret portal)")
+        }
         if decision.isKeyringLocked, let status = decision.secretServiceStatus {
             return BackendResolution(
                 kind: .secretService,

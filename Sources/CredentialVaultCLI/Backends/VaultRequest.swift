@@ -45,10 +45,8 @@ package struct VaultRequest: Sendable {
     /// `--keyring-file-password-file`: the file holding libsecret's keyring file's password
     /// (`--backend libsecret-file`; read only when that backend is used).
     package var keyringFilePasswordFile: String?
-    /// Whether this process runs in a Flatpak or Snap sandbox, found as libsecret finds it
-    /// (`Sandbox.detect` of the Secret Service module, which the lean executable does not link):
-    /// `/.flatpak-info` exists, or `$SNAP_NAME` is set.
-    package var insideSandbox: Bool
+    /// Whether `$SNAP_NAME` is set (even empty): a Snap sandbox, for `insideSandbox`.
+    package var snapNameIsSet: Bool
 
     /// Reads the common options from `arguments` and `environment`; `defaultBackend` is the
     /// command's (`Command.defaultBackend`).
@@ -71,8 +69,13 @@ package struct VaultRequest: Sendable {
         namesTPM = options["tpm-tcti"] != nil || !(environment["CREDVAULT_TPM_TCTI"] ?? "").isEmpty
         fleet = FleetRequest(arguments, environment: environment)
         keyringFilePasswordFile = options["keyring-file-password-file"]
-        insideSandbox = access("/.flatpak-info", F_OK) == 0 || environment["SNAP_NAME"] != nil
+        snapNameIsSet = environment["SNAP_NAME"] != nil
     }
+
+    /// Whether this process runs in a Flatpak or Snap sandbox, found as libsecret finds it
+    /// (`Sandbox.detect` of the Secret Service module, which the lean executable does not link):
+    /// `/.flatpak-info` exists, or `$SNAP_NAME` is set. Looked at when asked, like every check here.
+    package var insideSandbox: Bool { snapNameIsSet || access("/.flatpak-info", F_OK) == 0 }
 
     /// The custody a new sealed file gets without `--custody`: inside a sandbox the Secret
     /// portal's (the host-secret file there is a file the sandboxed app itself can read and

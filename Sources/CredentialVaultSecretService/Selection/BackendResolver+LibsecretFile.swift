@@ -29,8 +29,8 @@ extension BackendResolver {
     func libsecretFileDecision(reason: String) throws(CredentialVaultError) -> BackendDecision {
         guard let target = libsecretFileTarget() else {
             throw .notAvailable(
-                "libsecret's keyring file outside a Flatpak or Snap sandbox needs its password (libsecretFilePassword, "
-                    + "credvault's --keyring-file-password-file): only a sandboxed app gets a key from the Secret portal")
+                "libsecret's keyring file outside a Flatpak or Snap sandbox needs its password (libsecretFilePassword): "
+                    + "only a sandboxed app gets a key from the Secret portal")
         }
         return BackendDecision(kind: .libsecretFile, reason: reason, libsecretFile: target)
     }

@@ -123,8 +123,9 @@ public struct BackendResolver: Sendable {
     }
 
     /// Decides (see `decide`) and opens the store: the Secret Service store, the sealed file
-    /// opened (or created) with the device key, or a new in-memory store, all in
-    /// `application`'s namespace. Throws `locked` when the automatic choice found the keyring
+    /// opened (or created) with the device key, a new in-memory store, systemd's credentials, or
+    /// libsecret's keyring file (the portal asked for its secret now), all in `application`'s
+    /// namespace. Throws `locked` when the automatic choice found the keyring
     /// locked and `lockedKeyring` does not fall back (`BackendDecision.isKeyringLocked`).
     @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func open(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendSelection {

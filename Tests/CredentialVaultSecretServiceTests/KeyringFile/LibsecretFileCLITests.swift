@@ -54,7 +54,7 @@ struct LibsecretFileCLITests {
         guard access(Sandbox.flatpakInfoPath, F_OK) != 0 else { return }
         let refused = try credvault(["lookup", "shared", "alice", "--backend", "libsecret-file"])
         #expect(refused.status == 8)
-        #expect(refused.stderr.contains("needs its password"))
+        #expect(refused.stderr.contains("needs its password: give --keyring-file-password-file"))
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
