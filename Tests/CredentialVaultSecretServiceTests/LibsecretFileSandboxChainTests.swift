@@ -14,19 +14,8 @@ import Testing
     .enabled(if: SandboxHarness.runs, "bwrap cannot create a Flatpak sandbox's namespaces here (scripts/sandbox/flatpak-sandbox.sh --probe)"))
 struct LibsecretFileSandboxChainTests {
     @Test func aSandboxedAppAndSecretToolShareLibsecretsFileWithoutTheSecretService() throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("libsecret-file-chain-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let script = TestEnvironment.packageRoot.appendingPathComponent("Tests/Scripts/libsecret-file-sandbox-chain.sh").path
-        let full = TestEnvironment.credvault.deletingLastPathComponent().appendingPathComponent("credvault-full").path
-        let result = try CLIChild.run(script, [full, scratch.path])
-        try #require(result.status != 77, "the sandbox cannot run here: \(result.stderr)")
-        let steps = Dictionary(
-            result.stdoutText.split(separator: "\n").compactMap { line -> (String, Int)? in
-                let parts = line.split(separator: " ")
-                guard parts.count == 2, let status = Int(parts[1]) else { return nil }
-                return (String(parts[0]), status)
-            }, uniquingKeysWith: { max($0, $1) })
+        let chain = try SandboxChain.run("libsecret-file-sandbox-chain.sh")
+        try #require(chain.status != 77, "the sandbox cannot run here: \(chain.stderr)")
         let expected: [(String, Int)] = [
             ("no-secret-service", 0), ("info-names-file-and-key", 0),
             ("ours-store", 0), ("file-in-app-data", 0), ("theirs-read-ours", 0),
@@ -38,8 +27,6 @@ struct LibsecretFileSandboxChainTests {
             ("default-store", 0), ("default-vault-under-portal-custody", 0), ("default-second-run-reads", 0),
             ("outside-without-password-refused", 8),  // notAvailable: no portal secret outside a sandbox
         ]
-        for (step, status) in expected {
-            #expect(steps[step] == status, "\(step): \(steps[step].map(String.init) ?? "missing"); output:\n\(result.stdoutText)\n\(result.stderr)")
-        }
+        chain.expect(expected)
     }
 }

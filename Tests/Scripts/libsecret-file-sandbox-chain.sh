@@ -17,32 +17,14 @@
 # name until its GetNameOwner returns): a secret-tool run that ends by its deadline (124) is
 # tried again, at most 3 times, and stderr says so. credvault's own runs are never retried.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-cli=$1
-scratch=$2
-
-if [ "${3:-}" != --inside-private-bus ]; then
-    command -v secret-tool >/dev/null 2>&1 || { echo "libsecret-file-sandbox-chain: secret-tool is missing" >&2; exit 77; }
-    rc=0
-    "$root/scripts/sandbox/flatpak-sandbox.sh" --probe >/dev/null 2>&1 || rc=$?
-    [ "$rc" = 0 ] || { echo "libsecret-file-sandbox-chain: the sandbox cannot run here (status $rc)" >&2; exit 77; }
-    exec "$root/scripts/with-keyring.sh" --unlocked --no-activation -- "$0" "$cli" "$scratch" --inside-private-bus
+if [ "${3:-}" != --inside-private-bus ] && ! command -v secret-tool >/dev/null 2>&1; then
+    echo "libsecret-file-sandbox-chain: secret-tool is missing" >&2; exit 77
 fi
-
-home="$scratch/home"
-mkdir -p -m 700 "$home"
+source "$(cd "$(dirname "$0")" && pwd)/sandbox-chain-common.sh"
 lean="$(dirname "$cli")/credvault"
-# The Swift runtime's directory is outside /usr: visible inside for commands run through sh.
-runtime=$(ldd "$cli" | awk '/libswiftCore/ { print $3 }' | xargs -r dirname)
 a=org.example.App
 keyring="$home/.var/app/$a/data/keyrings/default.keyring"
 
-sandbox() { # sandbox APP_ID COMMAND...: COMMAND in the app's sandbox (same home every time)
-    local app=$1; shift
-    "$root/scripts/sandbox/flatpak-sandbox.sh" --timeout 30 --command-timeout "${command_timeout:-120}" --home "$home" --app-id "$app" \
-        --expose "$(dirname "$cli")" ${runtime:+--expose "$runtime"} -- "$@"
-}
 ours() { # ours ARGS...: credvault-full in app A's sandbox, once
     sandbox "$a" "$cli" "$@"
 }
@@ -62,19 +44,9 @@ prints() { # prints EXPECTED COMMAND...: COMMAND succeeds and prints exactly EXP
     [ "$rc" = 0 ] || return "$rc"
     [ "$got" = "$expected" ] || { echo "printed something else" >&2; return 1; }
 }
-step() { # step NAME COMMAND...: runs it, prints NAME and its exit status
-    local name=$1; shift
-    "$@" >"$scratch/out" 2>"$scratch/err" </dev/null
-    local rc=$?
-    echo "$name $rc"
-    [ "$rc" = 0 ] || sed 's/^/# /' "$scratch/err" "$scratch/out" >&2
-}
-step_with_input() { # step_with_input NAME INPUT COMMAND...: as step, INPUT on stdin
-    local name=$1 input=$2; shift 2
-    printf '%s' "$input" | "$@" >"$scratch/out" 2>"$scratch/err"
-    local rc=$?
-    echo "$name $rc"
-    [ "$rc" = 0 ] || sed 's/^/# /' "$scratch/err" "$scratch/out" >&2
+fed() { # fed INPUT COMMAND...: COMMAND with INPUT on its stdin
+    local input=$1; shift
+    printf '%s' "$input" | "$@"
 }
 info_says() { # info_says PATTERN...: `credvault-full info --backend libsecret-file` in A has every line
     local out pattern
@@ -89,16 +61,16 @@ step info-names-file-and-key info_says '^backend: libsecret-file$' "^path: $keyr
     '^chosen because: chosen explicitly$'
 
 # credvault stores, secret-tool reads (by the attributes credvault writes: service, username).
-step_with_input ours-store "from credvault" ours store --backend libsecret-file app token
+step ours-store fed "from credvault" ours store --backend libsecret-file app token
 step file-in-app-data test -s "$keyring"
 step theirs-read-ours prints "from credvault" theirs lookup service app username token
 # secret-tool stores, credvault reads.
-step_with_input theirs-store "from secret-tool" theirs store --label "by secret-tool" service app username other
+step theirs-store fed "from secret-tool" theirs store --label "by secret-tool" service app username other
 step ours-read-theirs prints "from secret-tool" ours lookup --backend libsecret-file app other
 # Replacements, each seen by the other side.
-step_with_input ours-replace "replaced by credvault" ours store --backend libsecret-file app other
+step ours-replace fed "replaced by credvault" ours store --backend libsecret-file app other
 step theirs-see-our-replacement prints "replaced by credvault" theirs lookup service app username other
-step_with_input theirs-replace "replaced by secret-tool" theirs store --label "by secret-tool" service app username token
+step theirs-replace fed "replaced by secret-tool" theirs store --label "by secret-tool" service app username token
 step ours-see-their-replacement prints "replaced by secret-tool" ours lookup --backend libsecret-file app token
 # Deletions, each seen by the other side (secret-tool lookup: status 1 when nothing matches).
 step theirs-clear theirs clear service app username other
@@ -106,7 +78,7 @@ step ours-see-their-deletion ours lookup --backend libsecret-file app other
 step ours-delete ours delete --backend libsecret-file app token
 step theirs-see-our-deletion theirs lookup service app username token
 # The lean credvault hands libsecret-file over to credvault-full beside it.
-step_with_input lean-store "through the lean credvault" sandbox "$a" "$lean" store --backend libsecret-file app lean
+step lean-store fed "through the lean credvault" sandbox "$a" "$lean" store --backend libsecret-file app lean
 step lean-read-by-theirs prints "through the lean credvault" theirs lookup service app username lean
 # Nothing of it is in gnome-keyring (the login collection, outside the sandbox).
 step not-in-gnome-keyring sh -c '[ -z "$(secret-tool search --all service app 2>&1)" ]'
@@ -114,7 +86,7 @@ step not-in-gnome-keyring sh -c '[ -z "$(secret-tool search --all service app 2>
 # The CLI's default backend (the sealed file) inside a sandbox: a new vault is under the
 # portal's custody without --custody, through the lean credvault as well.
 c=org.example.Defaults
-step_with_input default-store "default backend" sandbox "$c" "$lean" store app token
+step default-store fed "default backend" sandbox "$c" "$lean" store app token
 step default-vault-under-portal-custody sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
     sandbox $c '$cli' info > '$scratch/info' && grep -q '^custody: Secret portal' '$scratch/info' && grep -q '^rollback counter: yes' '$scratch/info'"
 step default-second-run-reads sh -c "$(declare -f sandbox); root='$root' cli='$cli' home='$home' runtime='$runtime';
