@@ -106,7 +106,8 @@ public struct BackendResolver: Sendable {
     }
 
     /// Decides which backend `choice` means here, without opening it. An explicit choice is
-    /// taken as it is; `.automatic` follows `CREDVAULT_BACKEND` when set (throws
+    /// taken as it is (`.libsecretFile` throws `notAvailable` outside a sandbox without
+    /// `libsecretFilePassword`); `.automatic` follows `CREDVAULT_BACKEND` when set (throws
     /// `invalidArgument` for an unknown name), else asks the Secret Service: unlocked gives
     /// `.secretService`, unavailable gives `.file`, locked follows `lockedKeyring` (a
     /// `.secretService` decision with `isKeyringLocked`, or `.file`). With
