@@ -50,6 +50,12 @@ package enum SecretReader {
         try withSecretFile(path, what: "passphrase") { .passphrase(SecureBytes(copying: $0)) }
     }
 
+    /// The bytes of another secret file (a password an API takes as bytes), in guarded memory,
+    /// checked and trimmed like a passphrase file.
+    package static func bytes(fromFile path: String, what: String) throws -> SecureBytes {
+        try withSecretFile(path, what: what) { SecureBytes(copying: $0) }
+    }
+
     /// The text of another secret file (a client secret, a password, a code: what an API takes
     /// as a `String`), checked and trimmed like a passphrase file; refused when not UTF-8.
     package static func text(fromFile path: String, what: String) throws -> String {

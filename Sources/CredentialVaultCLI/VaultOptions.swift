@@ -9,6 +9,7 @@ package enum VaultOptions {
     package static let options: Set<String> = [
         "vault", "passphrase-file", "key-file", "kdf", "backend", "custody", "tpm-tcti", "key-cache", "postgres", "fleet-host",
         "fleet-schema", "fleet-key-file", "fleet-passphrase-file", "postgres-password-file", "fleet-private-key",
+        "keyring-file-password-file",
     ]
 
     /// The common options' help, for commands whose default backend is `file`.
@@ -22,10 +23,18 @@ package enum VaultOptions {
 
     private static let commonOptionsHelp = """
         common options:
-          --backend file|secret-service|memory|auto|postgres
+          --backend file|secret-service|memory|auto|postgres|libsecret-file
                                      storage backend (default: file, or $CREDVAULT_BACKEND); auto is
                                      the Secret Service when it is reachable, else the file; a locked
-                                     keyring is reported (exit code 10), never replaced by the file
+                                     keyring is reported (exit code 10), never replaced by the file;
+                                     libsecret-file is libsecret's own keyring file
+                                     ($SECRET_FILE_TEST_PATH, else $XDG_DATA_HOME/keyrings/default.keyring),
+                                     shared with libsecret and oo7: inside a Flatpak or Snap sandbox
+                                     keyed by the Secret portal, outside one only with:
+          --keyring-file-password-file PATH
+                                     the password of libsecret's keyring file (one trailing newline
+                                     is ignored; used inside a sandbox too, as libsecret's
+                                     SECRET_FILE_TEST_PASSWORD is)
           --interactive              let the Secret Service provider ask you when an operation needs it
                                      (its unlock dialog, KeePassXC's access confirmation); without it
                                      such an operation fails with exit code 14 ($CREDVAULT_INTERACTIVE=1
@@ -62,10 +71,10 @@ package enum VaultOptions {
                                      Argon2id cost when a passphrase vault is created (default: moderate)
           --custody file|keyring|tpm|portal
                                      who keeps the device secret and rollback counter of a vault being
-                                     created (default: file, the host-secret file, the weakest; with
-                                     --backend auto inside a Flatpak or Snap sandbox: portal, the
-                                     XDG Secret portal's secret for the app); an existing vault uses
-                                     the custodian its header names
+                                     created (default: file, the host-secret file, the weakest; inside
+                                     a Flatpak or Snap sandbox: portal, the XDG Secret portal's
+                                     secret for the app); an existing vault uses the custodian its
+                                     header names
           --rollback-counter, --no-rollback-counter
                                      whether a new vault gets a rollback counter (default: with
                                      keyring, tpm and portal custody); an older copy is then refused (exit 13)

@@ -13,19 +13,26 @@ struct FullBackends: BackendFactory {
     /// `secret-service` is taken as it is; `auto` asks the Secret Service (never prompting) and
     /// falls back to the sealed file only when the Secret Service is unavailable: a locked
     /// keyring is reported (exit code 10), never silently replaced by the file, whose
-    /// credentials would then be apart from the keyring's. $CREDVAULT_BACKEND was already
-    /// consulted by the caller. The CLI's namespace is `credvault` (unscoped items, its vault).
-    func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution {
+    /// credentials would then be apart from the keyring's. `libsecret-file` is libsecret's
+    /// keyring file, keyed by the Secret portal inside a sandbox or by
+    /// `--keyring-file-password-file`; outside a sandbox without one it is refused (exit code
+    /// 8). $CREDVAULT_BACKEND was already consulted by the caller. The CLI's namespace is
+    /// `credvault` (unscoped items, its vault).
+    func resolve(_ name: String, request: VaultRequest) throws -> BackendResolution {
         guard let choice = BackendChoice(name: name) else {
-            throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto)")
+            throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto, libsecret-file)")
         }
-        var resolver = BackendResolver(
-            application: .credvault, environment: [:],
-            secretService: SecretServiceConfiguration(application: .credvault, timeout: try SecretServiceTimeout.current()), sealedFileURL: vaultURL)
-        // The sandbox is this process's (SNAP_NAME included), not the empty environment's.
-        resolver.sandbox = Sandbox.detect()
-        resolver.portal = SecretPortal()
-        let decision = try resolver.decide(choice)
+        let resolver = try resolver(request, for: choice)
+        let decision: BackendDecision
+        do {
+            decision = try resolver.decide(choice)
+        } catch {
+            guard case .notAvailable = error, choice == .libsecretFile else { throw error }
+            // The library's words name its API; here the option is what to give.
+            throw CredentialVaultError.notAvailable(
+                "libsecret's keyring file outside a Flatpak or Snap sandbox needs its password: give --keyring-file-password-file PATH "
+                    + "(only a sandboxed app gets a key from the Secret portal)")
+        }
         if decision.isKeyringLocked, let status = decision.secretServiceStatus {
             return BackendResolution(
                 kind: .secretService,
@@ -38,9 +45,35 @@ struct FullBackends: BackendFactory {
             case .secretService: .secretService
             case .file: .file
             case .memory: .memory
+            case .libsecretFile: .libsecretFile
             case .systemdCredentials: throw UsageError("the systemd-credentials backend is for services using the library, not for credvault")
             }
-        return BackendResolution(kind: kind, reason: decision.reason, custody: decision.custody)
+        let file = decision.libsecretFile.map { (path: $0.path, key: $0.key.description) }
+        return BackendResolution(kind: kind, reason: decision.reason, custody: decision.custody, keyringFile: file)
+    }
+
+    /// libsecret's keyring file, decided as `resolve` decides it; the portal is asked now.
+    func openLibsecretFile(_ request: VaultRequest) throws -> any TokenStorageBackend {
+        try resolver(request, for: .libsecretFile).open(.libsecretFile).store
+    }
+
+    /// The resolver of `request` for `choice`: in this process's sandbox (`SNAP_NAME`
+    /// included), with libsecret's path variable and, for `libsecret-file`, the password file
+    /// read (only then).
+    private func resolver(_ request: VaultRequest, for choice: BackendChoice) throws -> BackendResolver {
+        // Of the environment only what libsecret itself reads for its file's path:
+        // $CREDVAULT_BACKEND was consulted by the caller, and systemd's credentials are not the CLI's.
+        let environment = ProcessInfo.processInfo.environment.filter { $0.key == "SECRET_FILE_TEST_PATH" }
+        var resolver = BackendResolver(
+            application: .credvault, environment: environment,
+            secretService: SecretServiceConfiguration(application: .credvault, timeout: try SecretServiceTimeout.current()),
+            sealedFileURL: request.vaultURL)
+        resolver.sandbox = Sandbox.detect()
+        resolver.portal = SecretPortal()
+        if choice == .libsecretFile, let path = request.keyringFilePasswordFile {
+            resolver.libsecretFilePassword = try SecretReader.bytes(fromFile: path, what: "keyring file password")
+        }
+        return resolver
     }
 
     /// The login keyring's custodian, the TPM's (`--tpm-tcti`, else `$CREDVAULT_TPM_TCTI`, else

@@ -13,7 +13,11 @@ import Foundation
 struct LeanBackends: BackendFactory {
     var handOver: (@Sendable (_ needing: String) -> Int32)? { { FullExecutable.handOver(needing: $0) } }
 
-    func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution { throw Self.secretServiceIsElsewhere }
+    func resolve(_ name: String, request: VaultRequest) throws -> BackendResolution { throw Self.secretServiceIsElsewhere }
+
+    func openLibsecretFile(_ request: VaultRequest) throws -> any TokenStorageBackend {
+        throw CredentialVaultError.notAvailable("the libsecret-file backend is only in \(FullExecutable.name)")
+    }
 
     func openSecretService(allowingInteraction: Bool) throws -> any TokenStorageBackend { throw Self.secretServiceIsElsewhere }
 

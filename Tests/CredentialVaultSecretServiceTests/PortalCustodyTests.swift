@@ -111,19 +111,8 @@ struct PortalCustodyTests {
     .enabled(if: SandboxHarness.runs, "bwrap cannot create a Flatpak sandbox's namespaces here (scripts/sandbox/flatpak-sandbox.sh --probe)"))
 struct PortalSandboxChainTests {
     @Test func aSandboxedAppStoresAndReadsUnderPortalCustodyAndAnotherAppCannotOpenIt() throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("portal-chain-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let script = TestEnvironment.packageRoot.appendingPathComponent("Tests/Scripts/portal-sandbox-chain.sh").path
-        let full = TestEnvironment.credvault.deletingLastPathComponent().appendingPathComponent("credvault-full").path
-        let result = try CLIChild.run(script, [full, scratch.path])
-        try #require(result.status != 77, "the sandbox cannot run here: \(result.stderr)")
-        let steps = Dictionary(
-            result.stdoutText.split(separator: "\n").compactMap { line -> (String, Int)? in
-                let parts = line.split(separator: " ")
-                guard parts.count == 2, let status = Int(parts[1]) else { return nil }
-                return (String(parts[0]), status)
-            }, uniquingKeysWith: { max($0, $1) })
+        let chain = try SandboxChain.run("portal-sandbox-chain.sh")
+        try #require(chain.status != 77, "the sandbox cannot run here: \(chain.stderr)")
         let expected: [(String, Int)] = [
             ("no-secret-service", 0), ("info-before", 0), ("store", 0), ("vault-under-portal-custody", 0), ("second-run-reads", 0), ("lean-reads", 0),
             ("custody-to-file", 0), ("custody-back-to-portal", 0), ("reads-after-moves", 0),
@@ -131,9 +120,7 @@ struct PortalSandboxChainTests {
             ("other-app-store-refused", 6), ("other-app-vault-unchanged", 0),
             ("outside-sandbox-refused", 3),  // unsupported: the portal is never asked outside a sandbox
         ]
-        for (step, status) in expected {
-            #expect(steps[step] == status, "\(step): \(steps[step].map(String.init) ?? "missing"); output:\n\(result.stdoutText)\n\(result.stderr)")
-        }
+        chain.expect(expected)
     }
 }
 

@@ -33,6 +33,20 @@ import Testing
         #expect(try good.keyCacheSeconds() == 60)
     }
 
+    @Test func insideASandboxANewVaultIsUnderPortalCustodyAndNeedsTheFullExecutable() throws {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("cv-\(UUID().uuidString)/v.cvault").path
+        let sandboxed = try request(["--vault", missing], environment: ["SNAP_NAME": "example"])
+        #expect(sandboxed.insideSandbox && sandboxed.defaultCustody == .portal)
+        #expect(sandboxed.custodyNeedingFullExecutable == "a new vault inside a Flatpak or Snap sandbox (portal custody)")
+        // --custody file is still taken as asked, and the lean executable can make that vault.
+        let asked = try request(["--vault", missing, "--custody", "file"], environment: ["SNAP_NAME": "example"])
+        #expect(asked.custodyNeedingFullExecutable != sandboxed.custodyNeedingFullExecutable)
+        // Outside a sandbox nothing changes.
+        guard !FileManager.default.fileExists(atPath: "/.flatpak-info") else { return }  // these tests run outside one
+        let outside = try request(["--vault", missing])
+        #expect(!outside.insideSandbox && outside.defaultCustody == .file)
+    }
+
     @Test func onlyOneKeyOptionIsAccepted() throws {
         let two = try request(["--key-file", "/k"], environment: ["CREDVAULT_PASSPHRASE_FILE": "/p"])
         #expect(usageMessage { try two.unlock.checkOne() } == "give one of --passphrase-file, --key-file, --ask-passphrase, --device")

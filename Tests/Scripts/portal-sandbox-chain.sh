@@ -7,34 +7,7 @@
 # Prints one line per step, `NAME STATUS`, for the test to check; never a secret. Exit status 77
 # when the sandbox cannot run here (bwrap cannot make namespaces, a program is missing).
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-cli=$1
-scratch=$2
-
-if [ "${3:-}" != --inside-private-bus ]; then
-    rc=0
-    "$root/scripts/sandbox/flatpak-sandbox.sh" --probe >/dev/null 2>&1 || rc=$?
-    [ "$rc" = 0 ] || { echo "portal-sandbox-chain: the sandbox cannot run here (status $rc)" >&2; exit 77; }
-    exec "$root/scripts/with-keyring.sh" --unlocked --no-activation -- "$0" "$cli" "$scratch" --inside-private-bus
-fi
-
-home="$scratch/home"
-mkdir -p -m 700 "$home"
-# The Swift runtime's directory is outside /usr: visible inside for commands run through sh.
-runtime=$(ldd "$cli" | awk '/libswiftCore/ { print $3 }' | xargs -r dirname)
-sandbox() { # sandbox APP_ID COMMAND...
-    local app=$1; shift
-    "$root/scripts/sandbox/flatpak-sandbox.sh" --timeout 30 --command-timeout 120 --home "$home" --app-id "$app" \
-        --expose "$(dirname "$cli")" ${runtime:+--expose "$runtime"} -- "$@"
-}
-step() { # step NAME COMMAND...: runs it, prints NAME and its exit status
-    local name=$1; shift
-    "$@" >"$scratch/out" 2>"$scratch/err"
-    local rc=$?
-    echo "$name $rc"
-    [ "$rc" = 0 ] || sed 's/^/# /' "$scratch/err" "$scratch/out" >&2
-}
+source "$(cd "$(dirname "$0")" && pwd)/sandbox-chain-common.sh"
 a=org.example.App
 b=org.example.Other
 vault_a="$home/.var/app/$a/data/credential-vault/default.cvault"

@@ -15,10 +15,14 @@ package protocol BackendFactory: Sendable {
     /// Runs a command line in the executable that has what it needs (`FullExecutable.handOver`),
     /// given a few words saying what that is; `nil` in an executable that has everything.
     var handOver: (@Sendable (_ needing: String) -> Int32)? { get }
-    /// What `name` (`secret-service`, `auto` or `automatic`) means here; `auto` asks the Secret
-    /// Service without prompting and falls back to the sealed file at `vaultURL` when it is
-    /// unavailable (a locked keyring gives a resolution with `isLocked`).
-    func resolve(_ name: String, vaultURL: URL) throws -> BackendResolution
+    /// What `name` (`secret-service`, `auto` or `automatic`, `libsecret-file`) means here;
+    /// `auto` asks the Secret Service without prompting and falls back to the sealed file at
+    /// the request's vault when it is unavailable (a locked keyring gives a resolution with
+    /// `isLocked`); `libsecret-file` is keyed by the Secret portal inside a sandbox, by
+    /// `--keyring-file-password-file` outside one.
+    func resolve(_ name: String, request: VaultRequest) throws -> BackendResolution
+    /// libsecret's keyring file as `resolve` decided it (the portal asked for its secret now).
+    func openLibsecretFile(_ request: VaultRequest) throws -> any TokenStorageBackend
     /// The Secret Service store; with `allowingInteraction`, its provider may ask a person.
     func openSecretService(allowingInteraction: Bool) throws -> any TokenStorageBackend
     /// Adds the Secret Service's state, collection and capabilities to `info` (`credvault

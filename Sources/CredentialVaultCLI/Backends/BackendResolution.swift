@@ -10,6 +10,8 @@ package enum VaultBackend: String, Sendable, Hashable, CustomStringConvertible {
     case memory
     /// The fleet store in PostgreSQL (only in `credvault-full`).
     case postgres
+    /// libsecret's keyring file, shared with libsecret and oo7 (only in `credvault-full`).
+    case libsecretFile = "libsecret-file"
 
     /// The name as `--backend` takes it.
     package var description: String { rawValue }
@@ -27,13 +29,27 @@ package struct BackendResolution: Sendable, Hashable {
     /// The custody a new sealed file gets unless `--custody` names one (`auto` inside a
     /// sandbox: `.portal`); `nil`: `--custody`, else the host-secret file.
     package var custody: DeviceCustody?
+    /// For `libsecret-file`: the keyring file and where its key comes from, in words.
+    package var keyringFile: (path: String, key: String)? {
+        get { keyringFilePath.map { ($0, keyringFileKey ?? "") } }
+        set {
+            keyringFilePath = newValue?.path
+            keyringFileKey = newValue?.key
+        }
+    }
+    private var keyringFilePath: String?
+    private var keyringFileKey: String?
 
     /// Creates a resolution.
-    package init(kind: VaultBackend, reason: String, isLocked: Bool = false, custody: DeviceCustody? = nil) {
+    package init(
+        kind: VaultBackend, reason: String, isLocked: Bool = false, custody: DeviceCustody? = nil, keyringFile: (path: String, key: String)? = nil
+    ) {
         self.kind = kind
         self.reason = reason
         self.isLocked = isLocked
         self.custody = custody
+        keyringFilePath = keyringFile?.path
+        keyringFileKey = keyringFile?.key
     }
 }
 

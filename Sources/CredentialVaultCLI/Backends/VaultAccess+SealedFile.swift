@@ -9,11 +9,12 @@ extension VaultAccess {
     /// The sealed-file configuration: the custody and counter a new vault gets, the
     /// custodians this executable offers (the keyring's and the TPM's only in `credvault-full`),
     /// and the lock wait (the default, unless a test sets `TestLockWait.variable`). `custody`
-    /// is the backend resolution's for a new vault (`auto` in a sandbox), unless `--custody` is given.
+    /// is the backend resolution's for a new vault, unless `--custody` is given; without either,
+    /// the request's default (`VaultRequest.defaultCustody`: portal inside a sandbox).
     package func configuration(custody: DeviceCustody? = nil) throws -> SealedFileConfiguration {
         var configuration = SealedFileConfiguration()
         if let wait = try TestLockWait.current() { configuration.lockTimeout = wait }
-        configuration.custody = request.custodyName == nil ? (custody ?? .file) : try request.custody()
+        configuration.custody = request.custodyName == nil ? (custody ?? request.defaultCustody) : try request.custody()
         configuration.rollbackCounter = try request.rollbackCounter()
         configuration.custodians = try backends.custodians(request)
         return configuration

@@ -21,9 +21,10 @@ package struct VaultAccess: Sendable {
     }
 
     /// Whether the backend called `name` needs what only `credvault-full` links: `secret-service`,
-    /// `auto` (or `automatic`), which asks the Secret Service, and `postgres`.
+    /// `auto` (or `automatic`), which asks the Secret Service, `postgres`, and `libsecret-file`
+    /// (OpenSSL, GLib's GVariant and the Secret portal).
     package static func needsFullExecutable(_ name: String) -> Bool {
-        ["secret-service", "auto", "automatic", "postgres"].contains(name)
+        ["secret-service", "auto", "automatic", "postgres", VaultBackend.libsecretFile.rawValue].contains(name)
     }
 
     /// What backend `name` means here. `file`, `memory` and `postgres` are taken as they are;
@@ -36,8 +37,8 @@ package struct VaultAccess: Sendable {
         case VaultBackend.file.rawValue: return BackendResolution(kind: .file, reason: "chosen explicitly")
         case VaultBackend.memory.rawValue: return BackendResolution(kind: .memory, reason: "chosen explicitly")
         case VaultBackend.postgres.rawValue: return BackendResolution(kind: .postgres, reason: "chosen explicitly")
-        case _ where Self.needsFullExecutable(name): return try backends.resolve(name, vaultURL: request.vaultURL)
-        default: throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto, postgres)")
+        case _ where Self.needsFullExecutable(name): return try backends.resolve(name, request: request)
+        default: throw UsageError("unknown backend '\(name)' (file, secret-service, memory, auto, postgres, libsecret-file)")
         }
     }
 
@@ -47,8 +48,8 @@ package struct VaultAccess: Sendable {
         try openStore(named: request.backend, create: create)
     }
 
-    /// Opens the backend called `name` (`file`, `secret-service`, `memory`, `auto` or
-    /// `postgres`), like `openStore(create:)`. Throws `LockedKeyringError` when `auto` found the
+    /// Opens the backend called `name` (`file`, `secret-service`, `memory`, `auto`, `postgres`
+    /// or `libsecret-file`), like `openStore(create:)`. Throws `LockedKeyringError` when `auto` found the
     /// keyring locked.
     package func openStore(named name: String, create: Bool) throws -> (any TokenStorageBackend)? {
         let resolution = try resolve(name)
@@ -58,6 +59,7 @@ package struct VaultAccess: Sendable {
         case .secretService: return try backends.openSecretService(allowingInteraction: request.allowsInteraction)
         case .memory: return InMemoryStore()
         case .postgres: return try backends.openPostgres(self)
+        case .libsecretFile: return try backends.openLibsecretFile(request)
         }
     }
 }

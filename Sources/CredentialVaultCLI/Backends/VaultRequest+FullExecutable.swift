@@ -10,7 +10,8 @@ import Glibc
 
 extension VaultRequest {
     /// What in this request needs `credvault-full`'s custodians: a `--custody` other than
-    /// `file`, an existing vault whose header names one, or any vault on a machine whose TPM
+    /// `file`, an existing vault whose header names one, a new vault inside a sandbox (portal
+    /// custody by default), or any vault on a machine whose TPM
     /// this user reaches (which may hold the vault's counter since a move to TPM custody that
     /// the copy at the path predates: only `credvault-full` can ask it); `nil` when nothing
     /// does. Reads only the vault's header.
@@ -20,7 +21,10 @@ extension VaultRequest {
     /// unreadable) there when this looks and the pre-move copy there when the command opens it.
     package var custodyNeedingFullExecutable: String? {
         if let custodyName, custodyName != DeviceCustody.file.name { return "--custody \(custodyName)" }
-        if let custody = LockedVault.custody(at: vaultURL), custody != .file { return "a vault under \(custody.name) custody" }
+        let existing = LockedVault.custody(at: vaultURL)
+        if let existing, existing != .file { return "a vault under \(existing.name) custody" }
+        // A new vault inside a sandbox gets the portal's custody (`defaultCustody`).
+        if existing == nil, custodyName == nil, defaultCustody != .file { return "a new vault inside a Flatpak or Snap sandbox (portal custody)" }
         if tpmIsReachable { return "a vault on a machine with a TPM (which may hold its rollback counter)" }
         return nil
     }

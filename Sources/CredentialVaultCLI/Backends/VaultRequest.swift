@@ -4,6 +4,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The common options of one command line (`VaultOptions`), read once from its arguments and
 /// the environment (`$CREDVAULT_BACKEND`, `$CREDVAULT_PASSPHRASE_FILE`...): which backend and
@@ -39,6 +42,11 @@ package struct VaultRequest: Sendable {
     package var namesTPM: Bool
     /// How to reach the fleet store (`--backend postgres`, `credvault fleet`).
     package var fleet: FleetRequest
+    /// `--keyring-file-password-file`: the file holding libsecret's keyring file's password
+    /// (`--backend libsecret-file`; read only when that backend is used).
+    package var keyringFilePasswordFile: String?
+    /// Whether `$SNAP_NAME` is set (even empty): a Snap sandbox, for `insideSandbox`.
+    package var snapNameIsSet: Bool
 
     /// Reads the common options from `arguments` and `environment`; `defaultBackend` is the
     /// command's (`Command.defaultBackend`).
@@ -60,7 +68,19 @@ package struct VaultRequest: Sendable {
         tpmTCTI = options["tpm-tcti"] ?? environment["CREDVAULT_TPM_TCTI"]
         namesTPM = options["tpm-tcti"] != nil || !(environment["CREDVAULT_TPM_TCTI"] ?? "").isEmpty
         fleet = FleetRequest(arguments, environment: environment)
+        keyringFilePasswordFile = options["keyring-file-password-file"]
+        snapNameIsSet = environment["SNAP_NAME"] != nil
     }
+
+    /// Whether this process runs in a Flatpak or Snap sandbox, found as libsecret finds it
+    /// (`Sandbox.detect` of the Secret Service module, which the lean executable does not link):
+    /// `/.flatpak-info` exists, or `$SNAP_NAME` is set. Looked at when asked, like every check here.
+    package var insideSandbox: Bool { snapNameIsSet || access("/.flatpak-info", F_OK) == 0 }
+
+    /// The custody a new sealed file gets without `--custody`: inside a sandbox the Secret
+    /// portal's (the host-secret file there is a file the sandboxed app itself can read and
+    /// copy, so it would protect nothing), else the host-secret file's.
+    package var defaultCustody: DeviceCustody { insideSandbox ? .portal : .file }
 
     /// The custody `--custody` asks for (default `file`).
     package func custody() throws(UsageError) -> DeviceCustody {

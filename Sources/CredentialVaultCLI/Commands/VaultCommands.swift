@@ -126,7 +126,8 @@ package enum InfoCommand: Command {
     package static let help = """
         usage: credvault info [--json] [common options]
 
-        Shows the backend (with --backend auto: which one was chosen and why), where it stores,
+        Shows the backend (with --backend auto: which one was chosen and why; with
+        --backend libsecret-file: which file, where its key comes from, and why), where it stores,
         whether and how it is locked, the format and KDF of a sealed-file vault, and the
         backend's capabilities. Never shows a secret. For the Secret Service: locked or
         unlocked, and its collection; exit code 8 when it cannot be reached, 10 when --backend
@@ -140,9 +141,18 @@ package enum InfoCommand: Command {
         _ = try args.positionals()
         let decision = try vault.resolve(vault.request.backend)
         var info: [(String, String)] = [("backend", decision.kind.rawValue)]
-        if vault.request.backend == "auto" { info.append(("chosen because", decision.reason)) }
+        if ["auto", "automatic"].contains(vault.request.backend) || decision.kind == .libsecretFile {
+            info.append(("chosen because", decision.reason))
+        }
         var status = ExitCode.success
-        if decision.kind == .secretService {
+        if decision.kind == .libsecretFile, let file = decision.keyringFile {
+            info.append(("path", file.path))
+            info.append(("key from", file.key))
+            if let store = try vault.openStore(create: false) {
+                info.append(("credentials", String(try store.listKeys().count)))
+                info.append(("capabilities", store.capabilities.description))
+            }
+        } else if decision.kind == .secretService {
             status = try vault.backends.describeSecretService(into: &info)
             // `auto` on a locked keyring: shown, and reported like any command would (exit 10).
             if decision.isLocked && status == ExitCode.success { status = ExitCode.locked }
@@ -163,7 +173,9 @@ package enum InfoCommand: Command {
                 }
             } else {
                 info.append(("state", "no vault yet (created by the first store, unlocked with the device key)"))
-                if let custody = decision.custody, vault.request.custodyName == nil { info.append(("custody", custody.description)) }
+                // What the first store will make it under: the resolution's, or a sandbox's default.
+                let custody = decision.custody ?? (vault.request.insideSandbox ? vault.request.defaultCustody : nil)
+                if let custody, vault.request.custodyName == nil { info.append(("custody", custody.description)) }
             }
         } else if let store = try vault.openStore(create: false) {
             info.append(("capabilities", store.capabilities.description))

@@ -14,12 +14,18 @@ public enum BackendChoice: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// `SystemdCredentialStore`. `.automatic` picks it only when the app asks
     /// (`BackendResolver.prefersSystemdCredentials`) and the variable is set.
     case systemdCredentials = "systemd-credentials"
+    /// libsecret's keyring file (`LibsecretFileStore`), shared with the app's GTK or Rust
+    /// components and with libsecret itself: inside a sandbox keyed by the Secret portal's
+    /// secret, outside one only with `BackendResolver.libsecretFilePassword`. Opt-in:
+    /// `.automatic` picks it only inside a sandbox and only when the app asks
+    /// (`BackendResolver.prefersLibsecretFileInSandbox`).
+    case libsecretFile = "libsecret-file"
 
     /// The environment variable that overrides `.automatic`.
     public static let environmentVariable = "CREDVAULT_BACKEND"
 
     /// Parses a backend name: `auto` (or `automatic`), `secret-service`, `file`, `memory`,
-    /// `systemd-credentials`.
+    /// `systemd-credentials`, `libsecret-file`.
     public init?(name: String) {
         if name == "automatic" {
             self = .automatic
@@ -44,6 +50,8 @@ public enum BackendKind: String, Sendable, Hashable, CaseIterable, CustomStringC
     case memory
     /// `SystemdCredentialStore` (read-only).
     case systemdCredentials = "systemd-credentials"
+    /// `LibsecretFileStore` (libsecret's `keyrings/default.keyring`).
+    case libsecretFile = "libsecret-file"
 
     /// The name as `--backend` takes it.
     public var description: String { rawValue }

@@ -12,13 +12,19 @@ public struct BackendDecision: Sendable, Hashable, CustomStringConvertible {
     /// The custody a new sealed file gets when the decision says (inside a sandbox: `.portal`);
     /// `nil`: the sealed file's configuration decides.
     public var custody: DeviceCustody?
+    /// For `.libsecretFile`: which file and where its key comes from; else `nil`.
+    public var libsecretFile: LibsecretFileTarget?
 
     /// Creates a decision.
-    public init(kind: BackendKind, reason: String, secretServiceStatus: SecretServiceStatus? = nil, custody: DeviceCustody? = nil) {
+    public init(
+        kind: BackendKind, reason: String, secretServiceStatus: SecretServiceStatus? = nil, custody: DeviceCustody? = nil,
+        libsecretFile: LibsecretFileTarget? = nil
+    ) {
         self.kind = kind
         self.reason = reason
         self.secretServiceStatus = secretServiceStatus
         self.custody = custody
+        self.libsecretFile = libsecretFile
     }
 
     /// Whether the automatic choice found the Secret Service with its default collection

@@ -34,6 +34,8 @@ extension BackendResolver {
         // A directory opened and checked with fstat: a few system calls on a RAM file system,
         // as in the synchronous open; the reads themselves run on the store's thread.
         case .systemdCredentials: store = try systemdCredentialStore()
+        // The portal's secret through its async call; the file is opened on the store's first use.
+        case .libsecretFile: store = try await libsecretFileStore(for: decision)
         }
         return BackendSelection(decision: decision, store: store)
     }

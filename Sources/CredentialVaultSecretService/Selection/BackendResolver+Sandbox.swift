@@ -15,8 +15,11 @@ extension BackendResolver {
     /// (an explicit choice, `CREDVAULT_BACKEND`, systemd's credentials) decided first.
     func sandboxDecision() -> BackendDecision? {
         guard let sandbox else { return nil }
-        // An opt-in backend for libsecret's file (shared with GTK and Rust components of the
-        // same app) is chosen explicitly, never here: it is a `BackendChoice` of its own.
+        // libsecret's file (shared with GTK and Rust components of the same app) only when the
+        // app asks: its key is the portal's secret as well, but the format is the weaker one.
+        if prefersLibsecretFileInSandbox, let target = libsecretFileTarget() {
+            return BackendDecision(kind: .libsecretFile, reason: "inside \(sandbox), as the app asks: libsecret's keyring file", libsecretFile: target)
+        }
         return BackendDecision(
             kind: .file, reason: "inside \(sandbox): sealed file, device key from the Secret portal", custody: .portal)
     }

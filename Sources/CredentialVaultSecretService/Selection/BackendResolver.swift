@@ -61,8 +61,24 @@ public struct BackendResolver: Sendable {
     /// `nil` outside one. Inside one, `.automatic` never asks the Secret Service: it picks the
     /// sealed file under portal custody (`BackendResolver+Sandbox.swift`).
     public var sandbox: Sandbox?
-    /// The Secret portal a vault under portal custody asks (deadlines: `SecretPortal`'s).
+    /// The Secret portal a vault under portal custody asks (deadlines: `SecretPortal`'s), and
+    /// the one whose secret keys libsecret's file inside a sandbox.
     public var portal: SecretPortal
+    /// Whether `.automatic` inside a sandbox picks libsecret's keyring file (`.libsecretFile`,
+    /// keyed by the portal's secret) instead of the sealed file under portal custody (default
+    /// `false`): for an app whose GTK or Rust components, or whose libsecret past, keep their
+    /// secrets there. `CREDVAULT_BACKEND=libsecret-file` does the same. Outside a sandbox it
+    /// changes nothing (there libsecret itself uses the Secret Service).
+    public var prefersLibsecretFileInSandbox = false
+    /// libsecret's keyring file for `.libsecretFile`; `nil`: where libsecret looks,
+    /// `$SECRET_FILE_TEST_PATH` of `environment` when set and not empty, else
+    /// `$XDG_DATA_HOME/keyrings/default.keyring` (in a Flatpak `~/.var/app/APPID/data/...`).
+    public var libsecretFilePath: String?
+    /// The password libsecret's keyring file is keyed with (as libsecret's
+    /// `SECRET_FILE_TEST_PASSWORD`, which this library does not read from the environment):
+    /// when set it is used inside a sandbox too, as libsecret does; outside a sandbox
+    /// `.libsecretFile` needs it (there is no portal secret to use). Never logged.
+    public var libsecretFilePassword: SecureBytes?
 
     /// Creates a resolver for `application` (required: it is the namespace). The defaults are
     /// the process environment, Secret Service and sealed-file configurations of that
@@ -90,7 +106,8 @@ public struct BackendResolver: Sendable {
     }
 
     /// Decides which backend `choice` means here, without opening it. An explicit choice is
-    /// taken as it is; `.automatic` follows `CREDVAULT_BACKEND` when set (throws
+    /// taken as it is (`.libsecretFile` throws `notAvailable` outside a sandbox without
+    /// `libsecretFilePassword`); `.automatic` follows `CREDVAULT_BACKEND` when set (throws
     /// `invalidArgument` for an unknown name), else asks the Secret Service: unlocked gives
     /// `.secretService`, unavailable gives `.file`, locked follows `lockedKeyring` (a
     /// `.secretService` decision with `isKeyringLocked`, or `.file`). With
@@ -107,8 +124,9 @@ public struct BackendResolver: Sendable {
     }
 
     /// Decides (see `decide`) and opens the store: the Secret Service store, the sealed file
-    /// opened (or created) with the device key, or a new in-memory store, all in
-    /// `application`'s namespace. Throws `locked` when the automatic choice found the keyring
+    /// opened (or created) with the device key, a new in-memory store, systemd's credentials, or
+    /// libsecret's keyring file (the portal asked for its secret now), all in `application`'s
+    /// namespace. Throws `locked` when the automatic choice found the keyring
     /// locked and `lockedKeyring` does not fall back (`BackendDecision.isKeyringLocked`).
     @available(*, noasync, message: "blocks the calling thread: from async code, await the async overload")
     public func open(_ choice: BackendChoice = .automatic) throws(CredentialVaultError) -> BackendSelection {
@@ -121,6 +139,7 @@ public struct BackendResolver: Sendable {
             store = try SealedFileStore.openOrCreate(at: sealedFileURL, secret: .device, configuration: sealedFileConfiguration(for: decision))
         case .memory: store = memoryStore()
         case .systemdCredentials: store = try systemdCredentialStore()
+        case .libsecretFile: store = try libsecretFileStore(for: decision)
         }
         return BackendSelection(decision: decision, store: store)
     }
@@ -153,12 +172,13 @@ public struct BackendResolver: Sendable {
         case .file: return BackendDecision(kind: .file, reason: "chosen explicitly")
         case .memory: return BackendDecision(kind: .memory, reason: "chosen explicitly")
         case .systemdCredentials: return BackendDecision(kind: .systemdCredentials, reason: "chosen explicitly")
+        case .libsecretFile: return try libsecretFileDecision(reason: "chosen explicitly")
         case .automatic: break
         }
         let variable = BackendChoice.environmentVariable
         guard let name = environment[variable], !name.isEmpty else { return systemdDecision() }
         guard let overridden = BackendChoice(name: name) else {
-            throw .invalidArgument("\(variable) must be auto, secret-service, file, memory or systemd-credentials")
+            throw .invalidArgument("\(variable) must be auto, secret-service, file, memory, systemd-credentials or libsecret-file")
         }
         if overridden == .automatic { return systemdDecision() }
         var decision = try decideWithoutAsking(overridden)
