@@ -35,16 +35,29 @@ import Testing
 
     @Test func insideASandboxANewVaultIsUnderPortalCustodyAndNeedsTheFullExecutable() throws {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent("cv-\(UUID().uuidString)/v.cvault").path
-        let sandboxed = try request(["--vault", missing], environment: ["SNAP_NAME": "example"])
+        var sandboxed = try request(["--vault", missing])
+        sandboxed.sandbox = Sandbox(kind: .snap, applicationID: "example")
         #expect(sandboxed.insideSandbox && sandboxed.defaultCustody == .portal)
         #expect(sandboxed.custodyNeedingFullExecutable == "a new vault inside a Flatpak or Snap sandbox (portal custody)")
         // --custody file is still taken as asked, and the lean executable can make that vault.
-        let asked = try request(["--vault", missing, "--custody", "file"], environment: ["SNAP_NAME": "example"])
+        var asked = try request(["--vault", missing, "--custody", "file"])
+        asked.sandbox = sandboxed.sandbox
         #expect(asked.custodyNeedingFullExecutable != sandboxed.custodyNeedingFullExecutable)
         // Outside a sandbox nothing changes.
         guard !FileManager.default.fileExists(atPath: "/.flatpak-info") else { return }  // these tests run outside one
         let outside = try request(["--vault", missing])
         #expect(!outside.insideSandbox && outside.defaultCustody == .file)
+    }
+
+    /// `SNAP_NAME` is inherited by host programs started from a snap's terminal, and anyone can
+    /// set it: outside a snap's cgroup it makes no sandbox, so a new vault is not put under the
+    /// custody of the portal, which answers every unsandboxed program with one shared secret.
+    @Test func snapNameOutsideASnapIsNoSandboxForTheCommandLine() throws {
+        guard !FileManager.default.fileExists(atPath: "/.flatpak-info") else { return }  // these tests run outside one
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("cv-\(UUID().uuidString)/v.cvault").path
+        let spoofed = try request(["--vault", missing], environment: ["SNAP_NAME": "example"])
+        #expect(!spoofed.insideSandbox && spoofed.defaultCustody == .file)
+        #expect(spoofed.custodyNeedingFullExecutable == nil)
     }
 
     @Test func onlyOneKeyOptionIsAccepted() throws {

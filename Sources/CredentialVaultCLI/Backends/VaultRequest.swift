@@ -45,8 +45,9 @@ package struct VaultRequest: Sendable {
     /// `--keyring-file-password-file`: the file holding libsecret's keyring file's password
     /// (`--backend libsecret-file`; read only when that backend is used).
     package var keyringFilePasswordFile: String?
-    /// Whether `$SNAP_NAME` is set (even empty): a Snap sandbox, for `insideSandbox`.
-    package var snapNameIsSet: Bool
+    /// The Flatpak or Snap sandbox this process runs in (`Sandbox.detect`, the rule the
+    /// resolver and the portal use: a `SNAP_NAME` outside a snap's cgroup is no sandbox), or `nil`.
+    package var sandbox: Sandbox?
 
     /// Reads the common options from `arguments` and `environment`; `defaultBackend` is the
     /// command's (`Command.defaultBackend`).
@@ -69,13 +70,11 @@ package struct VaultRequest: Sendable {
         namesTPM = options["tpm-tcti"] != nil || !(environment["CREDVAULT_TPM_TCTI"] ?? "").isEmpty
         fleet = FleetRequest(arguments, environment: environment)
         keyringFilePasswordFile = options["keyring-file-password-file"]
-        snapNameIsSet = environment["SNAP_NAME"] != nil
+        sandbox = Sandbox.detect(environment: environment)
     }
 
-    /// Whether this process runs in a Flatpak or Snap sandbox, found as libsecret finds it
-    /// (`Sandbox.detect` of the Secret Service module, which the lean executable does not link):
-    /// `/.flatpak-info` exists, or `$SNAP_NAME` is set. Looked at when asked, like every check here.
-    package var insideSandbox: Bool { snapNameIsSet || access("/.flatpak-info", F_OK) == 0 }
+    /// Whether this process runs in a Flatpak or Snap sandbox (`sandbox`).
+    package var insideSandbox: Bool { sandbox != nil }
 
     /// The custody a new sealed file gets without `--custody`: inside a sandbox the Secret
     /// portal's (the host-secret file there is a file the sandboxed app itself can read and

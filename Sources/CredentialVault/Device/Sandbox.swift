@@ -1,5 +1,11 @@
-import CredentialVault
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The application sandbox this process runs in (Flatpak or Snap): the file `/.flatpak-info`
 /// exists (whatever it is, as libsecret tests), or the variable `SNAP_NAME` is set (even empty)
@@ -116,18 +122,23 @@ public struct Sandbox: Sendable, Hashable, CustomStringConvertible {
         guard let text = readSmallFile(path) else { return nil }
         var inApplication = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = Self.trimmed(line)
             if trimmed.hasPrefix("[") {
                 inApplication = trimmed == "[Application]"
             } else if inApplication, trimmed.hasPrefix("name") {
                 let parts = trimmed.split(separator: "=", maxSplits: 1)
-                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == "name" {
-                    let value = parts[1].trimmingCharacters(in: .whitespaces)
+                if parts.count == 2, Self.trimmed(parts[0]) == "name" {
+                    let value = Self.trimmed(parts[1])
                     return isApplicationID(value, snap: false) ? value : nil
                 }
             }
         }
         return nil
+    }
+
+    /// `text` without the spaces and tabs around it (a key file's lines).
+    private static func trimmed(_ text: Substring) -> String {
+        String(text.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed())
     }
 
     /// "a Flatpak sandbox (org.example.App)", "a Snap sandbox (example)".
