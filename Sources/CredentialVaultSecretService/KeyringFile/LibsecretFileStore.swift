@@ -65,7 +65,8 @@ public final class LibsecretFileStore: TokenStorageAdapter {
     }
 
     /// Stores `value` under `key`, replacing the key's items (see the type). Throws
-    /// `invalidArgument` for a value over 16 MiB.
+    /// `invalidArgument` for a value over 16 MiB, or when the file would grow past the 64 MiB
+    /// a read accepts (nothing is written).
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
         try key.validate()
         try capabilities.check(options)
