@@ -77,9 +77,15 @@ final class KeyringFile: Sendable {
             guard changed else { return result }
             opened.contents.modified = seconds
             opened.contents.usage &+= 1
+            let bytes = opened.contents.serialized()
+            // A file larger than a read accepts would lock every credential in it out.
+            guard bytes.count <= KeyringFileLayout.maximumFileSize else {
+                throw .invalidArgument(
+                    "the keyring file would grow to \(bytes.count) bytes, over the \(KeyringFileLayout.maximumFileSize) it is read at; nothing was changed")
+            }
             var raced = false
             do throws(CredentialVaultError) {
-                try AtomicFile.replace(opened.contents.serialized(), at: location) { () throws(CredentialVaultError) in
+                try AtomicFile.replace(bytes, at: location) { () throws(CredentialVaultError) in
                     beforeReplacing.withLock { $0 }?()
                     let current = try PrivateFiles.readVersion(location, limit: KeyringFileLayout.maximumFileSize)
                     guard current?.fingerprint == read?.fingerprint, current?.bytes == read?.bytes else {

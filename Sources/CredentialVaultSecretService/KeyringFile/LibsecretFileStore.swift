@@ -65,7 +65,8 @@ public final class LibsecretFileStore: TokenStorageAdapter {
     }
 
     /// Stores `value` under `key`, replacing the key's items (see the type). Throws
-    /// `invalidArgument` for a value over 16 MiB.
+    /// `invalidArgument` for a value over 16 MiB, or when the file would grow past the 64 MiB
+    /// a read accepts (nothing is written).
     public func save(_ value: Data, for key: CredentialKey, options: StorageOptions) throws(CredentialVaultError) {
         try key.validate()
         try capabilities.check(options)
@@ -94,7 +95,7 @@ public final class LibsecretFileStore: TokenStorageAdapter {
         guard var found = try readCurrent(key) else { return nil }
         if found.stored.isExpired(at: now) {
             found.item.wipeSecret()
-            try purge(key, now: now)
+            try purgeExpired(now: now)
             throw .expired
         }
         return found.item.secret
@@ -109,7 +110,10 @@ public final class LibsecretFileStore: TokenStorageAdapter {
         var taken = try file.update(now: now) { (keyring) throws(CredentialVaultError) -> (result: FileCredential?, changed: Bool) in
             let (current, all) = try current(of: key, in: keyring)
             guard let current else { return (nil, false) }
-            keyring.remove(all + (try keyring.expired(at: now, naming: naming)))
+            let expired = try keyring.expired(at: now, naming: naming)
+            // An expired value goes alone: a persistent item of the key that another program
+            // stored beside it meanwhile is not taken with it (nor is it returned).
+            keyring.remove(current.stored.isExpired(at: now) ? expired : all + expired)
             return (current, true)
         }
         guard taken?.stored.isExpired(at: now) == true else { return taken?.item.secret }
@@ -147,7 +151,7 @@ public final class LibsecretFileStore: TokenStorageAdapter {
         current.item.wipeSecret()
         let found = current.stored
         guard !found.isExpired(at: now) else {
-            try purge(key, now: now)
+            try purgeExpired(now: now)
             return nil
         }
         return found.metadata
@@ -195,6 +199,17 @@ public final class LibsecretFileStore: TokenStorageAdapter {
     private func credentials(in keyring: OpenedKeyring, service: String?) throws(CredentialVaultError) -> [FileCredential] {
         let candidates = try keyring.credentials(matching: naming.scope(service: service), naming: naming)
         return candidates.filter { $0.item.attributes[ItemAttribute.service] != nil && $0.item.attributes[ItemAttribute.account] != nil }
+    }
+
+    /// Removes this namespace's expired items (an expired value found by a read among them) and
+    /// nothing else: the key's other items (a persistent one another program stored beside
+    /// an ephemeral one) stay, as the Secret Service backend deletes only the expired ones.
+    private func purgeExpired(now: Date) throws(CredentialVaultError) {
+        try file.update(now: now) { (keyring) throws(CredentialVaultError) -> (result: Void, changed: Bool) in
+            let expired = try keyring.expired(at: now, naming: naming)
+            keyring.remove(expired)
+            return ((), !expired.isEmpty)
+        }
     }
 
     /// Removes the key's items and every expired one; whether the key had an item.

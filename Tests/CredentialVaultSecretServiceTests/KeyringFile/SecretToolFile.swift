@@ -44,6 +44,17 @@ final class SecretToolFile: Sendable {
         return result.status == 0 ? result.out : nil
     }
 
+    /// `secret-tool lookup`'s output as bytes (through `od`: the output need not be UTF-8), or
+    /// `nil` when nothing matched.
+    func lookupBytes(_ attributes: [String: String]) async throws -> [UInt8]? {
+        let command = "/usr/bin/secret-tool lookup \"$@\" > \"$0.out\" && od -An -v -tx1 \"$0.out\""
+        let process = try CLIProcess(
+            ["-c", command, directory.path("lookup").path] + Self.arguments(attributes), executable: URL(fileURLWithPath: "/bin/sh"),
+            environment: ["SECRET_BACKEND": "file", "SECRET_FILE_TEST_PATH": path, "SECRET_FILE_TEST_PASSWORD": password])
+        guard try await process.wait(ceiling: .seconds(60)) == 0 else { return nil }
+        return process.stdout.split(whereSeparator: \.isWhitespace).compactMap { UInt8($0, radix: 16) }
+    }
+
     /// `secret-tool clear`.
     func clear(_ attributes: [String: String]) async throws {
         _ = try await run(["clear"] + Self.arguments(attributes))

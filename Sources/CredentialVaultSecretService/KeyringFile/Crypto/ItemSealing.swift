@@ -27,7 +27,7 @@ enum ItemSealing {
     /// Verifies and decrypts `item`: first its MAC (in constant time), and only then the
     /// decryption and the GVariant; then the attributes inside against the hashes outside,
     /// which the MAC does not cover (an item's blob moved under another item's attributes is
-    /// caught here). Throws `tampered` when a MAC does not match (a wrong key gives the same:
+    /// caught here), each name outside once, the same names as inside. Throws `tampered` when a MAC does not match (a wrong key gives the same:
     /// see `KeyringFile.decrypt`), `corrupted` for a bad padding or plaintext.
     static func open(_ item: EncryptedItem, key: KeyringKey) throws(CredentialVaultError) -> KeyringItem {
         let macStart = item.blob.count - KeyringFileLayout.macSize
@@ -47,6 +47,9 @@ enum ItemSealing {
                 throw .tampered
             }
         }
+        // Both ways: a name repeated outside (its hash copied) could otherwise stand in for an
+        // attribute inside, hiding it from searches (an expiry, an application) with the count equal.
+        for name in decrypted.attributes.keys where item.mac(of: name) == nil { throw .tampered }
         return decrypted
     }
 }
