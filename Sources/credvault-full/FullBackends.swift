@@ -57,8 +57,8 @@ struct FullBackends: BackendFactory {
         try resolver(request, for: .libsecretFile).open(.libsecretFile).store
     }
 
-    /// The resolver of `request` for `choice`: in this process's sandbox (`SNAP_NAME`
-    /// included), with libsecret's path variable and, for `libsecret-file`, the password file
+    /// The resolver of `request` for `choice`: in this process's sandbox (`request.sandbox`,
+    /// the rule every part uses), with libsecret's path variable and, for `libsecret-file`, the password file
     /// read (only then).
     private func resolver(_ request: VaultRequest, for choice: BackendChoice) throws -> BackendResolver {
         // Of the environment only what libsecret itself reads for its file's path:
@@ -68,7 +68,7 @@ struct FullBackends: BackendFactory {
             application: .credvault, environment: environment,
             secretService: SecretServiceConfiguration(application: .credvault, timeout: try SecretServiceTimeout.current()),
             sealedFileURL: request.vaultURL)
-        resolver.sandbox = Sandbox.detect()
+        resolver.sandbox = request.sandbox
         resolver.portal = SecretPortal()
         if choice == .libsecretFile, let path = request.keyringFilePasswordFile {
             resolver.libsecretFilePassword = try SecretReader.bytes(fromFile: path, what: "keyring file password")

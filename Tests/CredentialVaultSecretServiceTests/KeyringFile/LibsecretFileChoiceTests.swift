@@ -38,7 +38,8 @@ struct LibsecretFileChoiceTests {
     }
 
     @Test func insideASandboxTheKeyIsThePortalsAndThePathIsLibsecrets() throws {
-        var resolver = BackendResolver(application: Self.app, environment: ["SNAP_NAME": "example", "SECRET_FILE_TEST_PATH": "/tmp/x/default.keyring"])
+        var resolver = BackendResolver(application: Self.app, environment: ["SECRET_FILE_TEST_PATH": "/tmp/x/default.keyring"])
+        resolver.sandbox = Sandbox(kind: .snap, applicationID: "example")
         let decision = try Self.blockingDecision(resolver, .libsecretFile)
         #expect(decision.kind == .libsecretFile && decision.custody == nil)
         #expect(decision.libsecretFile == LibsecretFileTarget(path: "/tmp/x/default.keyring", key: .portal))
@@ -51,7 +52,8 @@ struct LibsecretFileChoiceTests {
     }
 
     @Test func insideASandboxTheAutomaticChoiceIsLibsecretsFileOnlyWhenTheAppAsks() throws {
-        var resolver = BackendResolver(application: Self.app, environment: ["SNAP_NAME": "example"])
+        var resolver = BackendResolver(application: Self.app, environment: [:])
+        resolver.sandbox = Sandbox(kind: .snap, applicationID: "example")
         #expect(try Self.blockingDecision(resolver).kind == .file)
         #expect(try Self.blockingDecision(resolver).custody == .portal)
         resolver.prefersLibsecretFileInSandbox = true
