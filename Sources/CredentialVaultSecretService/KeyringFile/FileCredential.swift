@@ -8,6 +8,11 @@ import Foundation
 struct FileCredential {
     /// The item's index in the file (later is newer).
     let index: Int
+    /// The indices of exact copies of the item later in the file (the same hashed attributes,
+    /// ciphertext, IV and MAC): the same credential, not decrypted again, removed with it.
+    var copies: [Int] = []
+    /// `index` and the copies': every item of the file that is this credential.
+    var indices: [Int] { [index] + copies }
     /// The decrypted item, its secret included.
     var item: KeyringItem
     /// The credential as the Secret Service backend sees an item.

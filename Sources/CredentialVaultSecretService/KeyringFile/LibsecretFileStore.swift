@@ -81,7 +81,7 @@ public final class LibsecretFileStore: TokenStorageAdapter {
             var mine = try keyring.credentials(matching: naming.identity(of: key), naming: naming)
             defer { for index in mine.indices { mine[index].item.wipeSecret() } }
             let created = expiresAt == nil ? mine.filter { !$0.stored.isEphemeral }.map(\.item.created).min() ?? seconds : seconds
-            keyring.remove(mine.map(\.index) + (try keyring.expired(at: now, naming: naming)))
+            keyring.remove(mine.flatMap(\.indices) + (try keyring.expired(at: now, naming: naming)))
             try keyring.append(KeyringItem(attributes: attributes, label: key.displayLabel, created: created, modified: seconds, secret: value))
             return ((), true)
         }
@@ -164,7 +164,7 @@ public final class LibsecretFileStore: TokenStorageAdapter {
         try file.update(now: configuration.clock.now()) { (keyring) throws(CredentialVaultError) -> (result: Int, changed: Bool) in
             var doomed = try credentials(in: keyring, service: service)
             defer { for index in doomed.indices { doomed[index].item.wipeSecret() } }
-            keyring.remove(doomed.map(\.index))
+            keyring.remove(doomed.flatMap(\.indices))
             return (Set(doomed.map(\.stored.key)).count, !doomed.isEmpty)
         }
     }
@@ -191,7 +191,7 @@ public final class LibsecretFileStore: TokenStorageAdapter {
         var mine = try keyring.credentials(matching: naming.identity(of: key), naming: naming)
         let current = FileCredential.current(of: mine)
         for index in mine.indices where mine[index].index != current?.index { mine[index].item.wipeSecret() }
-        return (current, mine.map(\.index))
+        return (current, mine.flatMap(\.indices))
     }
 
     /// The credentials of this store (of one service when given): the items with `service` and
@@ -219,7 +219,7 @@ public final class LibsecretFileStore: TokenStorageAdapter {
             var mine = try keyring.credentials(matching: naming.identity(of: key), naming: naming)
             defer { for index in mine.indices { mine[index].item.wipeSecret() } }
             let expired = try keyring.expired(at: now, naming: naming)
-            keyring.remove(mine.map(\.index) + expired)
+            keyring.remove(mine.flatMap(\.indices) + expired)
             return (!mine.isEmpty, !mine.isEmpty || !expired.isEmpty)
         }
     }

@@ -14,6 +14,17 @@ struct EncryptedItem {
         hashedAttributes.first { CredentialKey.sameName($0.name, name) }?.mac
     }
 
+    /// The item's bytes as the file holds them (each hashed attribute, then the blob): equal
+    /// for exact copies only.
+    var identity: [UInt8] {
+        var bytes: [UInt8] = []
+        for (name, mac) in hashedAttributes {
+            bytes += withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian, Array.init)
+            bytes += Array(name.utf8) + mac
+        }
+        return bytes + blob
+    }
+
     /// Whether the item has the attribute `name` (names are in clear: no key is needed).
     func has(attribute name: String) -> Bool { mac(of: name) != nil }
 
