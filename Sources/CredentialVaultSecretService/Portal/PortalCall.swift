@@ -65,7 +65,11 @@ enum PortalCall {
 
     /// `{"handle_token": token}` and the like: an `a{sv}` of string values (floating).
     static func options(_ strings: [(String, String)]) -> OpaquePointer {
-        let builder = g_variant_builder_new(g_variant_type_checked_("a{sv}"))!
+        // A type made and freed here: `g_variant_type_checked_("a{sv}")` would hand GLib a
+        // temporary copy of the string, freed before the builder reads it (AddressSanitizer).
+        let type = g_variant_type_new("a{sv}")
+        defer { g_variant_type_free(type) }
+        let builder = g_variant_builder_new(type)!
         defer { g_variant_builder_unref(builder) }
         for (key, value) in strings {
             g_variant_builder_add_value(builder, g_variant_new_dict_entry(g_variant_new_string(key), g_variant_new_variant(g_variant_new_string(value))))

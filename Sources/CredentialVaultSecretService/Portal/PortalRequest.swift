@@ -148,7 +148,9 @@ struct PortalRequest {
                 let answer = Unmanaged<Answer>.fromOpaque(data).takeUnretainedValue()
                 // Only the portal's unique name reaches here: another signature is its answer
                 // all the same, a broken one (an error now, not a wait until the deadline).
-                guard g_variant_is_of_type(parameters, g_variant_type_checked_("(ua{sv})")) != 0 else { return answer.record(Answer.malformed) }
+                let expected = g_variant_type_new("(ua{sv})")
+                defer { g_variant_type_free(expected) }
+                guard g_variant_is_of_type(parameters, expected) != 0 else { return answer.record(Answer.malformed) }
                 answer.record(PortalCall.uint32(parameters, child: 0))
             },
             box,

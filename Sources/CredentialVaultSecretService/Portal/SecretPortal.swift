@@ -141,7 +141,9 @@ public struct SecretPortal: Sendable {
         defer { g_variant_unref(boxed) }
         let value = g_variant_get_variant(boxed)!
         defer { g_variant_unref(value) }
-        guard g_variant_is_of_type(value, g_variant_type_checked_("u")) != 0 else {
+        let unsigned = g_variant_type_new("u")
+        defer { g_variant_type_free(unsigned) }
+        guard g_variant_is_of_type(value, unsigned) != 0 else {
             throw .notAvailable("the Secret portal's version is not a number (u): it is not the portal this library knows")
         }
         return g_variant_get_uint32(value)

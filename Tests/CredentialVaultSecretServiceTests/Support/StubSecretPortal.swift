@@ -70,7 +70,9 @@ final class StubSecretPortal: @unchecked Sendable {
     func emitResponse(_ code: UInt32, path: String) {
         guard let connection, let element = path.split(separator: "/").dropLast().last else { return }
         let destination = ":" + element.replacingOccurrences(of: "_", with: ".")
-        let results = g_variant_new_array(g_variant_type_checked_("{sv}"), nil, 0)
+        let entry = g_variant_type_new("{sv}")  // not g_variant_type_checked_: its string would be a freed temporary
+        defer { g_variant_type_free(entry) }
+        let results = g_variant_new_array(entry, nil, 0)
         var children: [OpaquePointer?] = [g_variant_new_uint32(code), results]
         let body = children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
         _ = g_dbus_connection_emit_signal(connection, destination, path, "org.freedesktop.portal.Request", "Response", body, nil)
@@ -149,7 +151,9 @@ final class StubSecretPortal: @unchecked Sendable {
         let fd = g_dbus_message_get_unix_fd_list(message).map { g_unix_fd_list_get($0, 0, nil) } ?? -1
         let options = g_variant_get_child_value(parameters, 1)!
         defer { g_variant_unref(options) }
-        let tokenValue = g_variant_lookup_value(options, "handle_token", g_variant_type_checked_("s"))
+        let string = g_variant_type_new("s")
+        defer { g_variant_type_free(string) }
+        let tokenValue = g_variant_lookup_value(options, "handle_token", string)
         let token = tokenValue.map { String(cString: g_variant_get_string($0, nil)) } ?? "none"
         if let tokenValue { g_variant_unref(tokenValue) }
         let requestPath = "/org/freedesktop/portal/desktop/request/"
@@ -180,7 +184,9 @@ final class StubSecretPortal: @unchecked Sendable {
                 _ = write(fd, &data, data.count)
                 close(fd)
             }
-            let results = g_variant_new_array(g_variant_type_checked_("{sv}"), nil, 0)
+            let entry = g_variant_type_new("{sv}")
+            defer { g_variant_type_free(entry) }
+            let results = g_variant_new_array(entry, nil, 0)
             var children: [OpaquePointer?] = [g_variant_new_uint32(response), results]
             let body = children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
             _ = g_dbus_connection_emit_signal(connection, sender, requestPath, "org.freedesktop.portal.Request", "Response", body, nil)
