@@ -62,6 +62,8 @@ final class StubSecretPortal: @unchecked Sendable {
         running.store(false, ordering: .releasing)
         if let context { g_main_context_wakeup(context) }
         while thread?.isFinished == false { usleep(1000) }
+        // The thread's closure holds the stub: dropping the thread breaks that cycle (LeakSanitizer).
+        thread = nil
     }
 
     /// Emits a `Response` (`code`, no results) from this stub's connection on `path`, to the
