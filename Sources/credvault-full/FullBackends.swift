@@ -69,7 +69,7 @@ struct FullBackends: BackendFactory {
             secretService: SecretServiceConfiguration(application: .credvault, timeout: try SecretServiceTimeout.current()),
             sealedFileURL: request.vaultURL)
         resolver.sandbox = request.sandbox
-        resolver.portal = SecretPortal()
+        resolver.portal = SecretPortal(sandbox: request.sandbox)
         if choice == .libsecretFile, let path = request.keyringFilePasswordFile {
             resolver.libsecretFilePassword = try SecretReader.bytes(fromFile: path, what: "keyring file password")
         }
@@ -83,7 +83,7 @@ struct FullBackends: BackendFactory {
         let tcti = request.tpmTCTI ?? "device:/dev/tpmrm0"
         return [
             KeyringCustodian(timeout: try SecretServiceTimeout.current()), TPMCustodian(configuration: TPMConfiguration(tcti: tcti)),
-            PortalCustodian(),
+            PortalCustodian(portal: SecretPortal(sandbox: request.sandbox)),
         ]
     }
 
