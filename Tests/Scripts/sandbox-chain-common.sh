@@ -4,7 +4,8 @@
 # can activate nothing (scripts/with-keyring.sh); inside, it sets root, cli, scratch, home (the
 # sandboxed apps' home, in SCRATCH_DIR) and runtime, and defines:
 #   sandbox APP_ID COMMAND...   COMMAND in APP_ID's sandbox with that home (deadline
-#                               $command_timeout seconds, default 120)
+#                               $command_timeout seconds, default 120; the portal's answers
+#                               held back $backend_delay ms, default 0: for secret-tool only)
 #   step NAME COMMAND...        runs it (stdin /dev/null), prints `NAME STATUS`; its output on
 #                               stderr, commented, when it fails
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -25,7 +26,8 @@ mkdir -p -m 700 "$home"
 runtime=$(ldd "$cli" | awk '/libswiftCore/ { print $3 }' | xargs -r dirname)
 sandbox() { # sandbox APP_ID COMMAND...
     local app=$1; shift
-    "$root/scripts/sandbox/flatpak-sandbox.sh" --timeout 30 --command-timeout "${command_timeout:-120}" --home "$home" --app-id "$app" \
+    "$root/scripts/sandbox/flatpak-sandbox.sh" --timeout 30 --command-timeout "${command_timeout:-120}" \
+        --backend-delay "${backend_delay:-0}" --home "$home" --app-id "$app" \
         --expose "$(dirname "$cli")" ${runtime:+--expose "$runtime"} -- "$@"
 }
 step() { # step NAME COMMAND...: runs it, prints NAME and its exit status

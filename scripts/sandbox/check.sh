@@ -39,7 +39,7 @@ failures=0
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; shift; [ $# -eq 0 ] || printf '    %s\n' "$@"; failures=$((failures + 1)); }
 # The harness's temp dirs go under $work/tmp, so that the last check can see that none is left.
-sandbox() { TMPDIR="$work/tmp" "$sandbox_script" --timeout 20 "$@"; }
+sandbox() { TMPDIR="$work/tmp" "$sandbox_script" --timeout 20 --backend-delay 500 "$@"; }
 # The harness's own failures (set-up, no namespaces) end the check: nothing after means anything.
 harness_failed() { # harness_failed STATUS: true for the harness's own exit codes
     case "$1" in 2 | 3 | 4 | 77) return 0 ;; *) return 1 ;; esac
@@ -48,9 +48,10 @@ harness_failed() { # harness_failed STATUS: true for the harness's own exit code
 # for the Request's Response from the name org.freedesktop.portal.Desktop, and since the fix of
 # CVE-2024-34397 GLib drops a signal from a well-known name until its GetNameOwner call has
 # returned, which gnome-keyring's quick answer sometimes beats (the proxy's --log shows the
-# Response between the AddMatch and the GetNameOwner replies). That race is libsecret's, not the
-# sandbox's: a run that ends by its deadline (status 124) is tried again, at most 3 times, and the
-# check says how many times it took.
+# Response between the AddMatch and the GetNameOwner replies); under load most runs lose it. That
+# race is libsecret's, not the sandbox's: the portal's answers go through
+# delayed-secret-backend.py (--backend-delay), which holds them back 500 ms, and a run that still
+# ends by its deadline (status 124) is tried again, at most 3 times, and the check says so.
 attempt_timeout=15
 run_with_input() { # run_with_input VAR INPUT [SANDBOX-ARGS...] -- COMMAND...: stdout into VAR, status into VAR_rc
     local var=$1 input=$2 out rc attempt

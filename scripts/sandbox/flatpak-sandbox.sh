@@ -39,6 +39,10 @@
 #   --timeout SECONDS    deadline of each start-up step (default 10)
 #   --command-timeout S  deadline of COMMAND (default 300; then it is killed, status 124)
 #   --keep-logs DIR      copy the portal's and the proxy's logs to DIR at exit
+#   --backend-delay MS   put delayed-secret-backend.py between the portal and gnome-keyring: each
+#                        answer is held back MS milliseconds (default 0: no relay). For libsecret
+#                        (secret-tool), which can miss a quick answer (see that script); never
+#                        for this project's own client, which must hear a quick one.
 #   --probe              only check that bwrap can create the namespaces needed: 0 or 77
 # Environment: FLATPAK_SANDBOX_VERBOSE=1 logs the sandbox's bus traffic (the proxy's --log, as
 # flatpak run --log-session-bus) and prints it and the portal's log at exit.
@@ -61,6 +65,7 @@ bus=${DBUS_SESSION_BUS_ADDRESS:-}
 timeout=10
 command_timeout=300
 keep_logs=""
+backend_delay=0
 probe_only=no
 exposes=()
 envs=()
@@ -82,6 +87,7 @@ while (($#)); do
         --timeout) [ $# -ge 2 ] || usage; timeout=$2; shift 2 ;;
         --command-timeout) [ $# -ge 2 ] || usage; command_timeout=$2; shift 2 ;;
         --keep-logs) [ $# -ge 2 ] || usage; keep_logs=$2; shift 2 ;;
+        --backend-delay) [ $# -ge 2 ] || usage; backend_delay=$2; shift 2 ;;
         --probe) probe_only=yes; shift ;;
         --) shift; break ;;
         -*) usage ;;
@@ -94,7 +100,7 @@ done
 # host app, never as this sandbox.
 [[ "$app_id" =~ ^[A-Za-z_-][A-Za-z0-9_-]*(\.[A-Za-z_-][A-Za-z0-9_-]*)+$ ]] && [ ${#app_id} -le 255 ] \
     || { echo "$me: not a valid app id: $app_id" >&2; exit 2; }
-[[ "$timeout" =~ ^[0-9]+$ && "$command_timeout" =~ ^[0-9]+$ ]] || usage
+[[ "$timeout" =~ ^[0-9]+$ && "$command_timeout" =~ ^[0-9]+$ && "$backend_delay" =~ ^[0-9]{1,5}$ ]] || usage
 
 need() { # need PROGRAM PACKAGE
     command -v "$1" >/dev/null 2>&1 || [ -x "$1" ] \
@@ -122,6 +128,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/flatpak-sandbox.XXXXXX") || fail "cannot create
 chmod 700 "$tmp"
 portal_pid=""
 proxy_pid=""
+relay_pid=""
 app_pid=""
 
 # shellcheck disable=SC2317  # called through trap
@@ -146,6 +153,7 @@ cleanup() {
         stop_pid "$proxy_pid"
     fi
     stop_pid "$portal_pid"
+    stop_pid "$relay_pid"
     if [ -n "$keep_logs" ]; then mkdir -p "$keep_logs" && cp "$tmp"/*.log "$keep_logs"/ 2>/dev/null; fi
     if [ -n "${FLATPAK_SANDBOX_VERBOSE:-}" ]; then
         for log in "$tmp"/*.log; do [ -s "$log" ] && { echo "== $log" >&2; cat "$log" >&2; }; done
@@ -189,6 +197,22 @@ name_free() { ! has_owner org.freedesktop.portal.Desktop; }
 wait_until "org.freedesktop.portal.Desktop to be free on the bus (another portal runs there)" name_free || exit 4
 mkdir -m 700 "$tmp/portals" "$tmp/portal-home"
 cp "$portal_file" "$tmp/portals/"
+if [ "$backend_delay" -gt 0 ]; then
+    # The portal then finds the relay as its Secret backend; the relay forwards to gnome-keyring.
+    need /usr/bin/python3 python3-gi
+    relay_name=org.example.DelayedSecretBackend.p$$
+    mkfifo "$tmp/relay-ready"
+    DBUS_SESSION_BUS_ADDRESS="$bus" /usr/bin/python3 "$(dirname "$0")/delayed-secret-backend.py" \
+        "$relay_name" "$backend_delay" </dev/null >"$tmp/relay-ready" 2>"$tmp/relay.log" &
+    relay_pid=$!
+    exec 8<"$tmp/relay-ready"
+    if ! IFS= read -r -t "$timeout" -u 8 relay_said || [ "$relay_said" != ready ]; then
+        show_log "delayed-secret-backend.py did not take $relay_name within ${timeout}s" "$tmp/relay.log"
+        exit 4
+    fi
+    exec 8<&-
+    sed -i "s/^DBusName=.*/DBusName=$relay_name/" "$tmp/portals/gnome-keyring.portal"
+fi
 # gnome-keyring.portal says UseIn=gnome: XDG_CURRENT_DESKTOP=GNOME makes 1.16 choose it as on a
 # GNOME desktop rather than by its fallback. No display: nothing can open a dialog. The XDG dirs
 # keep whatever it writes in the temp dir; GSETTINGS_BACKEND and GIO_USE_VFS keep GLib from
