@@ -19,12 +19,12 @@ enum AuthToken {
 
     static func clientCredentials(_ context: AuthContext) async throws -> Int32 {
         guard let issuerText = context.option("issuer"), let issuer = URL(string: issuerText),
-            let clientID = context.option("client-id"), let secretFile = context.option("client-secret-file")
-        else { throw UsageError("--client-credentials needs --issuer, --client-id and --client-secret-file") }
-        let secret = try SecretReader.text(fromFile: secretFile, what: "client secret")
+            let clientID = context.option("client-id")
+        else { throw UsageError("--client-credentials needs --issuer, --client-id and a client secret or key") }
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
+        let authentication = try await ClientAuthenticationOptions.resolve(context, store: store)
         let client = try ClientCredentialsClient(
-            configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: .clientSecretBasic(secret: secret)),
+            configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: authentication),
             scopes: context.scopes ?? [], store: store, logger: context.logger,
             // A store shared by hosts (the fleet store) cannot keep it device-only: there the
             // service token is shared by design.
