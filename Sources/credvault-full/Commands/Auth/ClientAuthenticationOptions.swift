@@ -26,8 +26,9 @@ enum ClientAuthenticationOptions {
                                          issuer (draft-ietf-oauth-rfc7523bis), or a literal string
         """
 
-    /// The client authentication the options ask for, reading the secret or key now.
-    static func resolve(_ context: AuthContext, store: any TokenStorageBackend) async throws -> ClientAuthentication {
+    /// The client authentication the options ask for, reading the secret or key now; `store`
+    /// (the vault, open) is needed for `--client-key` only.
+    static func resolve(_ context: AuthContext, store: (any TokenStorageBackend)?) async throws -> ClientAuthentication {
         let secretFile = context.option("client-secret-file")
         let keyName = context.option("client-key")
         let keyFile = context.option("client-key-file")
@@ -61,6 +62,7 @@ enum ClientAuthenticationOptions {
             }
         } else {
             let credential = try CredentialKeyName.parse(Substring(keyName ?? ""), context: "--client-key")
+            guard let store else { throw UsageError("--client-key needs the vault") }
             key = try await JWSSigningKey.load(credential, from: store, keyID: keyID)
         }
         return .privateKeyJWT(key: key, audience: audience ?? .requestEndpoint)
