@@ -7,7 +7,8 @@ import Testing
 
 extension GlewlwydTests {
     /// `credvault auth token --client-credentials` with private_key_jwt and client_secret_jwt:
-    /// the key comes from the vault or a checked key file, never from the command line.
+    /// the key comes from the vault or a checked key file (the refusals that need no provider
+    /// are in `ClientKeyOptionsTests`).
     @Suite("credvault auth: client keys", .ownThread)
     struct ClientKeyCLI {
         let provider: Glewlwyd
@@ -59,33 +60,6 @@ extension GlewlwydTests {
             let (missing, _, missingError) = try await credvault(
                 tokenArguments("pk-es256") + ["--client-key", "client-keys/nobody", "--force-refresh"])
             #expect(missing == 2, "\(missingError)")
-        }
-
-        @Test("a key file readable by the group, or reached through a symbolic link, is refused before any request")
-        func unsafeKeyFile() async throws {
-            let readable = try keyFile("client-es256.pem", mode: 0o640)
-            let (code, _, error) = try await credvault(tokenArguments("pk-es256") + ["--client-key-file", readable.path])
-            #expect(code == 9, "\(error)")  // permission denied, as for every secret file
-            #expect(error.contains("accessible by other users"))
-            let target = try keyFile("client-rs256.pem")
-            let link = vault.directory.appendingPathComponent("link.pem")
-            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
-            let (linkCode, _, linkError) = try await credvault(tokenArguments("pk-rs256") + ["--client-key-file", link.path])
-            #expect(linkCode != 0, "\(linkError)")
-            #expect(linkError.contains("link"), "\(linkError)")
-        }
-
-        @Test("key material given on the command line is never taken as a key, nor echoed")
-        func keyOnCommandLine() async throws {
-            let pem = try String(contentsOf: URL(fileURLWithPath: keyDirectory).appendingPathComponent("client-es256.pem"), encoding: .utf8)
-            let body = pem.split(separator: "\n").dropFirst().first.map(String.init) ?? ""
-            for arguments in [["--client-key", pem], ["--client-key-file", pem], ["--client-key-pem", pem], ["--client-secret", "s3cret"]] {
-                let (code, token, error) = try await credvault(tokenArguments("pk-es256") + arguments)
-                #expect(code == 2, "\(arguments[0]): \(error)")
-                #expect(token.isEmpty)
-                #expect(!error.contains(body), "\(arguments[0]) echoed the key")
-                #expect(!error.contains("s3cret"))
-            }
         }
 
         @Test("client_secret_jwt from a secret file; the options go together only as documented")
