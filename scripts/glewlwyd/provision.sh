@@ -8,7 +8,7 @@
 #   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
 #   private_key_jwt clients "pk-es256", "pk-rs256", "pk-eddsa" (client credentials, scope "api",
 #     keys DIR/client-*.pem from make-keys.sh, their public JWKs registered as the clients'
-#     "jwks" with kid = the client id), "pk-code" (code + refresh with the "cli" redirects,
+#     "jwks" with kid = the client id), "pk-code" (code, refresh and device with the "cli" redirects,
 #     the ES256 key); client_secret_jwt client "sj" (client credentials, secret in DIR/sj-secret)
 #   client assertions need the plugin's "request-parameter-allow" (glewlwyd reads them with its
 #   request-object code) and "client-jwks-parameter" naming the client property with the JWKS
@@ -90,6 +90,6 @@ PY
 for alg in es256 rs256 eddsa; do
     post client/ <<<"{\"client_id\":\"pk-$alg\",\"name\":\"private_key_jwt $alg\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-$alg.pem" "pk-$alg"),\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
 done
-post client/ <<<"{\"client_id\":\"pk-code\",\"name\":\"private_key_jwt code\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-es256.pem" "pk-code"),\"redirect_uri\":$redirects,\"authorization_type\":[\"code\",\"refresh_token\"],\"scope\":[\"openid\"]}"
+post client/ <<<"{\"client_id\":\"pk-code\",\"name\":\"private_key_jwt code\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-es256.pem" "pk-code"),\"redirect_uri\":$redirects,\"authorization_type\":[\"code\",\"refresh_token\",\"device_authorization\"],\"scope\":[\"openid\"]}"
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/sj-secret"
 post client/ <<<"{\"client_id\":\"sj\",\"name\":\"client_secret_jwt\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/sj-secret")\",\"token_endpoint_auth_method\":[\"client_secret_jwt\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"

@@ -146,5 +146,22 @@ extension GlewlwydTests {
             #expect(result.revoked, "revocation: \(result.revocationError?.description ?? "")")
             #expect(try await GlewlwydTests.userinfoStatus(provider, token: refreshed) == 401)
         }
+
+        @Test("device authorization and polling with private_key_jwt")
+        func deviceFlow() async throws {
+            let provider = try Glewlwyd.require()
+            var configuration = provider.configuration()
+            configuration.clientID = "pk-code"
+            configuration.clientAuthentication = .privateKeyJWT(key: try Self.key(provider, "client-es256.pem", keyID: "pk-code"))
+            let client = try await OIDCClient(configuration: configuration, store: InMemoryStore(), logger: .credentialVaultSilent)
+            let browser = try await TestBrowser.signIn(provider)
+            let consent = try await browser.request(
+                "PUT", provider.api.appendingPathComponent("auth/grant/pk-code"), body: Data(#"{"scope":"openid"}"#.utf8), json: true)
+            #expect(consent.status == 200)
+            let session = try await client.signInWithDevice { authorization in
+                Task { try? await browser.approveDevice(userCode: authorization.userCode, issuer: provider.issuer) }
+            }
+            #expect(session.user?.email == "alice@example.com")
+        }
     }
 }
