@@ -149,8 +149,8 @@ enum OpenSSLPrivateKeys {
     /// HMAC-SHA-256 of `message` under `secret` (client_secret_jwt's HS256).
     static func hmacSHA256(secret: UnsafeRawBufferPointer, message: Data) -> [UInt8]? {
         defer { ERR_clear_error() }
-        guard secret.count <= Int(Int32.max) else { return nil }
-        let keyBytes = secret.baseAddress ?? UnsafeRawPointer(bitPattern: 1)
+        // An empty shared secret authenticates nothing: refused rather than MACed.
+        guard let keyBytes = secret.baseAddress, !secret.isEmpty, secret.count <= Int(Int32.max) else { return nil }
         var output = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         let messageBytes = message.isEmpty ? [UInt8(0)] : Array(message)
