@@ -82,6 +82,11 @@ struct ClientAssertionTests {
         #expect(claims["iss"] as? String == "svc")
     }
 
+    @Test("an empty client_secret_jwt secret is a configuration error, not an assertion")
+    func emptySecret() {
+        #expect(throws: AuthError.self) { try Self.form(.clientSecretJWT(secret: "")) }
+    }
+
     @Test("assertion-based methods are confidential")
     func confidential() throws {
         #expect(ClientAuthentication.clientSecretJWT(secret: "x").isConfidential)
