@@ -8,9 +8,9 @@ import CredentialVault
 /// `alice`, as git's helper stores it); a `/` in the account is written `%2F`. In both names
 /// `%2F` (or `%2f`) stands for `/` and `%25` for `%`; any other `%` is refused, so that every
 /// text names one key only.
-enum CredentialKeyName {
+package enum CredentialKeyName {
     /// The key `text` names, validated. `context` begins every error message (`--env TOKEN=`).
-    static func parse(_ text: Substring, context: String) throws(UsageError) -> CredentialKey {
+    package static func parse(_ text: Substring, context: String) throws(UsageError) -> CredentialKey {
         guard let slash = text.lastIndex(of: "/") else {
             throw UsageError("\(context): give SERVICE/ACCOUNT (a / in the account is written %2F)")
         }

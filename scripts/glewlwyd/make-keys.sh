@@ -3,6 +3,7 @@
 #   jwks-private.json  es1 (ES256) + rs1 (RS256): what the provider starts with
 #   jwks-rotated.json  rs2 (RS256, new kid, first: glewlwyd signs with the first key) + es1 + rs1,
 #                      what the key-rotation test switches to
+#   client-es256.pem, client-rs256.pem, client-eddsa.pem  the private_key_jwt clients' keys
 # Usage: make-keys.sh DIR
 set -euo pipefail
 dir=$1
@@ -18,3 +19,8 @@ extra = json.load(open(f"{d}/rotation-key.json"))
 base["keys"] = extra["keys"] + base["keys"]
 json.dump(base, open(f"{d}/jwks-rotated.json", "w"))
 PY
+# The private_key_jwt clients' keys (the client side: PEM, made by openssl, 0600), one per
+# algorithm; provision.sh registers their public JWKs with the clients.
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/client-es256.pem" 2>/dev/null
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$dir/client-rs256.pem" 2>/dev/null
+openssl genpkey -algorithm ED25519 -out "$dir/client-eddsa.pem" 2>/dev/null

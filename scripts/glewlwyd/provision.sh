@@ -6,6 +6,12 @@
 #   plugin "short" : the same with 3 s access tokens (the "expired access token" test)
 #   user alice/password; public client "cli" (loopback + custom-scheme redirects);
 #   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
+#   private_key_jwt clients "pk-es256", "pk-rs256", "pk-eddsa" (client credentials, scope "api",
+#     keys DIR/client-*.pem from make-keys.sh, their public JWKs registered as the clients'
+#     "jwks" with kid = the client id), "pk-code" (code, refresh and device with the "cli" redirects,
+#     the ES256 key); client_secret_jwt client "sj" (client credentials, secret in DIR/sj-secret)
+#   client assertions need the plugin's "request-parameter-allow" (glewlwyd reads them with its
+#   request-object code) and "client-jwks-parameter" naming the client property with the JWKS
 # Usage: provision.sh BASE_URL STATE_DIR REDIRECT_URI...
 set -euo pipefail
 base=$1 dir=$2; shift 2
@@ -46,6 +52,7 @@ params = {
     "session-cookie-expiration": 2419200, "oauth-dpop-iat-duration": 60, "subject-type": "public",
     "scope": [], "claims": [], "name-claim": "on-demand", "email-claim": "mandatory",
     "oauth-dpop-allowed": True,
+    "request-parameter-allow": True, "client-jwks-parameter": "jwks",
 }
 print(json.dumps({"module": "oidc", "name": name, "display_name": name, "enabled": True,
                   "parameters": params}))
@@ -60,3 +67,29 @@ post client/ <<<"{\"client_id\":\"cli\",\"name\":\"CLI\",\"enabled\":true,\"conf
 umask 077
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/svc-secret"
 post client/ <<<"{\"client_id\":\"svc\",\"name\":\"Service\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/svc-secret")\",\"token_endpoint_auth_method\":[\"client_secret_basic\",\"client_secret_post\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
+
+jwk() { # PEM-file kid: the public JWK of a private key, as a one-key JWKS
+    python3 - "$1" "$2" <<'PY'
+import base64, json, sys
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+def b64(b): return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+def num(i, size=None): return b64(i.to_bytes(size or (i.bit_length() + 7) // 8, "big"))
+key = serialization.load_pem_private_key(open(sys.argv[1], "rb").read(), None).public_key()
+if isinstance(key, ec.EllipticCurvePublicKey):
+    n = key.public_numbers(); jwk = {"kty": "EC", "crv": "P-256", "x": num(n.x, 32), "y": num(n.y, 32), "alg": "ES256"}
+elif isinstance(key, rsa.RSAPublicKey):
+    n = key.public_numbers(); jwk = {"kty": "RSA", "n": num(n.n), "e": num(n.e), "alg": "RS256"}
+else:
+    raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    jwk = {"kty": "OKP", "crv": "Ed25519", "x": b64(raw), "alg": "EdDSA"}
+jwk.update({"kid": sys.argv[2], "use": "sig"})
+print(json.dumps({"keys": [jwk]}))
+PY
+}
+for alg in es256 rs256 eddsa; do
+    post client/ <<<"{\"client_id\":\"pk-$alg\",\"name\":\"private_key_jwt $alg\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-$alg.pem" "pk-$alg"),\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
+done
+post client/ <<<"{\"client_id\":\"pk-code\",\"name\":\"private_key_jwt code\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-es256.pem" "pk-code"),\"redirect_uri\":$redirects,\"authorization_type\":[\"code\",\"refresh_token\",\"device_authorization\"],\"scope\":[\"openid\"]}"
+head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/sj-secret"
+post client/ <<<"{\"client_id\":\"sj\",\"name\":\"client_secret_jwt\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/sj-secret")\",\"token_endpoint_auth_method\":[\"client_secret_jwt\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"

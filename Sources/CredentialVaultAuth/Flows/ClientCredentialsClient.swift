@@ -42,7 +42,7 @@ public actor ClientCredentialsClient {
     ) throws(AuthError) {
         try configuration.validate()
         guard configuration.clientAuthentication.isConfidential else {
-            throw .invalidConfiguration("the client credentials grant needs a client secret")
+            throw .invalidConfiguration("the client credentials grant needs a confidential client (a secret or a private key)")
         }
         self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger)
         self.scopes = scopes

@@ -15,7 +15,8 @@ extension OIDCClient {
         let scopes = scopes ?? configuration.scopes
         var form = [("scope", scopes.joined(separator: " "))]
         var headers: [String: String] = [:]
-        configuration.clientAuthentication.apply(clientID: configuration.clientID, form: &form, headers: &headers)
+        try configuration.clientAuthentication.apply(
+            clientID: configuration.clientID, endpoint: endpoint, metadata: metadata, now: clock.now(), form: &form, headers: &headers)
         let response = try await provider.http.postForm(endpoint, form, headers: headers)
         guard response.status == 200 else {
             throw OAuthEndpointClient.failure(

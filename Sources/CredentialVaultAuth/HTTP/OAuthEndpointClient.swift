@@ -44,15 +44,16 @@ struct OAuthEndpointClient: Sendable {
         return response
     }
 
-    /// POSTs a token request and decodes the answer.
+    /// POSTs a token request to `metadata`'s token endpoint and decodes the answer.
     func token(
-        _ url: URL, grant: String, parameters: [(String, String)], clientID: String,
-        authentication: ClientAuthentication
+        _ metadata: ProviderMetadata, grant: String, parameters: [(String, String)], clientID: String,
+        authentication: ClientAuthentication, now: Date
     ) async throws(AuthError) -> TokenResponse {
         var form = [("grant_type", grant)] + parameters
         var headers: [String: String] = [:]
-        authentication.apply(clientID: clientID, form: &form, headers: &headers)
-        let response = try await postForm(url, form, headers: headers)
+        try authentication.apply(
+            clientID: clientID, endpoint: metadata.tokenEndpoint, metadata: metadata, now: now, form: &form, headers: &headers)
+        let response = try await postForm(metadata.tokenEndpoint, form, headers: headers)
         guard response.status == 200 else {
             let error = Self.failure(
                 response, grant: grant, confidential: authentication.isConfidential,

@@ -63,7 +63,7 @@ public enum IDTokenError: Error, Sendable, Equatable, CustomStringConvertible {
         case .keyMismatch(let why): self = .keyMismatch(why)
         case .invalidKey(let why): self = .keyMismatch(why)
         case .badSignature: self = .badSignature
-        case .invalidBase64URL, .invalidJSON, .malformedToken: self = .malformed(error.reason)
+        case .invalidBase64URL, .invalidJSON, .malformedToken, .signingFailed: self = .malformed(error.reason)
         }
     }
 }

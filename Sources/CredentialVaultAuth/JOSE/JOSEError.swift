@@ -24,6 +24,9 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
     case keyMismatch(String)
     /// The signature does not verify.
     case badSignature
+    /// A signing key could not be read or used, or signing failed (the reason never holds key
+    /// material).
+    case signingFailed(String)
 
     /// A human-readable reason, free of token material.
     public var reason: String {
@@ -36,6 +39,7 @@ public enum JOSEError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownKeyID: return "unknown key id"
         case .keyMismatch(let why): return "key does not match the token: \(why)"
         case .badSignature: return "signature verification failed"
+        case .signingFailed(let why): return "signing failed: \(why)"
         }
     }
 

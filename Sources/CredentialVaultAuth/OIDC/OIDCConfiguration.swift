@@ -7,7 +7,8 @@ public struct OIDCConfiguration: Sendable {
     public var issuer: URL
     /// This client's id at the provider.
     public var clientID: String
-    /// `.none` for a public client (desktop, CLI); a secret for a confidential one.
+    /// `.none` for a public client (desktop, CLI); a secret or a private key (`privateKeyJWT`)
+    /// for a confidential one.
     public var clientAuthentication: ClientAuthentication
     /// Scopes requested at sign-in (default `openid`; add e.g. `offline_access` where the provider needs it).
     public var scopes: [String]

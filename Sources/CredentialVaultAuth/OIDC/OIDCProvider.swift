@@ -31,8 +31,8 @@ struct OIDCProvider: Sendable {
     func token(grant: String, _ parameters: [(String, String)]) async throws(AuthError) -> TokenResponse {
         let metadata = try await metadata()
         return try await http.token(
-            metadata.tokenEndpoint, grant: grant, parameters: parameters, clientID: configuration.clientID,
-            authentication: configuration.clientAuthentication)
+            metadata, grant: grant, parameters: parameters, clientID: configuration.clientID,
+            authentication: configuration.clientAuthentication, now: clock.now())
     }
 
     /// Verifies an ID token's signature and claims; refetches the JWKS once on an unknown
@@ -115,9 +115,14 @@ struct OIDCProvider: Sendable {
         guard let endpoint = metadata.revocationEndpoint else { throw .unsupported("the provider has no revocation endpoint") }
         var form = [("token", token), ("token_type_hint", hint)]
         var headers: [String: String] = [:]
-        configuration.clientAuthentication.apply(clientID: configuration.clientID, form: &form, headers: &headers)
+        try configuration.clientAuthentication.apply(
+            clientID: configuration.clientID, endpoint: endpoint, metadata: metadata, now: clock.now(), form: &form, headers: &headers)
         var response = try await http.postForm(endpoint, form, headers: headers)
-        if (response.status == 401 || response.status == 403), let bearer, headers["Authorization"] == nil {
+        // Not for an assertion: the provider refused it on its merits, and sending it again
+        // would be a replay (the bearer fallback is for clients with no credential of their own).
+        if (response.status == 401 || response.status == 403), let bearer, headers["Authorization"] == nil,
+            !configuration.clientAuthentication.usesAssertion
+        {
             response = try await http.postForm(endpoint, form, headers: ["Authorization": "Bearer \(bearer)"])
         }
         guard response.status == 200 else {

@@ -52,12 +52,13 @@ struct DeeplyNestedJSONTests {
 
     @Test("a token response nested too deeply is not the expected JSON; an error answer so nested is still an error")
     func tokenResponses() async throws {
-        let url = URL(string: "\(Self.issuer)/token")!
+        let metadata = ProviderMetadata(
+            issuer: Self.issuer, authorizationEndpoint: nil, tokenEndpoint: URL(string: "\(Self.issuer)/token")!, jwksURI: nil)
         await #expect(throws: AuthError.invalidResponse("the token response is not the expected JSON")) {
-            _ = try await Self.endpoints(200).token(url, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none)
+            _ = try await Self.endpoints(200).token(metadata, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none, now: Date())
         }
         await #expect(throws: AuthError.self) {
-            _ = try await Self.endpoints(400).token(url, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none)
+            _ = try await Self.endpoints(400).token(metadata, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none, now: Date())
         }
     }
 

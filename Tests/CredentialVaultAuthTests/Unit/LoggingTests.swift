@@ -21,6 +21,7 @@ struct LoggingTests {
         "redirect http://127.0.0.1:5/cb?code=shortcode1&state=st4te",
         "client_secret=hunter2&password=pw",
         "opaque \(opaque)",
+        "client_assertion_type=jwt-bearer&client_assertion=shortcode1",
     ])
     func redaction(text: String) {
         let redacted = Redactor.redact(text)

@@ -104,7 +104,7 @@ struct ConfigurationTests {
         await #expect(throws: AuthError.invalidConfiguration("the client id is empty")) {
             _ = try await OIDCClient(configuration: OIDCConfiguration(issuer: URL(string: "https://idp.example")!, clientID: ""), store: InMemoryStore())
         }
-        #expect(throws: AuthError.invalidConfiguration("the client credentials grant needs a client secret")) {
+        #expect(throws: AuthError.invalidConfiguration("the client credentials grant needs a confidential client (a secret or a private key)")) {
             _ = try ClientCredentialsClient(
                 configuration: OIDCConfiguration(issuer: URL(string: "https://idp.example")!, clientID: "c"), store: InMemoryStore())
         }

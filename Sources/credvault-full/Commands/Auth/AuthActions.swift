@@ -19,12 +19,23 @@ enum AuthToken {
 
     static func clientCredentials(_ context: AuthContext) async throws -> Int32 {
         guard let issuerText = context.option("issuer"), let issuer = URL(string: issuerText),
-            let clientID = context.option("client-id"), let secretFile = context.option("client-secret-file")
-        else { throw UsageError("--client-credentials needs --issuer, --client-id and --client-secret-file") }
-        let secret = try SecretReader.text(fromFile: secretFile, what: "client secret")
-        guard let store = try context.openStore(create: true) else { return ExitCode.failure }
+            let clientID = context.option("client-id")
+        else { throw UsageError("--client-credentials needs --issuer, --client-id and a client secret or key") }
+        // A secret or key file is checked before the vault is opened (a loose file is refused
+        // first); a key in the vault needs the vault open.
+        let authentication: ClientAuthentication
+        let store: any TokenStorageBackend
+        if context.option("client-key") == nil {
+            authentication = try await ClientAuthenticationOptions.resolve(context, store: nil)
+            guard let opened = try context.openStore(create: true) else { return ExitCode.failure }
+            store = opened
+        } else {
+            guard let opened = try context.openStore(create: true) else { return ExitCode.failure }
+            store = opened
+            authentication = try await ClientAuthenticationOptions.resolve(context, store: opened)
+        }
         let client = try ClientCredentialsClient(
-            configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: .clientSecretBasic(secret: secret)),
+            configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: authentication),
             scopes: context.scopes ?? [], store: store, logger: context.logger,
             // A store shared by hosts (the fleet store) cannot keep it device-only: there the
             // service token is shared by design.

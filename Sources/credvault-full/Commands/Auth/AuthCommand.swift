@@ -24,7 +24,9 @@ enum AuthCommand: Command {
                   Complete such a sign-in from the redirect URL (may run in a new process).
           token   [--force-refresh]
                   Print a valid access token (refreshing it first when it expires soon).
-          token   --client-credentials --issuer URL --client-id ID --client-secret-file PATH [--scope S]
+          token   --client-credentials --issuer URL --client-id ID [--scope S]
+                  (--client-secret-file PATH [--client-secret-jwt] | --client-key SERVICE/ACCOUNT
+                  | --client-key-file PATH) [--client-key-id KID] [--assertion-audience AUD]
                   Print a client-credentials token for a service (cached in the vault).
           status  Say who is signed in and until when (exit code 1 when nobody is).
           logout  Delete the session, revoke its tokens, print the provider's end-session URL.
@@ -35,15 +37,18 @@ enum AuthCommand: Command {
           --log-level LEVEL              trace, debug, info, warning (default), error, critical
           --device                       in auth commands: use the device grant (the vault is
                                          then opened with the device key unless another key is given)
+        client credentials (never a secret or key as an option value):
+        """ + "\n" + ClientAuthenticationOptions.help + """
+
 
         Exit codes besides the common ones: 1 not signed in, 11 the provider refused (sign in
         again), 12 the provider could not be reached or timed out.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser"]
-    static let options: Set<String> = [
-        "issuer", "client-id", "port", "scope", "client-secret-file", "timeout", "log-level", "redirect-uri",
-    ]
+    static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser", "client-secret-jwt"]
+    static let options: Set<String> = Set([
+        "issuer", "client-id", "port", "scope", "timeout", "log-level", "redirect-uri",
+    ]).union(ClientAuthenticationOptions.options)
 
     static func run(_ arguments: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         var args = arguments

@@ -13,6 +13,7 @@ extension JOSEError {
         case .unknownKeyID: "unknownKeyID"
         case .keyMismatch: "keyMismatch"
         case .badSignature: "badSignature"
+        case .signingFailed: "signingFailed"
         }
     }
 }
