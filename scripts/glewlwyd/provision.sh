@@ -60,3 +60,4 @@ post client/ <<<"{\"client_id\":\"cli\",\"name\":\"CLI\",\"enabled\":true,\"conf
 umask 077
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/svc-secret"
 post client/ <<<"{\"client_id\":\"svc\",\"name\":\"Service\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/svc-secret")\",\"token_endpoint_auth_method\":[\"client_secret_basic\",\"client_secret_post\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
+"$(dirname "$0")/provision-registration.sh" "$base" "$dir"
