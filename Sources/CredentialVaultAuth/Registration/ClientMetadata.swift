@@ -60,7 +60,8 @@ public struct ClientMetadata: Sendable, Equatable {
     /// The JSON object sent to the provider (plus `client_id` for an RFC 7592 update).
     func json(clientID: String? = nil) -> JSONValue {
         var object = additional
-        object["redirect_uris"] = .array(redirectURIs.map(JSONValue.string))
+        // Omitted when empty: RFC 7591 §2 needs redirect URIs only for redirect-based grants.
+        if !redirectURIs.isEmpty { object["redirect_uris"] = .array(redirectURIs.map(JSONValue.string)) }
         if !grantTypes.isEmpty { object["grant_types"] = .array(grantTypes.map(JSONValue.string)) }
         if !responseTypes.isEmpty { object["response_types"] = .array(responseTypes.map(JSONValue.string)) }
         if let tokenEndpointAuthMethod { object["token_endpoint_auth_method"] = .string(tokenEndpointAuthMethod) }
