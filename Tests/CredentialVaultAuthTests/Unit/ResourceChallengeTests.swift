@@ -47,7 +47,7 @@ struct ResourceChallengeTests {
         #"Bearer error="unterminated"#,
         #"Bearer error="x", error="y""#,
         #"Bearer error="bad \#u{01} control""#,
-        "Bearer error=",
+        "Bearer realm=\"a\", error=",
         "Bearer error=\"a\" scope=\"b\"",
         "=Bearer",
         "Bearer @",
