@@ -29,8 +29,9 @@ public struct ResourceAuthorizationDiscovery: Sendable {
         resource: URL, response: HTTPResponse, choose: @Sendable ([URL]) -> URL? = { $0.first }
     ) async throws(AuthError) -> ResourceAuthorization {
         let challenges = try AuthenticationChallenge.parse(response)
-        let challenge = challenges.first { $0.isScheme("Bearer") || $0.isScheme("DPoP") && $0.resourceMetadata != nil }
-            ?? challenges.first { $0.isScheme("Bearer") || $0.isScheme("DPoP") }
+        // The first OAuth challenge that names its metadata, else the first OAuth challenge.
+        let oauth = challenges.filter { $0.isScheme("Bearer") || $0.isScheme("DPoP") }
+        let challenge = oauth.first { $0.resourceMetadata != nil } ?? oauth.first
         return try await discover(resource: resource, challenge: challenge, choose: choose)
     }
 
