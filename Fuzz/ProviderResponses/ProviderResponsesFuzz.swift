@@ -5,7 +5,9 @@
 //      then drives the background refresh schedule (the `Duration` arithmetic that used to trap);
 //   2. a device authorization response (`interval`, `expires_in`);
 //   3. provider metadata (discovery), checked against an https and a loopback http issuer;
-//   4. an OAuth error body, an InsForge user and error answer, and a stored session value.
+//   4. an OAuth error body, an InsForge user and error answer, and a stored session value;
+//   5. RFC 9728 protected resource metadata, a client registration answer (RFC 7591/7592), and
+//      the input as a `WWW-Authenticate` header value.
 // Each is decoded as the library decodes it (`OutsideJSON`, which bounds the nesting first).
 // Errors and rejections are fine; a crash, a trap, a leak or a hang is a finding.
 @testable import CredentialVault
@@ -20,7 +22,12 @@ private let seeds = [
     #"{"device_code":"dc","user_code":"A","verification_url":"x","expires_in":"1e300","interval":"nan"}"#,
     #"{"issuer":"https://idp.example","authorization_endpoint":"https://idp.example/auth","token_endpoint":"https://idp.example/token","jwks_uri":"http://idp.example/jwks","authorization_response_iss_parameter_supported":true}"#,
     #"{"issuer":"http://127.0.0.1:8080","token_endpoint":"http://127.0.0.1:8080/token","userinfo_endpoint":"ftp://x"}"#,
+    #"{"resource":"https://mcp.example/mcp","authorization_servers":["https://idp.example"],"scopes_supported":["a"]}"#,
+    #"{"client_id":"c","registration_access_token":"t","registration_client_uri":"https://idp.example/register/c","client_secret_expires_at":0}"#,
+    #"Bearer realm="x", error="insufficient_scope", scope="a b", resource_metadata="https://mcp.example/.well-known/oauth-protected-resource""#,
+    #"DPoP error="use_dpop_nonce", error_description="a \"q\"", algs="ES256", Basic, Negotiate abc=="#,
 ]
+private let registrationEndpoint = URL(string: "https://idp.example/register")!
 private let issuers = [URL(string: "https://idp.example")!, URL(string: "http://127.0.0.1:8080")!]
 
 @_cdecl("LLVMFuzzerInitialize")
@@ -57,5 +64,12 @@ public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     _ = InsForgeBackendError(response: HTTPResponse(status: 400, body: bytes))
     _ = try? OutsideJSON.decode(InsForgeUser.self, from: bytes)
     _ = try? OutsideJSON.decode(AuthSession.self, from: bytes, using: .session)
+    _ = try? ProtectedResourceMetadata.parse(bytes)
+    if let client = try? RegistrationResponse.parse(bytes, endpoint: registrationEndpoint) {
+        _ = try? RegistrationResponse.parse(bytes, endpoint: registrationEndpoint, previous: client)
+    }
+    if let challenges = try? AuthenticationChallenge.parse(String(decoding: bytes, as: UTF8.self)) {
+        for challenge in challenges { _ = (challenge.scopes, challenge.resourceMetadata, challenge.algorithms) }
+    }
     return 0
 }

@@ -93,3 +93,4 @@ done
 post client/ <<<"{\"client_id\":\"pk-code\",\"name\":\"private_key_jwt code\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-es256.pem" "pk-code"),\"redirect_uri\":$redirects,\"authorization_type\":[\"code\",\"refresh_token\",\"device_authorization\"],\"scope\":[\"openid\"]}"
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/sj-secret"
 post client/ <<<"{\"client_id\":\"sj\",\"name\":\"client_secret_jwt\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/sj-secret")\",\"token_endpoint_auth_method\":[\"client_secret_jwt\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
+"$(dirname "$0")/provision-registration.sh" "$base" "$dir"

@@ -28,6 +28,8 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
     public var grantTypesSupported: [String]?
     /// Whether the redirect carries an `iss` parameter (RFC 9207).
     public var authorizationResponseIssParameterSupported: Bool?
+    /// RFC 7591 dynamic client registration endpoint (`registration_endpoint`), when the provider offers it.
+    public var registrationEndpoint: URL?
 
     /// Creates metadata by hand.
     public init(
@@ -35,7 +37,7 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         userinfoEndpoint: URL? = nil, revocationEndpoint: URL? = nil, endSessionEndpoint: URL? = nil,
         deviceAuthorizationEndpoint: URL? = nil, codeChallengeMethodsSupported: [String]? = nil,
         idTokenSigningAlgValuesSupported: [String]? = nil, grantTypesSupported: [String]? = nil,
-        authorizationResponseIssParameterSupported: Bool? = nil
+        authorizationResponseIssParameterSupported: Bool? = nil, registrationEndpoint: URL? = nil
     ) {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
@@ -49,6 +51,7 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         self.idTokenSigningAlgValuesSupported = idTokenSigningAlgValuesSupported
         self.grantTypesSupported = grantTypesSupported
         self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
+        self.registrationEndpoint = registrationEndpoint
     }
 
     enum CodingKeys: String, CodingKey {
@@ -64,6 +67,7 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
         case grantTypesSupported = "grant_types_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
+        case registrationEndpoint = "registration_endpoint"
     }
 
     /// `true` unless the provider publishes a PKCE method list without `S256`.

@@ -1,0 +1,179 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@testable import CredentialVaultAuth
+
+/// A small protected resource on 127.0.0.1 for the MCP discovery tests: it serves its RFC 9728
+/// metadata at `/.well-known/oauth-protected-resource/mcp` pointing at an authorization server,
+/// answers `/mcp` without a token with 401 and `WWW-Authenticate: Bearer resource_metadata=...`,
+/// validates the authorization server's JWT access tokens (signature by its JWKS, `iss`, `exp`,
+/// `aud` when a resource is expected) and answers 403 `insufficient_scope` with a `scope`
+/// parameter when a required scope is missing.
+///
+/// One connection at a time on its own thread (blocking sockets, never the cooperative pool),
+/// every read bounded by a socket timeout.
+final class TestResourceServer: Sendable {
+    /// What the server checks and publishes.
+    struct Policy: Sendable {
+        /// The issuer its tokens must come from (and the metadata's authorization server).
+        var issuer: URL
+        /// The issuer's keys.
+        var keys: JSONWebKeySet
+        /// A scope every request needs (403 `insufficient_scope` without it).
+        var requiredScope: String?
+        /// Whether a token's `aud` must be this resource (RFC 8707 tokens).
+        var expectsAudience = false
+        /// Publishes another `resource` than its own (the "metadata for another resource" test).
+        var publishedResource: String?
+        /// The seam for DPoP: called with the request's method, path and headers (names in
+        /// lower case) and the verified claims; a non-nil answer is the rejection's
+        /// `WWW-Authenticate` value (401). Until DPoP validation exists, `nil` accepts.
+        var proofCheck: (@Sendable (_ method: String, _ path: String, _ headers: [String: String], _ claims: [String: JSONValue]) -> String?)?
+    }
+
+    let port: UInt16
+    private let fd: Int32
+    private let policy: Policy
+    private let closed = Atomic<Bool>(false)
+
+    /// The resource identifier: `http://127.0.0.1:<port>/mcp`.
+    var resource: URL { URL(string: "http://127.0.0.1:\(port)/mcp")! }
+    /// Where its metadata is (RFC 9728 §3.1).
+    var metadataURL: URL { URL(string: "http://127.0.0.1:\(port)/.well-known/oauth-protected-resource/mcp")! }
+
+    init(policy: Policy) throws {
+        let (fd, port) = try LoopbackSocket.bound()
+        guard listen(fd, 16) == 0 else {
+            close(fd)
+            throw POSIXError(.EADDRINUSE)
+        }
+        self.fd = fd
+        self.port = port
+        self.policy = policy
+        let thread = Thread { [self] in serve() }
+        thread.start()
+    }
+
+    /// Stops serving (the thread sees it within its 100 ms poll) and closes the socket.
+    func stop() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    deinit {
+        stop()
+        close(fd)
+    }
+
+    private func serve() {
+        while !closed.load(ordering: .acquiring) {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let connection = accept(fd, nil, nil)
+            guard connection >= 0 else { continue }
+            var timeout = timeval(tv_sec: 5, tv_usec: 0)
+            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            if let head = readHead(connection) {
+                let (status, headers, body) = respond(to: head)
+                write(connection, status: status, headers: headers, body: body)
+            }
+            close(connection)
+        }
+    }
+
+    /// The request head (up to 16 KiB), or nil on a timeout or garbage.
+    private func readHead(_ connection: Int32) -> (method: String, path: String, headers: [String: String])? {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while data.count < 16384 {
+            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { return nil }
+            data += buffer[0..<count]
+            if let end = String(decoding: data, as: UTF8.self).range(of: "\r\n\r\n") {
+                let text = String(String(decoding: data, as: UTF8.self)[..<end.lowerBound])
+                let lines = text.components(separatedBy: "\r\n")
+                let request = lines[0].split(separator: " ")
+                guard request.count >= 2 else { return nil }
+                var headers: [String: String] = [:]
+                for line in lines.dropFirst() {
+                    guard let colon = line.firstIndex(of: ":") else { continue }
+                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+                return (String(request[0]), String(request[1]), headers)
+            }
+        }
+        return nil
+    }
+
+    private func write(_ connection: Int32, status: String, headers: [String: String], body: String) {
+        var head = "HTTP/1.1 \(status)\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        let bytes = Array((head + "\r\n" + body).utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return }
+            sent += count
+        }
+    }
+
+    private func respond(to head: (method: String, path: String, headers: [String: String])) -> (String, [String: String], String) {
+        let json = ["Content-Type": "application/json"]
+        switch head.path {
+        case metadataURL.path:
+            let metadata: [String: Any] = [
+                "resource": policy.publishedResource ?? resource.absoluteString,
+                "authorization_servers": [policy.issuer.absoluteString], "scopes_supported": ["openid"],
+                "bearer_methods_supported": ["header"],
+            ]
+            let body = String(decoding: (try? JSONSerialization.data(withJSONObject: metadata, options: .sortedKeys)) ?? Data(), as: UTF8.self)
+            return ("200 OK", json, body)
+        case resource.path:
+            return protected(head)
+        default:
+            return ("404 Not Found", [:], "")
+        }
+    }
+
+    private func protected(_ head: (method: String, path: String, headers: [String: String])) -> (String, [String: String], String) {
+        let challenge = "Bearer resource_metadata=\"\(metadataURL.absoluteString)\""
+        guard let authorization = head.headers["authorization"] else {
+            return ("401 Unauthorized", ["WWW-Authenticate": challenge], "")
+        }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, ["bearer", "dpop"].contains(parts[0].lowercased()),
+            let claims = verify(String(parts[1]))
+        else {
+            return ("401 Unauthorized", ["WWW-Authenticate": challenge + ", error=\"invalid_token\""], "")
+        }
+        if let proofCheck = policy.proofCheck, let rejection = proofCheck(head.method, head.path, head.headers, claims) {
+            return ("401 Unauthorized", ["WWW-Authenticate": rejection], "")
+        }
+        if let required = policy.requiredScope {
+            let granted = claims["scope"]?.stringValue?.split(separator: " ").map(String.init) ?? []
+            guard granted.contains(required) else {
+                return ("403 Forbidden", ["WWW-Authenticate": challenge + ", error=\"insufficient_scope\", scope=\"\(required)\""], "")
+            }
+        }
+        return ("200 OK", ["Content-Type": "application/json"], #"{"ok":true}"#)
+    }
+
+    /// The token's claims when its signature, issuer, expiry and (if expected) audience hold.
+    private func verify(_ token: String) -> [String: JSONValue]? {
+        guard let jwt = try? JSONWebToken(compactSerialization: token), (try? jwt.jws.verify(using: policy.keys)) != nil,
+            jwt.claims["iss"]?.stringValue == policy.issuer.absoluteString,
+            let expiry = jwt.claims["exp"]?.numberValue, expiry > Date().timeIntervalSince1970
+        else { return nil }
+        if policy.expectsAudience {
+            let audience = jwt.claims["aud"]
+            let audiences = audience?.stringValue.map { [$0] } ?? audience?.arrayValue?.compactMap(\.stringValue) ?? []
+            guard audiences.contains(resource.absoluteString) else { return nil }
+        }
+        return jwt.claims
+    }
+}
