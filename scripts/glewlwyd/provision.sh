@@ -69,7 +69,7 @@ head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/svc-secret"
 post client/ <<<"{\"client_id\":\"svc\",\"name\":\"Service\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/svc-secret")\",\"token_endpoint_auth_method\":[\"client_secret_basic\",\"client_secret_post\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
 
 jwk() { # PEM-file kid: the public JWK of a private key, as a one-key JWKS
-    python3 - "$1" "$2" <<'PY'
+    /usr/bin/python3 - "$1" "$2" <<'PY'
 import base64, json, sys
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
