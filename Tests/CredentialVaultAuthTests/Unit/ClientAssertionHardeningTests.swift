@@ -71,6 +71,17 @@ struct ClientAssertionHardeningTests {
         #expect(decoded == clientID)
     }
 
+    @Test("client_secret_jwt refuses a secret shorter than HS256's 256-bit minimum (RFC 7518 section 3.2)")
+    func shortHMACSecretIsRefused() async throws {
+        let configuration = OIDCConfiguration(
+            issuer: URL(string: "https://idp.example")!, clientID: "svc",
+            clientAuthentication: .clientSecretJWT(secret: String(repeating: "k", count: 31)))
+        #expect(throws: AuthError.self) { try configuration.validate() }
+        var long = configuration
+        long.clientAuthentication = .clientSecretJWT(secret: String(repeating: "k", count: 32))
+        try long.validate()
+    }
+
     @Test("many assertions signed at once from one key all verify and have distinct jti")
     func concurrentSigning() async throws {
         for algorithm in JWSAlgorithm.allCases {
