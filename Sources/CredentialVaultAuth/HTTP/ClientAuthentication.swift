@@ -70,9 +70,9 @@ public enum ClientAuthentication: Sendable, CustomStringConvertible {
             form.append(("client_secret", secret))
         case .clientSecretJWT(let secret, let audience):
             let signer = JWSSigner.hmacSHA256(secret: SecureBytes(copying: Array(secret.utf8)))
-            try Self.appendAssertion(clientID: clientID, audience: audience.value(endpoint: endpoint, metadata: metadata), signer: signer, now: now, form: &form)
+            try Self.appendAssertion(clientID: clientID, audience: try audience.value(endpoint: endpoint, metadata: metadata), signer: signer, now: now, form: &form)
         case .privateKeyJWT(let key, let audience):
-            try Self.appendAssertion(clientID: clientID, audience: audience.value(endpoint: endpoint, metadata: metadata), signer: JWSSigner(key: key), now: now, form: &form)
+            try Self.appendAssertion(clientID: clientID, audience: try audience.value(endpoint: endpoint, metadata: metadata), signer: JWSSigner(key: key), now: now, form: &form)
         }
     }
 

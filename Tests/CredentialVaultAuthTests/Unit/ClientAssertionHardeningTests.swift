@@ -109,3 +109,41 @@ struct ClientAssertionHardeningTests {
         }
     }
 }
+
+/// A hostile provider's metadata can name an honest provider's token endpoint as its own and
+/// its own server as the revocation (or device) endpoint: an assertion whose `aud` is that
+/// token endpoint, sent there, could be replayed at the honest provider by anyone holding it
+/// for its minute of validity (the "audience injection" behind draft-ietf-oauth-rfc7523bis).
+@Suite("Client assertions: the token-endpoint audience stays at the token endpoint's origin")
+struct TokenEndpointAudienceOriginTests {
+    static let hostile = ProviderMetadata(
+        issuer: "https://evil.example", authorizationEndpoint: nil,
+        tokenEndpoint: URL(string: "https://honest.example/oauth/token")!, jwksURI: nil,
+        revocationEndpoint: URL(string: "https://evil.example/revoke")!)
+
+    static func apply(_ authentication: ClientAuthentication, to endpoint: URL) throws(AuthError) -> [(String, String)] {
+        var form: [(String, String)] = []
+        var headers: [String: String] = [:]
+        try authentication.apply(clientID: "svc", endpoint: endpoint, metadata: hostile, now: Date(), form: &form, headers: &headers)
+        return form
+    }
+
+    @Test("an assertion naming the token endpoint is not made for an endpoint on another origin")
+    func notSentElsewhere() throws {
+        let key = try JWSSigningKey.generate(.es256)
+        let revoke = try #require(Self.hostile.revocationEndpoint)
+        for authentication in [
+            ClientAuthentication.privateKeyJWT(key: key, audience: .tokenEndpoint),
+            .clientSecretJWT(secret: String(repeating: "s", count: 32), audience: .tokenEndpoint),
+        ] {
+            #expect(throws: AuthError.self) { _ = try Self.apply(authentication, to: revoke) }
+        }
+        // Same origin (another path, an explicit default port, other letter case): allowed.
+        let sameOrigin = try Self.apply(.privateKeyJWT(key: key, audience: .tokenEndpoint), to: URL(string: "https://HONEST.example:443/oauth/revoke")!)
+        #expect(sameOrigin.contains { $0.0 == "client_assertion" })
+        // The other choices bind the audience to where it goes (or to the checked issuer).
+        for audience in [ClientAssertionAudience.requestEndpoint, .issuer] {
+            #expect(try Self.apply(.privateKeyJWT(key: key, audience: audience), to: revoke).contains { $0.0 == "client_assertion" })
+        }
+    }
+}
