@@ -91,6 +91,8 @@ for alg in es256 rs256 eddsa; do
     post client/ <<<"{\"client_id\":\"pk-$alg\",\"name\":\"private_key_jwt $alg\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-$alg.pem" "pk-$alg"),\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
 done
 post client/ <<<"{\"client_id\":\"pk-code\",\"name\":\"private_key_jwt code\",\"enabled\":true,\"confidential\":true,\"token_endpoint_auth_method\":[\"private_key_jwt\"],\"jwks\":$(jwk "$dir/client-es256.pem" "pk-code"),\"redirect_uri\":$redirects,\"authorization_type\":[\"code\",\"refresh_token\",\"device_authorization\"],\"scope\":[\"openid\"]}"
-head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$dir/sj-secret"
+# HS256 needs a key of at least 32 bytes (RFC 7518 section 3.2): 48 random bytes give 64
+# base64 characters, of which '/' and '+' take out a few.
+head -c 48 /dev/urandom | base64 -w0 | tr -d '/+=' > "$dir/sj-secret"
 post client/ <<<"{\"client_id\":\"sj\",\"name\":\"client_secret_jwt\",\"enabled\":true,\"confidential\":true,\"client_secret\":\"$(cat "$dir/sj-secret")\",\"token_endpoint_auth_method\":[\"client_secret_jwt\"],\"redirect_uri\":[],\"authorization_type\":[\"client_credentials\"],\"scope\":[\"api\"]}"
 "$(dirname "$0")/provision-registration.sh" "$base" "$dir"

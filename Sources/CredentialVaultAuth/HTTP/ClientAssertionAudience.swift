@@ -18,13 +18,31 @@ public enum ClientAssertionAudience: Sendable, Hashable, CustomStringConvertible
     case explicit(String)
 
     /// The `aud` value for a request to `endpoint` at a provider described by `metadata`.
-    func value(endpoint: URL, metadata: ProviderMetadata) -> String {
+    /// - Throws: `AuthError.invalidConfiguration` for `tokenEndpoint` when `endpoint` is on
+    ///   another origin than the token endpoint: a hostile provider's metadata can name another
+    ///   provider's token endpoint as its own and its own server as the revocation or device
+    ///   endpoint, which would then receive an assertion good at that other provider for its
+    ///   minute of validity ("audience injection", the reason draft-ietf-oauth-rfc7523bis moves
+    ///   to the issuer).
+    func value(endpoint: URL, metadata: ProviderMetadata) throws(AuthError) -> String {
         switch self {
-        case .requestEndpoint: endpoint.absoluteString
-        case .tokenEndpoint: metadata.tokenEndpoint.absoluteString
-        case .issuer: metadata.issuer
-        case .explicit(let audience): audience
+        case .requestEndpoint: return endpoint.absoluteString
+        case .tokenEndpoint:
+            guard Self.origin(of: endpoint) == Self.origin(of: metadata.tokenEndpoint) else {
+                throw .invalidConfiguration(
+                    "an assertion for the token endpoint is not sent to \(Redactor.describe(endpoint)), on another origin; use the request-endpoint or issuer audience")
+            }
+            return metadata.tokenEndpoint.absoluteString
+        case .issuer: return metadata.issuer
+        case .explicit(let audience): return audience
         }
+    }
+
+    /// Scheme, host (both lowercased) and port (the scheme's default when none is given).
+    private static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
     }
 
     /// The choice, in words (`explicit` shows its string: an audience is no secret).

@@ -25,6 +25,15 @@ public enum ClientAuthentication: Sendable, CustomStringConvertible {
         return true
     }
 
+    /// Refuses an HS256 key shorter than the hash: RFC 7518 section 3.2 requires at least 256
+    /// bits, and providers built on strict JOSE libraries refuse shorter ones anyway.
+    func validate() throws(AuthError) {
+        if case .clientSecretJWT(let secret, _) = self, secret.utf8.count < 32 {
+            throw .invalidConfiguration(
+                "client_secret_jwt needs a secret of at least 32 bytes (HS256, RFC 7518 section 3.2); use client_secret_basic with a shorter one")
+        }
+    }
+
     /// Whether the client authenticates with a signed assertion (a single-use credential).
     var usesAssertion: Bool {
         switch self {
@@ -61,9 +70,9 @@ public enum ClientAuthentication: Sendable, CustomStringConvertible {
             form.append(("client_secret", secret))
         case .clientSecretJWT(let secret, let audience):
             let signer = JWSSigner.hmacSHA256(secret: SecureBytes(copying: Array(secret.utf8)))
-            try Self.appendAssertion(clientID: clientID, audience: audience.value(endpoint: endpoint, metadata: metadata), signer: signer, now: now, form: &form)
+            try Self.appendAssertion(clientID: clientID, audience: try audience.value(endpoint: endpoint, metadata: metadata), signer: signer, now: now, form: &form)
         case .privateKeyJWT(let key, let audience):
-            try Self.appendAssertion(clientID: clientID, audience: audience.value(endpoint: endpoint, metadata: metadata), signer: JWSSigner(key: key), now: now, form: &form)
+            try Self.appendAssertion(clientID: clientID, audience: try audience.value(endpoint: endpoint, metadata: metadata), signer: JWSSigner(key: key), now: now, form: &form)
         }
     }
 

@@ -88,10 +88,13 @@ public final class JWSSigningKey: @unchecked Sendable, CustomStringConvertible, 
     ) async throws(AuthError) -> JWSSigningKey {
         let loaded: Data?
         do { loaded = try await store.load(credential) } catch { throw .storage(error) }
-        guard var value = loaded else {
+        // `consume`: with `loaded` still alive the wipe below would copy-on-write a fresh
+        // buffer and leave the store's one as it was; and no `Array` copy (one more unwiped
+        // heap copy) on the way to guarded memory.
+        guard var value = consume loaded else {
             throw .invalidConfiguration("no credential \(credential.service) / \(credential.account) holds the client's key")
         }
-        let secure = SecureBytes(copying: Array(value))
+        let secure = value.withUnsafeBytes { SecureBytes(copying: $0) }
         value.resetBytes(in: 0..<value.count)
         do {
             return try JWSSigningKey(privateKey: secure, keyID: keyID)

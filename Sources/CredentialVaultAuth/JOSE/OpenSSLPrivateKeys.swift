@@ -9,13 +9,15 @@ enum OpenSSLPrivateKeys {
     /// A private key read from PEM text (PKCS#8 `PRIVATE KEY`, `EC PRIVATE KEY` or
     /// `RSA PRIVATE KEY`). An encrypted PEM is refused rather than prompting for a
     /// passphrase on the terminal, which is what OpenSSL's default callback would do.
+    /// Refused unless its halves agree (`checked`): OpenSSL reads an `EC PRIVATE KEY` whose
+    /// public point is another key's, or whose scalar is not below the group order, as it is.
     static func fromPEM(_ pem: UnsafeRawBufferPointer) -> OpaquePointer? {
         defer { ERR_clear_error() }
         guard let base = pem.baseAddress, pem.count > 0, pem.count <= Int(Int32.max) else { return nil }
         // A read-only BIO over the caller's guarded buffer: OpenSSL makes no copy of the PEM.
         guard let bio = BIO_new_mem_buf(base, Int32(pem.count)) else { return nil }
         defer { BIO_free(bio) }
-        return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil)
+        return checked(PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil))
     }
 
     /// A new key for `algorithm`: P-256, RSA 2048 bits or Ed25519.
@@ -50,7 +52,7 @@ enum OpenSSLPrivateKeys {
     }
 
     /// A key pair of `type` ("EC" or "RSA") from the parameters `push` adds; refused unless
-    /// OpenSSL's full key check passes (the private and public halves agree).
+    /// OpenSSL's key checks pass (`checked`).
     static func keyPair(type: String, push: (OpaquePointer) -> Bool) -> OpaquePointer? {
         defer { ERR_clear_error() }
         guard let builder = OSSL_PARAM_BLD_new() else { return nil }
@@ -63,10 +65,17 @@ enum OpenSSLPrivateKeys {
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_fromdata_init(context) == 1 else { return nil }
         var key: OpaquePointer?
-        guard EVP_PKEY_fromdata(context, &key, cv_evp_pkey_keypair_selection(), params) == 1, let key else {
+        guard EVP_PKEY_fromdata(context, &key, cv_evp_pkey_keypair_selection(), params) == 1 else {
             EVP_PKEY_free(key)
             return nil
         }
+        return checked(key)
+    }
+
+    /// `key` when OpenSSL's checks pass (the public half is valid and is the private half's,
+    /// the private value in range); otherwise frees it and returns nil.
+    private static func checked(_ key: OpaquePointer?) -> OpaquePointer? {
+        guard let key else { return nil }
         guard let check = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
             EVP_PKEY_free(key)
             return nil

@@ -84,6 +84,7 @@ public struct OIDCConfiguration: Sendable {
             throw .invalidConfiguration(EndpointPolicy.reason(refused))
         }
         guard !clientID.isEmpty else { throw .invalidConfiguration("the client id is empty") }
+        try clientAuthentication.validate()
         guard !storageService.isEmpty else { throw .invalidConfiguration("the storage service is empty") }
     }
 }

@@ -74,7 +74,7 @@ extension GlewlwydTests {
             let provider = try Glewlwyd.require()
             let client = try Self.client(provider, "sj", .clientSecretJWT(secret: try Self.secret("sj-secret")))
             #expect(try await client.accessToken().isEmpty == false)
-            let wrong = try Self.client(provider, "sj", .clientSecretJWT(secret: "not-the-secret"))
+            let wrong = try Self.client(provider, "sj", .clientSecretJWT(secret: "not-the-secret-but-just-as-long-as-one"))
             await #expect(throws: AuthError.invalidCredentials) { _ = try await wrong.accessToken() }
         }
 
