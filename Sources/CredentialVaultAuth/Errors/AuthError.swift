@@ -63,7 +63,9 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// One line saying what happened and what to do.
     public var description: String {
         switch self {
-        case .invalidCredentials: "the provider rejected the client credentials: check the client id and secret"
+        case .invalidCredentials:
+            "the provider rejected the client credentials: check the client id and its secret, or for a signed"
+                + " assertion its key, key id and audience and this machine's clock"
         case .invalidGrant(let why):
             "the provider rejected the grant" + (why.map { " (\($0))" } ?? "") + ": sign in again"
         case .stateMismatch:

@@ -92,4 +92,12 @@ struct ClientAssertionTests {
         #expect(ClientAuthentication.clientSecretJWT(secret: "x").isConfidential)
         #expect(ClientAuthentication.privateKeyJWT(key: try JWSSigningKey.generate(.rs256)).isConfidential)
     }
+
+    @Test("a refused client names what an assertion depends on, not only a secret")
+    func refusalAdviceCoversAssertions() {
+        let advice = AuthError.invalidCredentials.description
+        #expect(advice.contains("secret"))
+        #expect(advice.contains("key"))
+        #expect(advice.contains("audience"))
+    }
 }

@@ -88,7 +88,9 @@ struct LoopbackListenerTests {
 
     @Test("a fixed port that is taken is reported, not silently replaced")
     func fixedPortInUse() throws {
-        let first = try LoopbackListener(port: .ephemeral)
+        // Below the kernel's ephemeral range: once closed, no port-0 bind of a test running in
+        // parallel can take it before the second listener does (from the range, one did).
+        let first = try Self.listenerBelowEphemeralRange()
         defer { first.close() }
         #expect(throws: AuthError.unsupported("cannot listen on 127.0.0.1:\(first.port) (port in use)")) {
             _ = try LoopbackListener(port: .fixed(first.port))
@@ -109,5 +111,17 @@ struct LoopbackListenerTests {
         #expect(response.status == 405)
         waiting.cancel()
         #expect(await waiting.value == nil)
+    }
+
+    /// A listener on a free port below `ip_local_port_range`, which the kernel never hands out
+    /// for a port-0 bind.
+    static func listenerBelowEphemeralRange() throws -> LoopbackListener {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? "32768"
+        let low = range.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) } ?? 32768
+        let candidates = max(1024, low - 8000)..<max(1025, low)
+        for _ in 0..<200 {
+            if let listener = try? LoopbackListener(port: .fixed(UInt16(Int.random(in: candidates)))) { return listener }
+        }
+        throw AuthError.unsupported("no free port below the ephemeral range")
     }
 }
