@@ -24,6 +24,8 @@ extension OIDCClient {
     @discardableResult
     public func signOut(postLogoutRedirectURI: String? = nil, includeIDTokenHint: Bool = true) async throws(AuthError) -> SignOutResult {
         let removed = try await sessions.signOut(revoke: false)
+        // The session's DPoP key went with the session record; its nonces go too.
+        await provider.dpopNonces.clear()
         let metadata = try? await provider.metadata()
         var revoked = false
         var revocationError: AuthError?
