@@ -24,8 +24,6 @@ extension OIDCClient {
     @discardableResult
     public func signOut(postLogoutRedirectURI: String? = nil, includeIDTokenHint: Bool = true) async throws(AuthError) -> SignOutResult {
         let removed = try await sessions.signOut(revoke: false)
-        // The session's DPoP key went with the session record; its nonces go too.
-        await provider.dpopNonces.clear()
         let metadata = try? await provider.metadata()
         var revoked = false
         var revocationError: AuthError?
@@ -43,6 +41,9 @@ extension OIDCClient {
                 revocationError = .unsupported("the provider has no revocation endpoint")
             }
         }
+        // The session's DPoP key went with the session record; its nonces go too (after the
+        // revocation, whose answers may carry new ones).
+        await provider.dpopNonces.clear()
         var endSession: URL?
         if let endpoint = metadata?.endSessionEndpoint {
             var parameters = [("client_id", configuration.clientID)]
