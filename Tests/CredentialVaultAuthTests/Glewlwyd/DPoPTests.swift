@@ -107,5 +107,42 @@ extension GlewlwydTests {
             #expect(try await userinfo(client, proof: proof) == 200)
             #expect(try await userinfo(client, proof: proof) == 401)
         }
+
+        @Test("device grant with DPoP: the device code is bound by dpop_jkt, polling sends proofs, the tokens are bound")
+        func deviceGrant() async throws {
+            let (client, transport) = try await client()
+            let browser = try await TestBrowser.signIn(provider)
+            let issuer = provider.dpopIssuer
+            let session = try await client.signInWithDevice { authorization in
+                Task { try? await browser.approveDevice(userCode: authorization.userCode, issuer: issuer) }
+            }
+            #expect(session.isDPoPBound)
+            let key = try DPoPProver.key(stored: try #require(session.dpopKey))
+            #expect(try Self.claims(session.accessToken)["cnf"]?.objectValue?["jkt"]?.stringValue == key.thumbprint)
+            #expect(transport.tokenRequests(OIDCClient.deviceCodeGrant) >= 1)
+            #expect(try await client.send(authorized: HTTPRequest(url: userinfoURL(), timeout: .seconds(10))).status == 200)
+        }
+
+        @Test("a refresh signed by another key is refused by the token endpoint and does not burn the refresh token")
+        func refreshWithAnotherKeyRefused() async throws {
+            let store = InMemoryStore()
+            let (client, _) = try await client(store)
+            let session = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
+            let storage = SessionStorage(store: store, key: provider.dpopConfiguration().sessionKey, options: .default)
+            var forged = session
+            forged.dpopKey = try DPoPProver.newKey().pem
+            try await storage.save(forged)
+            let (other, _) = try await self.client(store)
+            do {
+                _ = try await other.sessions.refresh(seen: forged, force: true)
+                Issue.record("a proof by another key was accepted")
+            } catch .providerError(let code, _) {
+                #expect(code == "invalid_dpop_proof")
+            }
+            try await storage.save(session)
+            let (owner, _) = try await self.client(store)
+            let refreshed = try await owner.sessions.refresh(seen: session, force: true)
+            #expect(refreshed.accessToken != session.accessToken)
+        }
     }
 }
