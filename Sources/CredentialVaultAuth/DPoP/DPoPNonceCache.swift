@@ -14,6 +14,8 @@ actor DPoPNonceCache {
     private let key: CredentialKey
     private let options: StorageOptions
     private var nonces: [String: String] = [:]
+    /// Origins already looked up in the store, so that a provider without nonces costs one store read, not one per proof.
+    private var looked: Set<String> = []
 
     init(store: (any AsyncTokenStorageAdapter)?, key: CredentialKey, options: StorageOptions) {
         self.store = store
@@ -25,6 +27,7 @@ actor DPoPNonceCache {
     func nonce(for url: URL) async -> String? {
         let origin = DPoPProof.origin(of: url)
         if let nonce = nonces[origin] { return nonce }
+        guard looked.insert(origin).inserted else { return nil }
         guard let stored = await loadStored()[origin] else { return nil }
         nonces[origin] = stored
         return stored
@@ -47,6 +50,7 @@ actor DPoPNonceCache {
     /// Forgets every nonce, here and in the store (sign-out).
     func clear() async {
         nonces = [:]
+        looked = []
         _ = try? await store?.delete(key)
     }
 
