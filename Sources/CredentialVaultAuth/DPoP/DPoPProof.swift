@@ -7,7 +7,12 @@ struct DPoPProof: Sendable {
     let method: String
     /// The request URL without query and fragment.
     let target: String
-    /// Whole seconds, never rounded up: providers refuse an `iat` in the future (glewlwyd by default).
+    /// Whole seconds, one second back: providers refuse an `iat` in the future (glewlwyd does
+    /// by default), and a server on the same clock may read it coarsely: glibc's `time()`,
+    /// which glewlwyd compares with, uses CLOCK_REALTIME_COARSE and lags the precise clock by up
+    /// to a few milliseconds, so `floor(now)` just after a second boundary is one second ahead
+    /// of the server's `now` (measured: an occasional `invalid_dpop_proof`, "Invalid iat").
+    /// A second back is well inside every acceptance window (glewlwyd's is a minute).
     let issuedAt: Double
     /// 128 random bits, fresh for every proof (a replayed `jti` is refused).
     let jti: String
@@ -19,7 +24,7 @@ struct DPoPProof: Sendable {
     init(method: String, url: URL, now: Date, accessToken: String? = nil, nonce: String? = nil) {
         self.method = method.uppercased()
         self.target = Self.target(of: url)
-        self.issuedAt = now.timeIntervalSince1970.rounded(.down)
+        self.issuedAt = now.timeIntervalSince1970.rounded(.down) - 1
         self.jti = SecureRandom.token(byteCount: 16)
         self.accessTokenHash = accessToken.map(Self.accessTokenHash)
         self.nonce = nonce

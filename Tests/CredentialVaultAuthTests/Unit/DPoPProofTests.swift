@@ -23,7 +23,7 @@ struct DPoPProofTests {
         #expect(DPoPProof.target(of: URL(string: "http://127.0.0.1:8080/api/oidc/token")!) == "http://127.0.0.1:8080/api/oidc/token")
     }
 
-    @Test("claims: htm upper case, iat is now rounded down (never ahead), a fresh jti each time, ath and nonce when given")
+    @Test("claims: htm upper case, iat a second behind now in whole seconds (never ahead of a coarse server clock), a fresh jti each time, ath and nonce when given")
     func claims() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000.9)
         let url = URL(string: "https://rs.example/r?x=1")!
@@ -31,7 +31,7 @@ struct DPoPProofTests {
         let b = DPoPProof(method: "GET", url: url, now: now)
         #expect(a.claims["htm"] == .string("GET"))
         #expect(a.claims["htu"] == .string("https://rs.example/r"))
-        #expect(a.claims["iat"] == .number(1_800_000_000))
+        #expect(a.claims["iat"] == .number(1_799_999_999))
         // RFC 9449 section 7.1's example access token and its ath.
         #expect(a.claims["ath"] == .string("fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo"))
         #expect(a.claims["nonce"] == .string("n-1"))
