@@ -4,6 +4,7 @@
 #                    tokens with replay revocation, device flow, client credentials, revocation
 #                    and introspection, end session; access tokens live 3600 s
 #   plugin "short" : the same with 3 s access tokens (the "expired access token" test)
+#   plugin "dpop"  : the same with DPoP nonces mandatory (counter 100)
 #   user alice/password; public client "cli" (loopback + custom-scheme redirects);
 #   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
 #   private_key_jwt clients "pk-es256", "pk-rs256", "pk-eddsa" (client credentials, scope "api",
@@ -60,6 +61,14 @@ PY
 }
 plugin oidc 3600 | post mod/plugin/
 plugin short 3 | post mod/plugin/
+# plugin "dpop": the same with DPoP server nonces mandatory (RFC 9449 section 8). glewlwyd keeps one
+# nonce per client for the whole server and replaces it after "oauth-dpop-nonce-counter" successful
+# proofs; a large counter keeps parallel tests of one client from rotating each other's nonce.
+plugin dpop 3600 | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+p["parameters"].update({"oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 100})
+print(json.dumps(p))' | post mod/plugin/
 
 post user/ <<<'{"username":"alice","password":"password","name":"Alice","email":"alice@example.com","enabled":true,"scope":["openid","g_profile"]}'
 redirects=$(python3 -c 'import json,sys;print(json.dumps(sys.argv[1:]))' "$@")

@@ -71,6 +71,7 @@ start() {
 GLEWLWYD_URL=$base
 GLEWLWYD_ISSUER=$base/api/oidc
 GLEWLWYD_SHORT_ISSUER=$base/api/short
+GLEWLWYD_DPOP_ISSUER=$base/api/dpop
 GLEWLWYD_CLIENT_ID=cli
 GLEWLWYD_REDIRECT_URI=$redirect
 GLEWLWYD_REDIRECT_PORT=$redirect_port

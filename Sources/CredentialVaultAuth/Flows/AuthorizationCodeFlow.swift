@@ -23,15 +23,20 @@ extension OIDCClient {
         let state = SecureRandom.token()
         let nonce = SecureRandom.token()
         let scopes = scopes ?? configuration.scopes
+        // With DPoP the session's key is made now: `dpop_jkt` binds the code to it (RFC 9449
+        // section 10), so a stolen code is useless without the key.
+        let dpop = configuration.dpop ? try DPoPProver.newKey() : nil
         let pending = PendingAuthorization(
             verifier: pkce.verifier, nonce: nonce, redirectURI: redirectURI, issuer: metadata.issuer,
-            clientID: configuration.clientID, createdAt: clock.now(), requestsOpenID: scopes.contains("openid"))
+            clientID: configuration.clientID, createdAt: clock.now(), requestsOpenID: scopes.contains("openid"),
+            dpopKey: dpop?.pem)
         try await pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
         var parameters: [(String, String)] = [
             ("response_type", "code"), ("client_id", configuration.clientID), ("redirect_uri", redirectURI),
             ("scope", scopes.joined(separator: " ")), ("state", state), ("nonce", nonce),
             ("code_challenge", pkce.challenge), ("code_challenge_method", PKCE.method),
         ]
+        if let dpop { parameters.append(("dpop_jkt", dpop.key.thumbprint)) }
         let reserved = Set(parameters.map(\.0))
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) where !reserved.contains(name) {
             parameters.append((name, value))
@@ -86,11 +91,13 @@ extension OIDCClient {
                 code: String(error.prefix(64)), description: Redactor.providerText(parameters["error_description"]))
         }
         guard let code = parameters["code"], !code.isEmpty else { throw .invalidResponse("the redirect carries no code") }
+        let dpopKey = try pending.dpopKey.map { (pem) throws(AuthError) in try DPoPProver.key(stored: pem) }
         let response = try await provider.token(
             grant: "authorization_code",
-            [("code", code), ("redirect_uri", pending.redirectURI), ("code_verifier", pending.verifier)])
+            [("code", code), ("redirect_uri", pending.redirectURI), ("code_verifier", pending.verifier)], dpopKey: dpopKey)
         let session = try await provider.session(
-            from: response, nonce: pending.nonce, requireIDToken: pending.requestsOpenID ?? requestsOpenID, code: code)
+            from: response, nonce: pending.nonce, requireIDToken: pending.requestsOpenID ?? requestsOpenID, code: code,
+            dpopKey: pending.dpopKey)
         try await sessions.establish(session)
         logger.info("signed in as \(session.user?.subject ?? "unknown user")", metadata: ["category": "signin"])
         return session

@@ -44,6 +44,9 @@ public actor ClientCredentialsClient {
         guard configuration.clientAuthentication.isConfidential else {
             throw .invalidConfiguration("the client credentials grant needs a confidential client (a secret or a private key)")
         }
+        // Refused rather than ignored: the caller asked for sender-constrained tokens and
+        // would otherwise get Bearer ones without knowing.
+        guard !configuration.dpop else { throw .unsupported("DPoP is not supported for the client credentials grant yet") }
         self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger)
         self.scopes = scopes
         self.schedule = RefreshSchedule(margin: refreshMargin, floor: max(minimumRefreshInterval, .milliseconds(10)))

@@ -17,6 +17,8 @@ public struct DeviceAuthorization: Sendable, CustomStringConvertible {
     let deviceCode: String
     /// Whether the requested scopes include `openid` (then an ID token is required).
     let requestsOpenID: Bool
+    /// The DPoP key (PKCS#8 PEM) the device code is bound to (`dpop_jkt`), `nil` without DPoP.
+    var dpopKey: String? = nil
 
     /// The user code, the page and the expiry; never the device code.
     public var description: String {

@@ -14,6 +14,10 @@ extension OIDCClient {
         }
         let scopes = scopes ?? configuration.scopes
         var form = [("scope", scopes.joined(separator: " "))]
+        // RFC 9449 does not define DPoP here; `dpop_jkt` (glewlwyd binds the device code with
+        // it, others ignore an unknown parameter) and the proofs at polling do the binding.
+        let dpop = configuration.dpop ? try DPoPProver.newKey() : nil
+        if let dpop { form.append(("dpop_jkt", dpop.key.thumbprint)) }
         var headers: [String: String] = [:]
         try configuration.clientAuthentication.apply(
             clientID: configuration.clientID, endpoint: endpoint, metadata: metadata, now: clock.now(), form: &form, headers: &headers)
@@ -35,7 +39,7 @@ extension OIDCClient {
             userCode: decoded.userCode, verificationURI: page,
             verificationURIComplete: decoded.verificationURIComplete.flatMap(URL.init(string:)),
             expiresAt: clock.now().addingTimeInterval(decoded.expiresIn), interval: decoded.interval,
-            deviceCode: decoded.deviceCode, requestsOpenID: scopes.contains("openid"))
+            deviceCode: decoded.deviceCode, requestsOpenID: scopes.contains("openid"), dpopKey: dpop?.pem)
     }
 
     /// Polls the token endpoint until the user approved (the session is stored and returned),
@@ -63,13 +67,15 @@ extension OIDCClient {
     ) async throws(AuthError) -> AuthSession {
         var interval = authorization.interval
         var transientFailures = 0
+        let dpopKey = try authorization.dpopKey.map { (pem) throws(AuthError) in try DPoPProver.key(stored: pem) }
         while true {
             do { try await sleep(interval) } catch { throw .cancelled }
             guard clock.now() < authorization.expiresAt else { throw .authorizationExpired }
             do {
                 let response = try await provider.token(
-                    grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)])
-                let session = try await provider.session(from: response, nonce: nil, requireIDToken: authorization.requestsOpenID)
+                    grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)], dpopKey: dpopKey)
+                let session = try await provider.session(
+                    from: response, nonce: nil, requireIDToken: authorization.requestsOpenID, dpopKey: authorization.dpopKey)
                 try await sessions.establish(session)
                 logger.info("signed in as \(session.user?.subject ?? "unknown user")", metadata: ["category": "device"])
                 return session

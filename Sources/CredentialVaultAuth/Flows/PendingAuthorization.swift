@@ -15,6 +15,9 @@ struct PendingAuthorization: Codable, Sendable {
     /// Whether this sign-in asked for `openid` (its own scopes, not the configuration's), so
     /// that an ID token is required. `nil` in records written before it existed.
     var requestsOpenID: Bool? = nil
+    /// The DPoP key (PKCS#8 PEM) whose thumbprint went out as `dpop_jkt`: the code is bound to
+    /// it, and it becomes the session's key. `nil` without DPoP.
+    var dpopKey: String? = nil
 
     func save(under key: CredentialKey, in store: any AsyncTokenStorageAdapter, ttl: Duration) async throws(AuthError) {
         var data: Data

@@ -41,6 +41,9 @@ extension OIDCClient {
                 revocationError = .unsupported("the provider has no revocation endpoint")
             }
         }
+        // The session's DPoP key went with the session record; its nonces go too (after the
+        // revocation, whose answers may carry new ones).
+        await provider.dpopNonces.clear()
         var endSession: URL?
         if let endpoint = metadata?.endSessionEndpoint {
             var parameters = [("client_id", configuration.clientID)]

@@ -44,16 +44,29 @@ struct OAuthEndpointClient: Sendable {
         return response
     }
 
-    /// POSTs a token request to `metadata`'s token endpoint and decodes the answer.
+    /// POSTs a token request to `metadata`'s token endpoint and decodes the answer. With
+    /// `dpop`, every attempt carries a fresh proof (and a fresh client assertion), a
+    /// `use_dpop_nonce` answer is retried once with the nonce it gave, and the answer must be a
+    /// DPoP token; without, a DPoP token is refused (it could not be used).
     func token(
         _ metadata: ProviderMetadata, grant: String, parameters: [(String, String)], clientID: String,
-        authentication: ClientAuthentication, now: Date
+        authentication: ClientAuthentication, now: @escaping @Sendable () -> Date, dpop: DPoPProver? = nil
     ) async throws(AuthError) -> TokenResponse {
-        var form = [("grant_type", grant)] + parameters
-        var headers: [String: String] = [:]
-        try authentication.apply(
-            clientID: clientID, endpoint: metadata.tokenEndpoint, metadata: metadata, now: now, form: &form, headers: &headers)
-        let response = try await postForm(metadata.tokenEndpoint, form, headers: headers)
+        let endpoint = metadata.tokenEndpoint
+        let attempt = { (proof: String?) async throws(AuthError) -> HTTPResponse in
+            var form = [("grant_type", grant)] + parameters
+            var headers: [String: String] = [:]
+            try authentication.apply(
+                clientID: clientID, endpoint: endpoint, metadata: metadata, now: now(), form: &form, headers: &headers)
+            if let proof { headers["DPoP"] = proof }
+            return try await self.postForm(endpoint, form, headers: headers)
+        }
+        let response: HTTPResponse
+        if let dpop {
+            response = try await dpop.exchange(method: "POST", url: endpoint) { (proof) async throws(AuthError) in try await attempt(proof) }
+        } else {
+            response = try await attempt(nil)
+        }
         guard response.status == 200 else {
             let error = Self.failure(
                 response, grant: grant, confidential: authentication.isConfidential,
@@ -64,14 +77,30 @@ struct OAuthEndpointClient: Sendable {
         do {
             let decoded = try OutsideJSON.decode(TokenResponse.self, from: response.body)
             guard !decoded.accessToken.isEmpty else { throw AuthError.invalidResponse("empty access_token") }
-            if let type = decoded.tokenType, type.lowercased() != "bearer" {
-                throw AuthError.unsupported("token type \(type.prefix(20)) (only bearer tokens are supported)")
-            }
+            try Self.checkTokenType(decoded.tokenType, proofSent: dpop != nil)
             return decoded
         } catch let error as AuthError {
             throw error
         } catch {
             throw .invalidResponse("the token response is not the expected JSON")
+        }
+    }
+
+    /// `DPoP` only when a proof was sent (RFC 9449 section 5); a Bearer token (or none named,
+    /// RFC 6749 makes `token_type` required) only when none was. A provider may answer a proof
+    /// with a Bearer token (section 5 allows it), but this client only sends proofs when the
+    /// configuration asks for bound tokens, so it refuses that rather than keep a token weaker
+    /// than asked for.
+    static func checkTokenType(_ type: String?, proofSent: Bool) throws(AuthError) {
+        let type = type?.lowercased()
+        switch (type, proofSent) {
+        case ("dpop", true), ("bearer", false), (nil, false): return
+        case ("dpop", false):
+            throw .invalidResponse("the provider issued a DPoP-bound token to a request without a DPoP proof")
+        case ("bearer", true), (nil, true):
+            throw .invalidResponse("the provider issued a Bearer token although DPoP was asked for (turn DPoP off for this provider)")
+        default:
+            throw .unsupported("token type \(type?.prefix(20) ?? "") (only Bearer and DPoP tokens are supported)")
         }
     }
 

@@ -27,7 +27,8 @@ public final class JWSSigningKey: @unchecked Sendable, CustomStringConvertible, 
     /// The RFC 7638 JWK thumbprint (base64url SHA-256 of the required public members).
     public let thumbprint: String
 
-    private let key: OpaquePointer
+    /// The OpenSSL key (internal for `pkcs8PEM()`; never modified after `init`).
+    let key: OpaquePointer
 
     /// Takes ownership of `key` (freed if this throws).
     private init(owning key: OpaquePointer, keyID: String?) throws(JOSEError) {

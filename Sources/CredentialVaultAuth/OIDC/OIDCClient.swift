@@ -36,7 +36,7 @@ public final class OIDCClient: Sendable {
         self.store = store
         self.logger = logger.redacting
         self.clock = clock
-        self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger)
+        self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger, store: store)
         self.sessions = await SessionManager(
             refresher: OIDCRefresher(provider: provider), store: store, key: configuration.sessionKey,
             storageOptions: StorageOptions(accessibility: configuration.sessionAccessibility),

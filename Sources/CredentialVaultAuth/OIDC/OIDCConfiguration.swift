@@ -33,6 +33,11 @@ public struct OIDCConfiguration: Sendable {
     /// Accept a plain-http issuer that is not on this machine (default `false`: tokens would
     /// cross the network in clear; http is accepted only for 127.0.0.1, ::1 and localhost).
     public var allowsInsecureHTTP: Bool
+    /// Bind the session's tokens to a per-session P-256 key with DPoP (RFC 9449; default
+    /// `false`). When `true`, sign-in sends `dpop_jkt` and proofs, and a provider that answers
+    /// with a Bearer token instead is refused (`AuthError.invalidResponse`): asking for
+    /// sender-constrained tokens and silently getting bearer ones would defeat the purpose.
+    public var dpop: Bool
 
     /// Creates a configuration with the defaults above.
     public init(
@@ -41,7 +46,7 @@ public struct OIDCConfiguration: Sendable {
         clockSkew: Duration = .seconds(60), requestTimeout: Duration = .seconds(30),
         pendingAuthorizationTTL: Duration = .seconds(600), storageService: String = "credential-vault.auth",
         sessionAccessibility: Accessibility = .deviceOnly, session: SessionManager.Configuration = .init(),
-        bareBadRequestIsInvalidGrant: Bool = true, allowsInsecureHTTP: Bool = false
+        bareBadRequestIsInvalidGrant: Bool = true, allowsInsecureHTTP: Bool = false, dpop: Bool = false
     ) {
         self.issuer = issuer
         self.clientID = clientID
@@ -56,6 +61,7 @@ public struct OIDCConfiguration: Sendable {
         self.session = session
         self.bareBadRequestIsInvalidGrant = bareBadRequestIsInvalidGrant
         self.allowsInsecureHTTP = allowsInsecureHTTP
+        self.dpop = dpop
     }
 
     /// Where the session of this issuer and client is stored.
@@ -63,6 +69,13 @@ public struct OIDCConfiguration: Sendable {
         CredentialKey(
             service: storageService, account: "session \(clientID)@\(issuer.absoluteString)",
             label: "OpenID Connect session of \(clientID) at \(issuer.absoluteString)")
+    }
+
+    /// Where the last DPoP nonces of this issuer and client are kept, beside the session.
+    var dpopNonceKey: CredentialKey {
+        CredentialKey(
+            service: storageService, account: "dpop nonces \(clientID)@\(issuer.absoluteString)",
+            label: "DPoP nonces of \(clientID) at \(issuer.absoluteString)")
     }
 
     /// Where the pending sign-in with this `state` is stored (ephemeral, device-only).

@@ -11,9 +11,16 @@ struct OIDCProvider: Sendable {
     let logger: Logger
     let metadataCache: MetadataCache
     let keySets: KeySetCache
+    /// The last DPoP nonce per origin, persisted beside the session when there is a store.
+    let dpopNonces: DPoPNonceCache
 
-    init(configuration: OIDCConfiguration, transport: any HTTPTransport, clock: any CredentialClock, logger: Logger) {
+    init(
+        configuration: OIDCConfiguration, transport: any HTTPTransport, clock: any CredentialClock, logger: Logger,
+        store: (any AsyncTokenStorageAdapter)? = nil
+    ) {
         self.configuration = configuration
+        self.dpopNonces = DPoPNonceCache(
+            store: store, key: configuration.dpopNonceKey, options: StorageOptions(accessibility: configuration.sessionAccessibility))
         self.clock = clock
         self.logger = logger.redacting
         self.keySets = KeySetCache(clock: clock)
@@ -27,12 +34,22 @@ struct OIDCProvider: Sendable {
 
     func metadata() async throws(AuthError) -> ProviderMetadata { try await metadataCache.get(using: http) }
 
-    /// A token request with this client's authentication.
-    func token(grant: String, _ parameters: [(String, String)]) async throws(AuthError) -> TokenResponse {
+    /// A token request with this client's authentication, with DPoP proofs by `dpopKey` when given.
+    func token(grant: String, _ parameters: [(String, String)], dpopKey: JWSSigningKey? = nil) async throws(AuthError) -> TokenResponse {
         let metadata = try await metadata()
+        let clock = clock
         return try await http.token(
             metadata, grant: grant, parameters: parameters, clientID: configuration.clientID,
-            authentication: configuration.clientAuthentication, now: clock.now())
+            authentication: configuration.clientAuthentication, now: { clock.now() }, dpop: dpopKey.map(prover))
+    }
+
+    /// Proofs by `key`, with this client's nonces.
+    func prover(_ key: JWSSigningKey) -> DPoPProver { DPoPProver(key: key, nonces: dpopNonces, clock: clock) }
+
+    /// The prover of a DPoP-bound session; `nil` for a Bearer session.
+    func prover(for session: AuthSession) throws(AuthError) -> DPoPProver? {
+        guard let pem = session.dpopKey else { return nil }
+        return prover(try DPoPProver.key(stored: pem))
     }
 
     /// Verifies an ID token's signature and claims; refetches the JWKS once on an unknown
@@ -74,10 +91,11 @@ struct OIDCProvider: Sendable {
         return .invalidIDToken(error.reason)
     }
 
-    /// Builds a session from a token response (verifying its ID token when there is one, with
+    /// Builds a session from a token response (keeping `dpopKey`, or the previous session's; verifying its ID token when there is one, with
     /// its `at_hash` against the access token and its `c_hash` against `code` when a code was exchanged).
     func session(
-        from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil, code: String? = nil
+        from response: TokenResponse, nonce: String?, requireIDToken: Bool, previous: AuthSession? = nil, code: String? = nil,
+        dpopKey: String? = nil
     ) async throws(AuthError) -> AuthSession {
         let now = clock.now()
         var user = previous?.user
@@ -99,18 +117,22 @@ struct OIDCProvider: Sendable {
         } else if requireIDToken {
             throw .invalidResponse("the provider returned no ID token for an openid request")
         }
-        return AuthSession(
+        var session = AuthSession(
             accessToken: response.accessToken,
             refreshToken: response.refreshToken ?? previous?.refreshToken,
             idToken: response.idToken ?? previous?.idToken,
             expiresAt: response.expiresIn.map { now.addingTimeInterval($0) },
             scope: response.scope ?? previous?.scope, user: user, obtainedAt: now)
+        // The token endpoint checked the token type against the proof: a DPoP answer to a
+        // proof by this key (new, or the previous session's) binds the new tokens to it.
+        session.dpopKey = dpopKey ?? previous?.dpopKey
+        return session
     }
 
     /// RFC 7009 revocation of one token. Authenticates as the client; when the provider
     /// refuses that (401/403) and an access token is at hand, retries with it as a Bearer
-    /// credential (glewlwyd's requirement).
-    func revoke(_ token: String, hint: String, bearer: String?) async throws(AuthError) {
+    /// credential (glewlwyd's requirement), or as a DPoP one with a proof by `dpop`.
+    func revoke(_ token: String, hint: String, bearer: String?, dpop: DPoPProver? = nil) async throws(AuthError) {
         let metadata = try await metadata()
         guard let endpoint = metadata.revocationEndpoint else { throw .unsupported("the provider has no revocation endpoint") }
         var form = [("token", token), ("token_type_hint", hint)]
@@ -123,11 +145,37 @@ struct OIDCProvider: Sendable {
         if (response.status == 401 || response.status == 403), let bearer, headers["Authorization"] == nil,
             !configuration.clientAuthentication.usesAssertion
         {
-            response = try await http.postForm(endpoint, form, headers: ["Authorization": "Bearer \(bearer)"])
+            if let dpop {
+                response = try await revokeWithDPoP(endpoint, form: form, accessToken: bearer, dpop: dpop, metadata: metadata)
+            } else {
+                response = try await http.postForm(endpoint, form, headers: ["Authorization": "Bearer \(bearer)"])
+            }
         }
         guard response.status == 200 else {
             throw OAuthEndpointClient.failure(response, grant: nil, confidential: configuration.clientAuthentication.isConfidential, bare400IsInvalidGrant: false)
         }
+    }
+
+    /// Revocation authorized by a DPoP-bound access token. glewlwyd 2.7.5 checks the proof's
+    /// `htu` against `<issuer>revoke` (its code forgets the slash): when the provider refuses a
+    /// correct proof with `invalid_dpop_proof` and its revocation endpoint is exactly
+    /// `<issuer>/revoke`, one more proof naming that URL is sent. A provider that follows the
+    /// RFC accepts the first proof and never sees the second.
+    private func revokeWithDPoP(
+        _ endpoint: URL, form: [(String, String)], accessToken: String, dpop: DPoPProver, metadata: ProviderMetadata
+    ) async throws(AuthError) -> HTTPResponse {
+        let send = { (target: URL?) async throws(AuthError) -> HTTPResponse in
+            try await dpop.exchange(method: "POST", url: endpoint, target: target, accessToken: accessToken) { (proof) async throws(AuthError) in
+                try await self.http.postForm(endpoint, form, headers: ["Authorization": "DPoP \(accessToken)", "DPoP": proof])
+            }
+        }
+        let response = try await send(nil)
+        let slashless = URL(string: metadata.issuer + "revoke")
+        guard response.status == 401, OAuthErrorBody.parse(response.body)?.error == "invalid_dpop_proof",
+            endpoint.absoluteString == metadata.issuer + "/revoke", let slashless
+        else { return response }
+        logger.debug("revocation refused the proof; retrying with glewlwyd's htu", metadata: ["category": "dpop"])
+        return try await send(slashless)
     }
 }
 

@@ -5,7 +5,9 @@ struct OIDCRefresher: SessionRefresher {
 
     func refresh(_ session: AuthSession) async throws(AuthError) -> AuthSession {
         guard let refreshToken = session.refreshToken else { throw .unsupported("the session has no refresh token") }
-        let response = try await provider.token(grant: "refresh_token", [("refresh_token", refreshToken)])
+        // A DPoP session's refresh token is bound to its key (RFC 9449 section 5): the proof is by that key.
+        let key = try session.dpopKey.map { (pem) throws(AuthError) in try DPoPProver.key(stored: pem) }
+        let response = try await provider.token(grant: "refresh_token", [("refresh_token", refreshToken)], dpopKey: key)
         return try await provider.session(from: response, nonce: nil, requireIDToken: false, previous: session)
     }
 
@@ -13,10 +15,11 @@ struct OIDCRefresher: SessionRefresher {
     /// the refresh token's revocation failed (the first failure is thrown afterwards).
     func revoke(_ session: AuthSession) async throws(AuthError) {
         var failure: AuthError?
+        let dpop = try provider.prover(for: session)
         if let refreshToken = session.refreshToken {
-            do { try await provider.revoke(refreshToken, hint: "refresh_token", bearer: session.accessToken) } catch { failure = error }
+            do { try await provider.revoke(refreshToken, hint: "refresh_token", bearer: session.accessToken, dpop: dpop) } catch { failure = error }
         }
-        do { try await provider.revoke(session.accessToken, hint: "access_token", bearer: session.accessToken) } catch {
+        do { try await provider.revoke(session.accessToken, hint: "access_token", bearer: session.accessToken, dpop: dpop) } catch {
             failure = failure ?? error
         }
         if let failure { throw failure }

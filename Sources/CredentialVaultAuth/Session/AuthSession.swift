@@ -3,7 +3,7 @@ import Foundation
 /// A signed-in session: the tokens and who they belong to. Stored as JSON through the
 /// application's store; `description` never shows a token.
 public struct AuthSession: Sendable, Hashable, Codable, CustomStringConvertible, CustomDebugStringConvertible {
-    /// The bearer access token.
+    /// The access token (a Bearer token, or a DPoP-bound one when `isDPoPBound`).
     public var accessToken: String
     /// The refresh token, if the provider issued one.
     public var refreshToken: String?
@@ -17,6 +17,16 @@ public struct AuthSession: Sendable, Hashable, Codable, CustomStringConvertible,
     public var user: AuthUser?
     /// When this session (these tokens) was obtained.
     public var obtainedAt: Date
+    /// The session's DPoP private key (PKCS#8 PEM) when its tokens are DPoP-bound (RFC 9449):
+    /// stored inside the session record, so that it lives exactly as long as the session (one
+    /// save, one delete, the same store and accessibility) and every process that reads the
+    /// session signs with the same key. Never described, never public.
+    var dpopKey: String? = nil
+
+    /// Whether the tokens are bound to this session's DPoP key: the access token must then be
+    /// sent with `Authorization: DPoP` and a proof (`OIDCClient.authorizationHeaders(for:method:)`),
+    /// never as a Bearer token.
+    public var isDPoPBound: Bool { dpopKey != nil }
 
     /// Creates a session.
     public init(
@@ -41,7 +51,7 @@ public struct AuthSession: Sendable, Hashable, Codable, CustomStringConvertible,
     /// Redacted: the user and the expiry only.
     public var description: String {
         "AuthSession(user: \(user?.description ?? "unknown"), expiresAt: \(expiresAt.map { "\($0)" } ?? "unknown"), "
-            + "refreshToken: \(refreshToken == nil ? "none" : "present"), tokens redacted)"
+            + "refreshToken: \(refreshToken == nil ? "none" : "present")\(isDPoPBound ? ", DPoP-bound" : ""), tokens redacted)"
     }
 
     /// Same as `description`.

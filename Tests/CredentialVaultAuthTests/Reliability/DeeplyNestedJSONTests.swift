@@ -55,10 +55,10 @@ struct DeeplyNestedJSONTests {
         let metadata = ProviderMetadata(
             issuer: Self.issuer, authorizationEndpoint: nil, tokenEndpoint: URL(string: "\(Self.issuer)/token")!, jwksURI: nil)
         await #expect(throws: AuthError.invalidResponse("the token response is not the expected JSON")) {
-            _ = try await Self.endpoints(200).token(metadata, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none, now: Date())
+            _ = try await Self.endpoints(200).token(metadata, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none, now: { Date() })
         }
         await #expect(throws: AuthError.self) {
-            _ = try await Self.endpoints(400).token(metadata, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none, now: Date())
+            _ = try await Self.endpoints(400).token(metadata, grant: "refresh_token", parameters: [("refresh_token", "rt")], clientID: "cli", authentication: .none, now: { Date() })
         }
     }
 

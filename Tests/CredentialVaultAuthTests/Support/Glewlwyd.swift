@@ -51,6 +51,18 @@ struct Glewlwyd: Sendable {
 
     var api: URL { base.appendingPathComponent("api") }
 
+    /// The plugin with DPoP nonces mandatory (provision.sh's "dpop").
+    var dpopIssuer: URL {
+        ProcessInfo.processInfo.environment["GLEWLWYD_DPOP_ISSUER"].flatMap(URL.init(string:)) ?? api.appendingPathComponent("dpop")
+    }
+
+    /// A public-client configuration for `cli` at the "dpop" plugin, with DPoP on.
+    func dpopConfiguration() -> OIDCConfiguration {
+        var configuration = configuration(issuer: dpopIssuer)
+        configuration.dpop = true
+        return configuration
+    }
+
     /// A public-client configuration for the `cli` client.
     func configuration(
         issuer: URL? = nil, margin: Duration = .seconds(60), retry: RetryPolicy = .default, proactive: Bool = false

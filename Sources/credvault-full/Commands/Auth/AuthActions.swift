@@ -14,6 +14,10 @@ enum AuthToken {
         let client = try await context.client(profile, store: store)
         let token = try await client.getAccessToken(forceRefresh: args.flags.contains("force-refresh"))
         context.say(token)
+        if try await client.sessions.storedSession()?.isDPoPBound == true {
+            // On stderr: scripts read the token from stdout, people read this.
+            context.io.error("this token is DPoP-bound: it works only with a proof; use `credvault auth header --url URL --method M`")
+        }
         return ExitCode.success
     }
 
@@ -60,14 +64,15 @@ enum AuthStatus {
                 "signed_in": true, "issuer": profile.issuer, "client_id": profile.clientID,
                 "subject": session.user?.subject ?? "", "email": session.user?.email ?? NSNull(),
                 "expires_at": session.expiresAt.map { Int($0.timeIntervalSince1970) } ?? NSNull(),
-                "access_token_expired": expired, "refreshable": session.refreshToken != nil,
+                "access_token_expired": expired, "refreshable": session.refreshToken != nil, "dpop_bound": session.isDPoPBound,
             ]
             context.io.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
         } else {
             context.say("Signed in as \(session.user?.description ?? "unknown user") at \(profile.issuer) (client \(profile.clientID))")
             if let expiry = session.expiresAt {
                 context.say("Access token \(expired ? "expired" : "valid until") \(ISO8601DateFormatter().string(from: expiry))"
-                    + (session.refreshToken != nil ? "; refreshable" : "; not refreshable"))
+                    + (session.refreshToken != nil ? "; refreshable" : "; not refreshable")
+                    + (session.isDPoPBound ? "; DPoP-bound" : ""))
             }
         }
         return ExitCode.success

@@ -3,7 +3,7 @@ import CredentialVaultAuth
 import CredentialVaultCLI
 import Foundation
 
-/// `credvault auth login|token|status|logout`: an OpenID Connect session kept in the vault.
+/// `credvault auth login|token|header|status|logout`: an OpenID Connect session kept in the vault.
 enum AuthCommand: Command {
     static let name = "auth"
     static let summary = Registry.summary(of: name)
@@ -11,12 +11,13 @@ enum AuthCommand: Command {
         usage: credvault auth ACTION [OPTIONS] [common options]
 
         actions:
-          login   --issuer URL --client-id ID [--device] [--port N] [--scope "S ..."] [--no-browser]
+          login   --issuer URL --client-id ID [--device] [--port N] [--scope "S ..."] [--no-browser] [--dpop]
                   Sign in: in the browser with a loopback redirect on 127.0.0.1 (a free port, or
                   --port N for providers that match redirect URIs exactly; not the port of the
                   issuer or of one of its endpoints on 127.0.0.1), or with --device the
                   device grant (prints the code and the page to visit). --no-browser prints the
                   URL instead of running xdg-open. The session and the issuer/client are stored.
+                  --dpop binds the tokens to a key kept with the session (RFC 9449 DPoP).
           login   --issuer URL --client-id ID --redirect-uri URI [--no-browser]
                   Start a sign-in whose redirect goes elsewhere (a custom scheme handled by
                   `credvault auth redirect %u` in a .desktop file): prints the URL and exits.
@@ -28,6 +29,11 @@ enum AuthCommand: Command {
                   (--client-secret-file PATH [--client-secret-jwt] | --client-key SERVICE/ACCOUNT
                   | --client-key-file PATH) [--client-key-id KID] [--assertion-audience AUD]
                   Print a client-credentials token for a service (cached in the vault).
+          header  --url URL [--method M]
+                  Print the headers that authorize one request to URL with method M (default
+                  GET): `Authorization: Bearer ...`, or for a DPoP-bound session `Authorization:
+                  DPoP ...` and a single-use `DPoP:` proof. They hold the token: for scripts
+                  (e.g. `credvault auth header --url U | curl -H @- U`).
           status  Say who is signed in and until when (exit code 1 when nobody is).
           logout  Delete the session, revoke its tokens, print the provider's end-session URL.
 
@@ -45,14 +51,14 @@ enum AuthCommand: Command {
         again), 12 the provider could not be reached or timed out.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser", "client-secret-jwt"]
+    static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser", "client-secret-jwt", "dpop"]
     static let options: Set<String> = Set([
-        "issuer", "client-id", "port", "scope", "timeout", "log-level", "redirect-uri",
+        "issuer", "client-id", "port", "scope", "timeout", "log-level", "redirect-uri", "url", "method",
     ]).union(ClientAuthenticationOptions.options)
 
     static func run(_ arguments: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
         var args = arguments
-        guard !args.positionals.isEmpty else { throw UsageError("expected ACTION (login, token, status, logout)") }
+        guard !args.positionals.isEmpty else { throw UsageError("expected ACTION (login, token, header, status, logout)") }
         let action = args.positionals.removeFirst()
         let operand = action == "redirect" && !args.positionals.isEmpty ? args.positionals.removeFirst() : nil
         guard args.positionals.isEmpty else { throw UsageError("unexpected argument \(args.positionals[0])") }
@@ -68,9 +74,10 @@ enum AuthCommand: Command {
                 case "login": try await AuthLogin.run(context, device: deviceGrant)
                 case "redirect": try await AuthLogin.completeRedirect(context, url: operand)
                 case "token": try await AuthToken.run(context)
+                case "header": try await AuthHeader.run(context)
                 case "status": try await AuthStatus.run(context)
                 case "logout": try await AuthLogout.run(context)
-                default: throw UsageError("unknown action '\(action)' (login, redirect, token, status, logout)")
+                default: throw UsageError("unknown action '\(action)' (login, redirect, token, header, status, logout)")
                 }
             }
         } catch let error as AuthError {

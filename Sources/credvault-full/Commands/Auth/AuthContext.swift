@@ -18,6 +18,8 @@ struct AuthContext: Sendable {
         var issuer: String
         var clientID: String
         var scopes: [String]
+        /// Whether the session is bound to a DPoP key (`login --dpop`); `nil` in profiles written before.
+        var dpop: Bool? = nil
     }
 
     init(_ args: ParsedArguments, io: TerminalIO, vault: VaultAccess) throws {
@@ -41,7 +43,9 @@ struct AuthContext: Sendable {
         guard let issuer = option("issuer") ?? stored?.issuer, let clientID = option("client-id") ?? stored?.clientID else {
             return nil
         }
-        return Profile(issuer: issuer, clientID: clientID, scopes: scopes ?? stored?.scopes ?? ["openid"])
+        return Profile(
+            issuer: issuer, clientID: clientID, scopes: scopes ?? stored?.scopes ?? ["openid"],
+            dpop: args.value.flags.contains("dpop") ? true : stored?.dpop)
     }
 
     func save(_ profile: Profile, in store: any TokenStorageBackend) throws {
@@ -56,7 +60,7 @@ struct AuthContext: Sendable {
         guard let issuer = URL(string: profile.issuer), issuer.scheme != nil else { throw UsageError("--issuer is not a URL") }
         let configuration = OIDCConfiguration(
             issuer: issuer, clientID: profile.clientID, scopes: profile.scopes,
-            session: SessionManager.Configuration(proactiveRefresh: false))
+            session: SessionManager.Configuration(proactiveRefresh: false), dpop: profile.dpop ?? false)
         return try await OIDCClient(configuration: configuration, store: store, logger: logger)
     }
 

@@ -24,7 +24,9 @@ enum AuthLogin {
             timeout = .seconds(seconds)
         }
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
-        let profile = AuthContext.Profile(issuer: issuer, clientID: clientID, scopes: context.scopes ?? ["openid"])
+        let profile = AuthContext.Profile(
+            issuer: issuer, clientID: clientID, scopes: context.scopes ?? ["openid"],
+            dpop: context.args.value.flags.contains("dpop") ? true : nil)
         let client = try await context.client(profile, store: store)
         let io = context.io
         let session: AuthSession

@@ -1,0 +1,50 @@
+import Foundation
+
+extension OIDCClient {
+    /// The headers that authorize one request to a resource server with the session's access
+    /// token (refreshed first when it expires within the margin): `Authorization: Bearer ...`,
+    /// or for a DPoP-bound session `Authorization: DPoP ...` and a `DPoP` proof for this method
+    /// and URL (`htu` without query and fragment, `ath`, the origin's last nonce).
+    ///
+    /// A proof is single-use and short-lived: ask again for every request. When the server
+    /// answers 401 with `WWW-Authenticate: DPoP error="use_dpop_nonce"`, call
+    /// `noteResponse(_:for:)` with that answer and ask again (or use `send(authorized:)`, which
+    /// does both).
+    /// - Throws: `AuthError.notSignedIn`, or what refreshing the session throws.
+    public func authorizationHeaders(for url: URL, method: String) async throws(AuthError) -> [String: String] {
+        let session = try await getSession()
+        guard let dpop = try provider.prover(for: session) else { return ["Authorization": "Bearer \(session.accessToken)"] }
+        return [
+            "Authorization": "DPoP \(session.accessToken)",
+            "DPoP": try await dpop.proof(method: method, url: url, accessToken: session.accessToken),
+        ]
+    }
+
+    /// Remembers the `DPoP-Nonce` a resource server sent with `response` to a request to `url`,
+    /// for the next `authorizationHeaders(for:method:)` of that origin (and of the other
+    /// processes sharing the session).
+    public func noteResponse(_ response: HTTPResponse, for url: URL) async {
+        await provider.dpopNonces.learn(from: response, for: url)
+    }
+
+    /// Sends `request` with `authorizationHeaders(for:method:)` added, through the client's
+    /// transport, and retries it exactly once with a new proof when a DPoP server answers with
+    /// a nonce challenge carrying a new nonce. Any other answer, and the second one, is
+    /// returned as it is (a 401 stays a 401: the caller decides whether to sign in again).
+    public func send(authorized request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
+        let session = try await getSession()
+        let transport = provider.http.transport
+        guard let dpop = try provider.prover(for: session) else {
+            var bearer = request
+            bearer.headers["Authorization"] = "Bearer \(session.accessToken)"
+            return try await transport.send(bearer)
+        }
+        return try await dpop.exchange(method: request.method, url: request.url, accessToken: session.accessToken) {
+            (proof) async throws(AuthError) in
+            var attempt = request
+            attempt.headers["Authorization"] = "DPoP \(session.accessToken)"
+            attempt.headers["DPoP"] = proof
+            return try await transport.send(attempt)
+        }
+    }
+}

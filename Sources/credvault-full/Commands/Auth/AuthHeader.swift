@@ -1,0 +1,23 @@
+import CredentialVault
+import CredentialVaultAuth
+import CredentialVaultCLI
+import Foundation
+
+/// `credvault auth header --url URL [--method M]`: the headers that authorize one request.
+enum AuthHeader {
+    static func run(_ context: AuthContext) async throws -> Int32 {
+        guard let text = context.option("url"), let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+            scheme == "https" || scheme == "http", url.host != nil
+        else { throw UsageError("header needs --url with an http(s) URL") }
+        let method = (context.option("method") ?? "GET").uppercased()
+        guard !method.isEmpty, method.allSatisfy({ $0.isASCII && $0.isLetter }) else { throw UsageError("--method takes an HTTP method") }
+        guard let store = try context.openStore(create: false), let profile = try context.profile(in: store) else {
+            throw AuthError.notSignedIn
+        }
+        let headers = try await context.client(profile, store: store).authorizationHeaders(for: url, method: method)
+        // stdout, "Name: value" lines in a fixed order: what the caller asked for, e.g. for
+        // `curl -H @-`. A DPoP proof is single-use: one invocation per request.
+        for name in headers.keys.sorted() { context.say("\(name): \(headers[name]!)") }
+        return ExitCode.success
+    }
+}
