@@ -19,20 +19,29 @@ enum OpenSSLKeys {
     static func withPublicKey<R>(
         type: String, push: (OpaquePointer) -> Bool, body: (OpaquePointer) -> R
     ) -> R? {
+        guard let key = key(type: type, selection: cv_evp_pkey_public_key_selection(), push: push) else { return nil }
+        defer { EVP_PKEY_free(key) }
+        return body(key)
+    }
+
+    /// A new `EVP_PKEY` of `type` holding the `selection` (public key, or key pair) of the
+    /// parameters `push` adds (see `withPublicKey` for what may be pushed); the caller frees it.
+    static func key(type: String, selection: Int32, push: (OpaquePointer) -> Bool) -> OpaquePointer? {
         guard let builder = OSSL_PARAM_BLD_new() else { return nil }
         defer { OSSL_PARAM_BLD_free(builder) }
         guard push(builder), let params = OSSL_PARAM_BLD_to_param(builder) else { return nil }
+        // OpenSSL 3.0 has no clearing free for parameter arrays; the copies of private values
+        // made from BIGNUMs flagged secure (see `JWSSigningKey`) are cleared by OpenSSL itself.
         defer { OSSL_PARAM_free(params) }
         guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { return nil }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_fromdata_init(context) == 1 else { return nil }
         var key: OpaquePointer?
-        guard EVP_PKEY_fromdata(context, &key, cv_evp_pkey_public_key_selection(), params) == 1, let key else {
+        guard EVP_PKEY_fromdata(context, &key, selection, params) == 1, let key else {
             EVP_PKEY_free(key)
             return nil
         }
-        defer { EVP_PKEY_free(key) }
-        return body(key)
+        return key
     }
 
     /// A new BIGNUM holding the big-endian unsigned integer `bytes`; the caller frees it.

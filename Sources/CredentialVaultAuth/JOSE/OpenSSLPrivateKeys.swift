@@ -55,21 +55,7 @@ enum OpenSSLPrivateKeys {
     /// OpenSSL's key checks pass (`checked`).
     static func keyPair(type: String, push: (OpaquePointer) -> Bool) -> OpaquePointer? {
         defer { ERR_clear_error() }
-        guard let builder = OSSL_PARAM_BLD_new() else { return nil }
-        defer { OSSL_PARAM_BLD_free(builder) }
-        guard push(builder), let params = OSSL_PARAM_BLD_to_param(builder) else { return nil }
-        // OpenSSL 3.0 has no clearing free for parameter arrays; the copies of private values
-        // made from BIGNUMs flagged secure (see `JWSSigningKey`) are cleared by OpenSSL itself.
-        defer { OSSL_PARAM_free(params) }
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, type, nil) else { return nil }
-        defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_fromdata_init(context) == 1 else { return nil }
-        var key: OpaquePointer?
-        guard EVP_PKEY_fromdata(context, &key, cv_evp_pkey_keypair_selection(), params) == 1 else {
-            EVP_PKEY_free(key)
-            return nil
-        }
-        return checked(key)
+        return checked(OpenSSLKeys.key(type: type, selection: cv_evp_pkey_keypair_selection(), push: push))
     }
 
     /// `key` when OpenSSL's checks pass (the public half is valid and is the private half's,
