@@ -11,7 +11,9 @@ extension OIDCClient {
     /// `noteResponse(_:for:)` with that answer and ask again (or use `send(authorized:)`, which
     /// does both).
     /// - Throws: `AuthError.notSignedIn`, or what refreshing the session throws;
-    ///   `.unsupported` for a session without a DPoP key when the configuration asks for DPoP.
+    ///   `.invalidConfiguration` for a URL that is not https (plain http only on this machine,
+    ///   unless `allowsInsecureHTTP`); `.unsupported` for a session without a DPoP key when the
+    ///   configuration asks for DPoP.
     public func authorizationHeaders(for url: URL, method: String) async throws(AuthError) -> [String: String] {
         let (session, dpop) = try await resourceSession(for: url)
         guard let dpop else { return ["Authorization": "Bearer \(session.accessToken)"] }
@@ -21,10 +23,15 @@ extension OIDCClient {
         ]
     }
 
-    /// The session and its prover for a request to `url`. With DPoP configured, a session without a key (signed in
+    /// The session and its prover for a request to `url`. The token goes only over https, or
+    /// plain http on this machine (or anywhere with `allowsInsecureHTTP`), as for the
+    /// provider's own endpoints. With DPoP configured, a session without a key (signed in
     /// before DPoP was turned on, or by a client without it) is refused: sending its token as
     /// a Bearer token would be the silent downgrade the configuration exists to prevent.
     private func resourceSession(for url: URL) async throws(AuthError) -> (AuthSession, DPoPProver?) {
+        guard EndpointPolicy(issuer: url, allowsInsecureHTTP: configuration.allowsInsecureHTTP).allows(url) else {
+            throw .invalidConfiguration("the access token is not sent to \(Redactor.describe(url)): not https (plain http only on this machine)")
+        }
         let session = try await getSession()
         let dpop = try provider.prover(for: session)
         guard dpop != nil || !configuration.dpop else { throw OIDCRefresher.notDPoPBound }
