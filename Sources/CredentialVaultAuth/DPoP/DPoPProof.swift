@@ -47,13 +47,17 @@ struct DPoPProof: Sendable {
         }
     }
 
-    /// `htu`: the URL without query and fragment (RFC 9449 section 4.2). Everything else is
+    /// `htu`: the URL without query, fragment and user information (RFC 9449 section 4.2). Everything else is
     /// kept as given, because providers compare it as a string with their endpoint URL
     /// (glewlwyd does, exactly): send the endpoint URL as discovery published it.
     static func target(of url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
         components.query = nil
         components.fragment = nil
+        // Nor user information: an HTTP request's URI has none (RFC 9110 section 4.2.4), and a
+        // password there would travel inside every proof (and whatever logs them).
+        components.user = nil
+        components.password = nil
         return components.string ?? url.absoluteString
     }
 

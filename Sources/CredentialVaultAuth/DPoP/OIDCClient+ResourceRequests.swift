@@ -10,14 +10,32 @@ extension OIDCClient {
     /// answers 401 with `WWW-Authenticate: DPoP error="use_dpop_nonce"`, call
     /// `noteResponse(_:for:)` with that answer and ask again (or use `send(authorized:)`, which
     /// does both).
-    /// - Throws: `AuthError.notSignedIn`, or what refreshing the session throws.
+    /// - Throws: `AuthError.notSignedIn`, or what refreshing the session throws;
+    ///   `.invalidConfiguration` for a URL that is not https (plain http only on this machine,
+    ///   unless `allowsInsecureHTTP`); `.unsupported` for a session without a DPoP key when the
+    ///   configuration asks for DPoP.
     public func authorizationHeaders(for url: URL, method: String) async throws(AuthError) -> [String: String] {
-        let session = try await getSession()
-        guard let dpop = try provider.prover(for: session) else { return ["Authorization": "Bearer \(session.accessToken)"] }
+        let (session, dpop) = try await resourceSession(for: url)
+        guard let dpop else { return ["Authorization": "Bearer \(session.accessToken)"] }
         return [
             "Authorization": "DPoP \(session.accessToken)",
             "DPoP": try await dpop.proof(method: method, url: url, accessToken: session.accessToken),
         ]
+    }
+
+    /// The session and its prover for a request to `url`. The token goes only over https, or
+    /// plain http on this machine (or anywhere with `allowsInsecureHTTP`), as for the
+    /// provider's own endpoints. With DPoP configured, a session without a key (signed in
+    /// before DPoP was turned on, or by a client without it) is refused: sending its token as
+    /// a Bearer token would be the silent downgrade the configuration exists to prevent.
+    private func resourceSession(for url: URL) async throws(AuthError) -> (AuthSession, DPoPProver?) {
+        guard EndpointPolicy(issuer: url, allowsInsecureHTTP: configuration.allowsInsecureHTTP).allows(url) else {
+            throw .invalidConfiguration("the access token is not sent to \(Redactor.describe(url)): not https (plain http only on this machine)")
+        }
+        let session = try await getSession()
+        let dpop = try provider.prover(for: session)
+        guard dpop != nil || !configuration.dpop else { throw OIDCRefresher.notDPoPBound }
+        return (session, dpop)
     }
 
     /// Remembers the `DPoP-Nonce` a resource server sent with `response` to a request to `url`,
@@ -32,9 +50,9 @@ extension OIDCClient {
     /// a nonce challenge carrying a new nonce. Any other answer, and the second one, is
     /// returned as it is (a 401 stays a 401: the caller decides whether to sign in again).
     public func send(authorized request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
-        let session = try await getSession()
+        let (session, dpop) = try await resourceSession(for: request.url)
         let transport = provider.http.transport
-        guard let dpop = try provider.prover(for: session) else {
+        guard let dpop else {
             var bearer = request
             bearer.headers["Authorization"] = "Bearer \(session.accessToken)"
             return try await transport.send(bearer)

@@ -3,8 +3,15 @@
 struct OIDCRefresher: SessionRefresher {
     let provider: OIDCProvider
 
+    /// A session without a DPoP key when the configuration asks for DPoP-bound tokens.
+    static let notDPoPBound = AuthError.unsupported(
+        "the stored session is not DPoP-bound (signed in without DPoP) but DPoP is configured: sign in again")
+
     func refresh(_ session: AuthSession) async throws(AuthError) -> AuthSession {
         guard let refreshToken = session.refreshToken else { throw .unsupported("the session has no refresh token") }
+        // With DPoP configured, a session without a key would be refreshed without a proof and
+        // its Bearer tokens accepted: refused, the user signs in again with DPoP.
+        guard session.dpopKey != nil || !provider.configuration.dpop else { throw Self.notDPoPBound }
         // A DPoP session's refresh token is bound to its key (RFC 9449 section 5): the proof is by that key.
         let key = try session.dpopKey.map { (pem) throws(AuthError) in try DPoPProver.key(stored: pem) }
         let response = try await provider.token(grant: "refresh_token", [("refresh_token", refreshToken)], dpopKey: key)

@@ -57,6 +57,28 @@ public struct ClientMetadata: Sendable, Equatable {
             applicationType: "native", additional: ["client_confidential": .bool(false)])
     }
 
+    /// JWK members that hold private or symmetric key material (RFC 7518 section 6).
+    static let privateKeyMembers: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
+
+    /// Refuses metadata whose `jwks` (the property or an `additional` member) carries private
+    /// or symmetric key material: RFC 7591 section 2 forbids it, and the provider (and whoever
+    /// reads its client records) would get the client's private key, e.g. when a private JWK
+    /// was passed where its public half belonged.
+    func checkPublicKeysOnly() throws(AuthError) {
+        guard case .object(let object) = json(), let jwks = object["jwks"] else { return }
+        if Self.holdsPrivateKeyMaterial(jwks) {
+            throw .invalidConfiguration("the client metadata's jwks holds private key material: register the public keys only")
+        }
+    }
+
+    private static func holdsPrivateKeyMaterial(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members): members.contains { privateKeyMembers.contains($0.key) || holdsPrivateKeyMaterial($0.value) }
+        case .array(let values): values.contains(where: holdsPrivateKeyMaterial)
+        default: false
+        }
+    }
+
     /// The JSON object sent to the provider (plus `client_id` for an RFC 7592 update).
     func json(clientID: String? = nil) -> JSONValue {
         var object = additional

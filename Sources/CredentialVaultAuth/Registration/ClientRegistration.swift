@@ -51,8 +51,10 @@ public struct ClientRegistration: Sendable {
     ///   protected, sent as `Bearer` (glewlwyd answers 500 to the `DPoP` scheme here).
     /// - Throws: `AuthError.providerError` with the RFC 7591 code (`invalid_redirect_uri`,
     ///   `invalid_client_metadata`, ...), `.invalidCredentials` for a refused initial access
-    ///   token, `.invalidResponse` for a malformed answer.
+    ///   token, `.invalidResponse` for a malformed answer, `.invalidConfiguration` for a `jwks`
+    ///   holding private key material (nothing is sent then).
     public func register(_ metadata: ClientMetadata, initialAccessToken: RegistrationSecret? = nil) async throws(AuthError) -> RegisteredClient {
+        try metadata.checkPublicKeysOnly()
         let response = try await send("POST", endpoint, json: metadata.json(), token: initialAccessToken)
         guard response.status == 201 || response.status == 200 else { throw failure(response, authenticated: initialAccessToken != nil) }
         let client = try RegistrationResponse.parse(response.body, endpoint: endpoint)
@@ -70,6 +72,7 @@ public struct ClientRegistration: Sendable {
 
     /// Replaces the client's metadata (RFC 7592 §2.2: the full metadata, with `client_id`).
     public func update(_ client: RegisteredClient, to metadata: ClientMetadata) async throws(AuthError) -> RegisteredClient {
+        try metadata.checkPublicKeysOnly()
         let (uri, token) = try management(client)
         let response = try await send("PUT", uri, json: metadata.json(clientID: client.clientID), token: token)
         guard response.status == 200 else { throw failure(response, authenticated: true) }

@@ -47,6 +47,12 @@ public struct ResourceAuthorizationDiscovery: Sendable {
         guard metadata.authorizationServers.contains(issuer) else {
             throw .invalidConfiguration("the chosen authorization server is not one the resource names")
         }
+        // The resource's own scheme rules apply: an https resource cannot send the client to a
+        // plain-http authorization server, not even one on this machine (a hostile document
+        // would otherwise probe loopback services and downgrade the sign-in to clear text).
+        guard policy(for: canonical).allows(issuer) else {
+            throw .discoveryFailed("the authorization server \(Redactor.describe(issuer)) is not https (plain http only for an http resource on this machine)")
+        }
         let provider = try await authorizationServerMetadata(issuer: issuer)
         let asked = challenge?.scopes ?? []
         return ResourceAuthorization(

@@ -23,6 +23,12 @@ struct DPoPProofTests {
         #expect(DPoPProof.target(of: URL(string: "http://127.0.0.1:8080/api/oidc/token")!) == "http://127.0.0.1:8080/api/oidc/token")
     }
 
+    @Test("htu carries no user information: a password in the URL never travels inside a proof")
+    func targetWithoutUserInformation() {
+        #expect(DPoPProof.target(of: URL(string: "https://user:s3cret@rs.example/api?x=1")!) == "https://rs.example/api")
+        #expect(DPoPProof.target(of: URL(string: "https://user@rs.example:8443/api")!) == "https://rs.example:8443/api")
+    }
+
     @Test("claims: htm upper case, iat a second behind now in whole seconds (never ahead of a coarse server clock), a fresh jti each time, ath and nonce when given")
     func claims() throws {
         let now = Date(timeIntervalSince1970: 1_800_000_000.9)
