@@ -102,7 +102,12 @@ package enum CLIChild {
             c[bytes.count] = 0
             return c
         } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        // Every child gets the sanitizer options (and so the LeakSanitizer suppressions of
+        // scripts/sanitizers/lsan.supp), also when the test gave an environment of its own; an
+        // option the test sets itself wins. Without this a child of a test with a private
+        // environment ran with none, and the documented suppressions never applied to it.
+        let withSanitizers = environment.merging(Sanitizers.options) { own, _ in own }
+        let envp = withSanitizers.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { $0?.deallocate() }
             envp.forEach { free($0) }
