@@ -16,10 +16,13 @@ package func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throw
 package func runBlocking<T: Sendable>(
     _ body: @escaping @Sendable () async throws -> T, started: (Task<Void, Never>) -> Void
 ) throws -> T {
-    let outcome = BlockingOutcome<T>()
+    let outcome = BlockingOutcome<T>(body)
     let done = DispatchSemaphore(value: 0)
     let task = Task {
-        do { outcome.set(.success(try await body())) } catch { outcome.set(.failure(error)) }
+        await outcome.run()
+        // Only now, with the work's closure (and what it captured: a migration's stores) released,
+        // may the caller go on: signalled earlier, the command could return and the process exit
+        // while the task still held them, which LeakSanitizer reports as lost now and then.
         done.signal()
     }
     started(task)
@@ -27,9 +30,21 @@ package func runBlocking<T: Sendable>(
     return try outcome.get()
 }
 
+/// The work and then its result: the work is taken out (and so released) when it ran.
 private final class BlockingOutcome<T: Sendable>: Sendable {
+    private let body: Mutex<(@Sendable () async throws -> T)?>
     private let result = Mutex<Result<T, any Error>?>(nil)
-    func set(_ value: Result<T, any Error>) { result.withLock { $0 = value } }
+
+    init(_ body: @escaping @Sendable () async throws -> T) { self.body = Mutex(body) }
+
+    /// Runs the work once; the closure is dropped before this returns.
+    func run() async {
+        guard let work = body.withLock({ $0.take() }) else { return }
+        let value: Result<T, any Error>
+        do { value = .success(try await work()) } catch { value = .failure(error) }
+        result.withLock { $0 = value }
+    }
+
     func get() throws -> T {
         guard let result = result.withLock({ $0 }) else { throw UsageError("internal: no result") }
         return try result.get()

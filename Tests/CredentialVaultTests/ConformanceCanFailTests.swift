@@ -23,9 +23,9 @@ import Testing
             self.misreportsRefusals = misreportsRefusals
         }
 
-        /// Long enough that 64 such calls on a pool of a few threads stop the heartbeat for
-        /// seconds: far beyond the check's bound, however idle or busy the machine.
-        private func block() { if blocks { Thread.sleep(forTimeInterval: 0.1) } }
+        /// Long enough that 32 such calls queued on the check's 2-thread pool stop the heartbeat
+        /// for about 6 s (64 calls, save and load): beyond `Heartbeat.blockedPoolBound` (3 s), however idle or busy the machine.
+        private func block() { if blocks { Thread.sleep(forTimeInterval: 0.2) } }
         func save(_ value: Data, for key: CredentialKey, options: StorageOptions) async throws(CredentialVaultError) {
             block()
             do {
