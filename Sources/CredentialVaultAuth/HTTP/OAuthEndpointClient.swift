@@ -52,6 +52,27 @@ struct OAuthEndpointClient: Sendable {
         _ metadata: ProviderMetadata, grant: String, parameters: [(String, String)], clientID: String,
         authentication: ClientAuthentication, now: @escaping @Sendable () -> Date, dpop: DPoPProver? = nil
     ) async throws(AuthError) -> TokenResponse {
+        let response = try await tokenEndpoint(
+            metadata, grant: grant, parameters: parameters, clientID: clientID, authentication: authentication, now: now, dpop: dpop)
+        do {
+            let decoded = try OutsideJSON.decode(TokenResponse.self, from: response.body)
+            guard !decoded.accessToken.isEmpty else { throw AuthError.invalidResponse("empty access_token") }
+            try Self.checkTokenType(decoded.tokenType, proofSent: dpop != nil)
+            return decoded
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw .invalidResponse("the token response is not the expected JSON")
+        }
+    }
+
+    /// POSTs a request to `metadata`'s token endpoint (client authentication, DPoP proofs and
+    /// the one nonce retry as `token` describes) and returns its 200 answer undecoded: the
+    /// token exchange grant decodes another shape. Any other status is a precise error.
+    func tokenEndpoint(
+        _ metadata: ProviderMetadata, grant: String, parameters: [(String, String)], clientID: String,
+        authentication: ClientAuthentication, now: @escaping @Sendable () -> Date, dpop: DPoPProver? = nil
+    ) async throws(AuthError) -> HTTPResponse {
         let endpoint = metadata.tokenEndpoint
         let attempt = { (proof: String?) async throws(AuthError) -> HTTPResponse in
             var form = [("grant_type", grant)] + parameters
@@ -74,16 +95,7 @@ struct OAuthEndpointClient: Sendable {
             logger.debug("\(grant) request refused: \(error)", metadata: ["category": "token"])
             throw error
         }
-        do {
-            let decoded = try OutsideJSON.decode(TokenResponse.self, from: response.body)
-            guard !decoded.accessToken.isEmpty else { throw AuthError.invalidResponse("empty access_token") }
-            try Self.checkTokenType(decoded.tokenType, proofSent: dpop != nil)
-            return decoded
-        } catch let error as AuthError {
-            throw error
-        } catch {
-            throw .invalidResponse("the token response is not the expected JSON")
-        }
+        return response
     }
 
     /// `DPoP` only when a proof was sent (RFC 9449 section 5); a Bearer token (or none named,
