@@ -65,9 +65,7 @@ public final class JWSSigningKey: @unchecked Sendable, CustomStringConvertible, 
             let (key, jwkKeyID) = try PrivateJWK.key(from: bytes)
             try self.init(owning: key, keyID: keyID ?? jwkKeyID)
         } else {
-            guard let key = bytes.withUnsafeBytes({ OpenSSLPrivateKeys.fromPEM($0) }) else {
-                throw .invalidKey("not an unencrypted PEM private key or a private JWK")
-            }
+            let key = try bytes.withUnsafeBytes { (pem) throws(JOSEError) in try PrivateKeyDER.key(fromPEM: pem) }
             try self.init(owning: key, keyID: keyID)
         }
     }

@@ -6,20 +6,6 @@ import Foundation
 /// returns either an `EVP_PKEY` the caller owns (and frees) or plain public values; OpenSSL's
 /// per-thread error queue is cleared before returning, whatever happened.
 enum OpenSSLPrivateKeys {
-    /// A private key read from PEM text (PKCS#8 `PRIVATE KEY`, `EC PRIVATE KEY` or
-    /// `RSA PRIVATE KEY`). An encrypted PEM is refused rather than prompting for a
-    /// passphrase on the terminal, which is what OpenSSL's default callback would do.
-    /// Refused unless its halves agree (`checked`): OpenSSL reads an `EC PRIVATE KEY` whose
-    /// public point is another key's, or whose scalar is not below the group order, as it is.
-    static func fromPEM(_ pem: UnsafeRawBufferPointer) -> OpaquePointer? {
-        defer { ERR_clear_error() }
-        guard let base = pem.baseAddress, pem.count > 0, pem.count <= Int(Int32.max) else { return nil }
-        // A read-only BIO over the caller's guarded buffer: OpenSSL makes no copy of the PEM.
-        guard let bio = BIO_new_mem_buf(base, Int32(pem.count)) else { return nil }
-        defer { BIO_free(bio) }
-        return checked(PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil))
-    }
-
     /// A new key for `algorithm`: P-256, RSA 2048 bits or Ed25519.
     static func generate(_ algorithm: JWSAlgorithm) -> OpaquePointer? {
         defer { ERR_clear_error() }
@@ -49,6 +35,80 @@ enum OpenSSLPrivateKeys {
         defer { ERR_clear_error() }
         guard seed.count == 32, let base = seed.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         return EVP_PKEY_new_raw_private_key_ex(nil, "ED25519", nil, base, 32)
+    }
+
+    /// A BIGNUM flagged secure (cleared when freed) holding the big-endian `bytes`; the caller
+    /// frees it with `BN_clear_free`. `nil` for no bytes.
+    static func secureBignum(_ bytes: UnsafeRawBufferPointer) -> OpaquePointer? {
+        defer { ERR_clear_error() }
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty, bytes.count <= Int(Int32.max),
+            let number = BN_secure_new()
+        else { return nil }
+        guard BN_bin2bn(base, Int32(bytes.count), number) != nil else {
+            BN_clear_free(number)
+            return nil
+        }
+        return number
+    }
+
+    /// A P-256 key pair from its private value and its uncompressed public point
+    /// (`04 || x || y`); refused unless the two agree.
+    static func ecP256(d: OpaquePointer, publicPoint: UnsafeRawBufferPointer) -> OpaquePointer? {
+        guard publicPoint.count == 65, publicPoint[0] == 0x04 else { return nil }
+        // Parameter names and values must outlive the whole construction (see OpenSSLKeys).
+        return OSSL_PKEY_PARAM_GROUP_NAME.withCString { groupName in
+            OSSL_PKEY_PARAM_PUB_KEY.withCString { publicName in
+                OSSL_PKEY_PARAM_PRIV_KEY.withCString { privateName in
+                    "prime256v1".withCString { group in
+                        keyPair(type: "EC") { builder in
+                            OSSL_PARAM_BLD_push_utf8_string(builder, groupName, group, 0) == 1
+                                && OSSL_PARAM_BLD_push_octet_string(builder, publicName, publicPoint.baseAddress, publicPoint.count) == 1
+                                && OSSL_PARAM_BLD_push_BN(builder, privateName, d) == 1
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The uncompressed public point (`04 || x || y`) of the P-256 private value `d`, for a
+    /// SEC1 key that leaves it out; `nil` for a value that gives no point (zero).
+    static func p256PublicPoint(of d: OpaquePointer) -> [UInt8]? {
+        defer { ERR_clear_error() }
+        guard let group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1) else { return nil }
+        defer { EC_GROUP_free(group) }
+        guard let point = EC_POINT_new(group) else { return nil }
+        defer { EC_POINT_free(point) }
+        // A secure context: its temporaries hold multiples of the private value.
+        guard let context = BN_CTX_secure_new() else { return nil }
+        defer { BN_CTX_free(context) }
+        guard EC_POINT_mul(group, point, d, nil, nil, context) == 1 else { return nil }
+        var encoded = [UInt8](repeating: 0, count: 65)
+        let written = encoded.withUnsafeMutableBufferPointer {
+            EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, $0.baseAddress, 65, context)
+        }
+        return written == 65 ? encoded : nil
+    }
+
+    /// An RSA key pair from `n, e, d, p, q, dp, dq, qi` (in that order); refused unless they
+    /// form a valid key.
+    static func rsa(_ numbers: [OpaquePointer]) -> OpaquePointer? {
+        // OSSL_PKEY_PARAM_RSA_FACTOR1 and the others are macros pasted from two strings, which
+        // Swift does not import: their values, spelled out.
+        let names = [
+            OSSL_PKEY_PARAM_RSA_N, OSSL_PKEY_PARAM_RSA_E, OSSL_PKEY_PARAM_RSA_D, "rsa-factor1", "rsa-factor2",
+            "rsa-exponent1", "rsa-exponent2", "rsa-coefficient1",
+        ]
+        guard numbers.count == names.count else { return nil }
+        // OpenSSL keeps pointers to the names until the key is built: keep C copies alive.
+        let cNames = names.map { strdup($0) }
+        defer { cNames.forEach { free($0) } }
+        return keyPair(type: "RSA") { builder in
+            zip(cNames, numbers).allSatisfy { name, number in
+                guard let name else { return false }
+                return OSSL_PARAM_BLD_push_BN(builder, name, number) == 1
+            }
+        }
     }
 
     /// A key pair of `type` ("EC" or "RSA") from the parameters `push` adds; refused unless

@@ -51,47 +51,16 @@ enum PrivateJWK {
         let point = [UInt8(0x04)] + Array(x) + Array(y)
         let d = try secureBignum(members, "d")
         defer { BN_clear_free(d) }
-        // Parameter names and values must outlive the whole construction (see OpenSSLKeys).
-        let key = OSSL_PKEY_PARAM_GROUP_NAME.withCString { groupName in
-            OSSL_PKEY_PARAM_PUB_KEY.withCString { publicName in
-                OSSL_PKEY_PARAM_PRIV_KEY.withCString { privateName in
-                    "prime256v1".withCString { group in
-                        point.withUnsafeBytes { encoded in
-                            OpenSSLPrivateKeys.keyPair(type: "EC") { builder in
-                                OSSL_PARAM_BLD_push_utf8_string(builder, groupName, group, 0) == 1
-                                    && OSSL_PARAM_BLD_push_octet_string(builder, publicName, encoded.baseAddress, encoded.count) == 1
-                                    && OSSL_PARAM_BLD_push_BN(builder, privateName, d) == 1
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let key = point.withUnsafeBytes { OpenSSLPrivateKeys.ecP256(d: d, publicPoint: $0) }
         guard let key else { throw .invalidKey("the EC private JWK is not a valid P-256 key pair") }
         return key
     }
 
     private static func rsa(_ members: [String: JSONValue]) throws(JOSEError) -> OpaquePointer {
-        let names: [(jwk: String, openSSL: String)] = [
-            ("n", OSSL_PKEY_PARAM_RSA_N), ("e", OSSL_PKEY_PARAM_RSA_E), ("d", OSSL_PKEY_PARAM_RSA_D),
-            // OSSL_PKEY_PARAM_RSA_FACTOR1 and the others are macros pasted from two strings,
-            // which Swift does not import: their values, spelled out.
-            ("p", "rsa-factor1"), ("q", "rsa-factor2"),
-            ("dp", "rsa-exponent1"), ("dq", "rsa-exponent2"),
-            ("qi", "rsa-coefficient1"),
-        ]
         var numbers: [OpaquePointer] = []
         defer { numbers.forEach { BN_clear_free($0) } }
-        for name in names { numbers.append(try secureBignum(members, name.jwk)) }
-        // OpenSSL keeps pointers to the names until the key is built: keep C copies alive.
-        let cNames = names.map { strdup($0.openSSL) }
-        defer { cNames.forEach { free($0) } }
-        let key = OpenSSLPrivateKeys.keyPair(type: "RSA") { builder in
-            zip(cNames, numbers).allSatisfy { name, number in
-                guard let name else { return false }
-                return OSSL_PARAM_BLD_push_BN(builder, name, number) == 1
-            }
-        }
+        for name in ["n", "e", "d", "p", "q", "dp", "dq", "qi"] { numbers.append(try secureBignum(members, name)) }
+        let key = OpenSSLPrivateKeys.rsa(numbers)
         guard let key else { throw .invalidKey("the RSA private JWK is not a valid key pair") }
         return key
     }
@@ -100,9 +69,7 @@ enum PrivateJWK {
     private static func secureBignum(_ members: [String: JSONValue], _ name: String) throws(JOSEError) -> OpaquePointer {
         var bytes = try member(members, name)
         defer { wipe(&bytes) }
-        guard !bytes.isEmpty, bytes.count <= 1024, let number = BN_secure_new() else { throw .invalidKey("bad \"\(name)\"") }
-        guard bytes.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress, Int32($0.count), number) }) != nil else {
-            BN_clear_free(number)
+        guard bytes.count <= 1024, let number = bytes.withUnsafeBytes({ OpenSSLPrivateKeys.secureBignum($0) }) else {
             throw .invalidKey("bad \"\(name)\"")
         }
         return number
