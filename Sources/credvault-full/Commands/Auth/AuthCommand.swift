@@ -93,7 +93,7 @@ enum AuthCommand: Command {
         case .networkError, .timedOut, .serverUnavailable, .rateLimited: ExitCode.unreachable
         case .invalidConfiguration: ExitCode.usage
         case .invalidGrant, .invalidCredentials, .accessDenied, .stateMismatch, .nonceMismatch, .invalidIDToken,
-            .providerError, .authorizationExpired:
+            .providerError, .authorizationExpired, .pushedAuthorizationRefused, .pushedAuthorizationRequired:
             ExitCode.authFailed
         default: ExitCode.failure
         }
