@@ -44,12 +44,17 @@ extension OIDCProvider {
     }
 
     /// A refusal: an OAuth error body is mapped as at the token endpoint (`invalid_client`
-    /// is `invalidCredentials`, ...); 429 and 5xx are transient as everywhere; any other status
-    /// without a body is `pushedAuthorizationRefused` (glewlwyd gives no reason for any PAR error).
+    /// is `invalidCredentials`, ...), and so is a bare 401 to a confidential client; 429 and 5xx
+    /// are transient as everywhere; any other status without a body is
+    /// `pushedAuthorizationRefused` (glewlwyd gives no reason for any PAR error).
     static func pushFailure(_ response: HTTPResponse, confidential: Bool) -> AuthError {
         let status = response.status
         if (200..<300).contains(status) { return .invalidResponse("the PAR endpoint answered HTTP \(status), not 201") }
-        if status == 429 || status >= 500 || OAuthErrorBody.parse(response.body) != nil || (300..<400).contains(status) {
+        // A bare 401 is a failed client authentication, as at the token endpoint (glewlwyd answers
+        // an assertion with another audience so).
+        if status == 429 || status >= 500 || OAuthErrorBody.parse(response.body) != nil || (300..<400).contains(status)
+            || (status == 401 && confidential)
+        {
             return OAuthEndpointClient.failure(response, grant: nil, confidential: confidential, bare400IsInvalidGrant: false)
         }
         return .pushedAuthorizationRefused(status: status)
