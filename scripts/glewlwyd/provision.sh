@@ -5,6 +5,9 @@
 #                    and introspection, end session; access tokens live 3600 s
 #   plugin "short" : the same with 3 s access tokens (the "expired access token" test)
 #   plugin "dpop"  : the same with DPoP nonces mandatory (counter 100)
+#   plugin "par"   : the same with pushed authorization requests required (RFC 9126) and DPoP
+#                    nonces mandatory; "oidc" allows PAR without requiring it
+#   plugin "parshort": PAR allowed, request_uri lifetime 2 s (the "expired request_uri" test)
 #   user alice/password; public client "cli" (loopback + custom-scheme redirects);
 #   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
 #   private_key_jwt clients "pk-es256", "pk-rs256", "pk-eddsa" (client credentials, scope "api",
@@ -54,6 +57,10 @@ params = {
     "scope": [], "claims": [], "name-claim": "on-demand", "email-claim": "mandatory",
     "oauth-dpop-allowed": True,
     "request-parameter-allow": True, "client-jwks-parameter": "jwks",
+    # PAR allowed everywhere (the discovery document then names the endpoint; plain requests still
+    # work). The request_uri prefix is mandatory once PAR is allowed: without it the plugin does not load.
+    "oauth-par-allowed": True, "oauth-par-required": False,
+    "oauth-par-request_uri-prefix": "urn:ietf:params:oauth:request_uri:", "oauth-par-duration": 90,
 }
 print(json.dumps({"module": "oidc", "name": name, "display_name": name, "enabled": True,
                   "parameters": params}))
@@ -68,6 +75,20 @@ plugin dpop 3600 | python3 -c '
 import json, sys
 p = json.load(sys.stdin)
 p["parameters"].update({"oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 100})
+print(json.dumps(p))' | post mod/plugin/
+# plugin "par": PAR required. glewlwyd then answers every plain authorization request of this plugin
+# with a bare 403, so it is a plugin of its own. DPoP nonces mandatory as on "dpop" (the nonce is
+# one per client for the whole server, hence the same large counter).
+plugin par 3600 | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+p["parameters"].update({"oauth-par-required": True, "oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 100})
+print(json.dumps(p))' | post mod/plugin/
+# plugin "parshort": request_uris live 2 s (glewlwyd bounds only the first visit by it).
+plugin parshort 3600 | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+p["parameters"].update({"oauth-par-duration": 2})
 print(json.dumps(p))' | post mod/plugin/
 
 post user/ <<<'{"username":"alice","password":"password","name":"Alice","email":"alice@example.com","enabled":true,"scope":["openid","g_profile"]}'

@@ -31,6 +31,7 @@ struct EndpointPolicy: Sendable {
             ("jwks_uri", metadata.jwksURI), ("userinfo_endpoint", metadata.userinfoEndpoint),
             ("revocation_endpoint", metadata.revocationEndpoint), ("end_session_endpoint", metadata.endSessionEndpoint),
             ("device_authorization_endpoint", metadata.deviceAuthorizationEndpoint),
+            ("pushed_authorization_request_endpoint", metadata.pushedAuthorizationRequestEndpoint),
         ]
         for case let (name, url?) in endpoints where !allows(url) { return (name, url) }
         return nil

@@ -30,6 +30,11 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
     public var authorizationResponseIssParameterSupported: Bool?
     /// RFC 7591 dynamic client registration endpoint (`registration_endpoint`), when the provider offers it.
     public var registrationEndpoint: URL?
+    /// RFC 9126 pushed authorization request endpoint (`pushed_authorization_request_endpoint`).
+    public var pushedAuthorizationRequestEndpoint: URL?
+    /// Whether the provider accepts authorization requests only through PAR
+    /// (`require_pushed_authorization_requests`, RFC 9126 section 5; absent means `false`).
+    public var requirePushedAuthorizationRequests: Bool?
 
     /// Creates metadata by hand.
     public init(
@@ -37,7 +42,8 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         userinfoEndpoint: URL? = nil, revocationEndpoint: URL? = nil, endSessionEndpoint: URL? = nil,
         deviceAuthorizationEndpoint: URL? = nil, codeChallengeMethodsSupported: [String]? = nil,
         idTokenSigningAlgValuesSupported: [String]? = nil, grantTypesSupported: [String]? = nil,
-        authorizationResponseIssParameterSupported: Bool? = nil, registrationEndpoint: URL? = nil
+        authorizationResponseIssParameterSupported: Bool? = nil, registrationEndpoint: URL? = nil,
+        pushedAuthorizationRequestEndpoint: URL? = nil, requirePushedAuthorizationRequests: Bool? = nil
     ) {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
@@ -52,6 +58,8 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         self.grantTypesSupported = grantTypesSupported
         self.authorizationResponseIssParameterSupported = authorizationResponseIssParameterSupported
         self.registrationEndpoint = registrationEndpoint
+        self.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
     }
 
     enum CodingKeys: String, CodingKey {
@@ -68,6 +76,8 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         case grantTypesSupported = "grant_types_supported"
         case authorizationResponseIssParameterSupported = "authorization_response_iss_parameter_supported"
         case registrationEndpoint = "registration_endpoint"
+        case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
+        case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
     }
 
     /// `true` unless the provider publishes a PKCE method list without `S256`.

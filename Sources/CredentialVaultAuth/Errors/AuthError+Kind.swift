@@ -22,6 +22,8 @@ extension AuthError {
         case .unsupported: "unsupported"
         case .invalidConfiguration: "invalidConfiguration"
         case .tokenLifetimeTooShort: "tokenLifetimeTooShort"
+        case .pushedAuthorizationRequired: "pushedAuthorizationRequired"
+        case .pushedAuthorizationRefused: "pushedAuthorizationRefused"
         case .cancelled: "cancelled"
         case .storage: "storage"
         }

@@ -46,6 +46,14 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `credentials(minTTL:)` asked for a token valid longer than the provider's tokens live,
     /// even freshly refreshed ones: ask for less (at most `lifetime`).
     case tokenLifetimeTooShort(lifetime: Duration, minTTL: Duration)
+    /// The provider requires pushed authorization requests (RFC 9126
+    /// `require_pushed_authorization_requests`) and the configuration forbids them
+    /// (`PushedAuthorization.never`).
+    case pushedAuthorizationRequired
+    /// The provider refused a pushed authorization request without an OAuth error body (HTTP
+    /// `status`; glewlwyd answers every PAR error with a bare 403): the client, its
+    /// authentication, the redirect URI, the scopes or the PKCE challenge were not accepted.
+    case pushedAuthorizationRefused(status: Int)
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -88,6 +96,12 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidConfiguration(let why): "invalid configuration: \(why)"
         case .tokenLifetimeTooShort(let lifetime, let minTTL):
             "the provider's access tokens live \(Int(lifetime.secondsValue)) s, less than the \(Int(minTTL.secondsValue)) s asked for: ask for a shorter minimum time to live"
+        case .pushedAuthorizationRequired:
+            "the provider requires pushed authorization requests (PAR, RFC 9126) and the configuration forbids them:"
+                + " allow PAR (automatic or always)"
+        case .pushedAuthorizationRefused(let status):
+            "the provider refused the pushed authorization request (HTTP \(status), no reason given): check the client id,"
+                + " its credentials, the redirect URI and the scopes registered at the provider"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }

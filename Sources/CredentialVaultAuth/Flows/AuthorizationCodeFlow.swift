@@ -30,7 +30,6 @@ extension OIDCClient {
             verifier: pkce.verifier, nonce: nonce, redirectURI: redirectURI, issuer: metadata.issuer,
             clientID: configuration.clientID, createdAt: clock.now(), requestsOpenID: scopes.contains("openid"),
             dpopKey: dpop?.pem)
-        try await pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
         var parameters: [(String, String)] = [
             ("response_type", "code"), ("client_id", configuration.clientID), ("redirect_uri", redirectURI),
             ("scope", scopes.joined(separator: " ")), ("state", state), ("nonce", nonce),
@@ -41,13 +40,14 @@ extension OIDCClient {
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) where !reserved.contains(name) {
             parameters.append((name, value))
         }
-        guard let url = FormEncoding.url(endpoint, adding: parameters) else {
-            throw .invalidConfiguration("cannot build the authorization URL")
-        }
-        logger.info("sign-in started, redirect to \(redirectURI)", metadata: ["category": "signin"])
+        // Pushed (PAR) before the pending sign-in is saved: a refused push leaves nothing behind.
+        let (url, pushed) = try await authorizationURL(endpoint, parameters, metadata: metadata)
+        try await pending.save(under: configuration.pendingKey(state: state), in: store, ttl: configuration.pendingAuthorizationTTL)
+        logger.info("sign-in started\(pushed == nil ? "" : " (pushed)"), redirect to \(redirectURI)", metadata: ["category": "signin"])
         return AuthorizationRequest(
             url: url, state: state, redirectURI: redirectURI,
-            expiresAt: clock.now().addingTimeInterval(configuration.pendingAuthorizationTTL.secondsValue))
+            expiresAt: clock.now().addingTimeInterval(configuration.pendingAuthorizationTTL.secondsValue),
+            requestURIExpiresAt: pushed?.expiresAt, openBy: pushed?.openBy)
     }
 
     /// Completes a sign-in from the redirect URL (loopback or custom scheme): checks `state`
@@ -107,7 +107,10 @@ extension OIDCClient {
     /// (RFC 8252): binds the listener, opens `browser` at a one-time loopback start URL that
     /// redirects to the authorization URL (nothing reusable on a command line), waits until
     /// `timeout` for the redirect carrying this sign-in's `state` (other requests get an error
-    /// page), answers the browser with a small page, and completes the sign-in.
+    /// page), answers the browser with a small page, and completes the sign-in. With PAR the
+    /// start URL works only until the request URI expires: opened later, or not opened by
+    /// then, the sign-in ends with `authorizationExpired` instead of sending the browser to a
+    /// request the provider no longer knows.
     @discardableResult
     public func signIn(
         browser: any BrowserOpener = SystemBrowserOpener(), redirect: LoopbackRedirect = LoopbackRedirect(),
@@ -118,7 +121,7 @@ extension OIDCClient {
         let request = try await beginAuthorization(
             redirectURI: listener.redirectURI, scopes: scopes, additionalParameters: additionalParameters)
         let arrival = try await listener.openAndWait(
-            authorizationURL: request.url, state: request.state, browser: browser, timeout: timeout)
+            authorizationURL: request.url, state: request.state, browser: browser, timeout: timeout, openBy: request.openBy)
         do {
             let session = try await handleRedirect(url: arrival.url)
             arrival.respond(.success)

@@ -60,7 +60,15 @@ public struct AuthorizationRequest: Sendable, CustomStringConvertible {
     public let redirectURI: String
     /// When the pending sign-in expires.
     public let expiresAt: Date
+    /// With PAR (RFC 9126), when the request URI in `url` expires: open `url` before then (the
+    /// provider refuses it afterwards). `nil` for a plain authorization request.
+    public var requestURIExpiresAt: Date? = nil
+    /// With PAR, the monotonic instant by which the loopback start page must send the browser on.
+    var openBy: ContinuousClock.Instant? = nil
 
     /// The redirect URI and expiry (the URL carries state and nonce, so it is not shown).
-    public var description: String { "AuthorizationRequest(redirect: \(redirectURI), expires: \(expiresAt))" }
+    public var description: String {
+        "AuthorizationRequest(redirect: \(redirectURI), expires: \(expiresAt)"
+            + (requestURIExpiresAt.map { ", request URI expires: \($0)" } ?? "") + ")"
+    }
 }

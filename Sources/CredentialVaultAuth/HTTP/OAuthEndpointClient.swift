@@ -13,16 +13,16 @@ struct OAuthEndpointClient: Sendable {
     /// bare 400 to a refresh request means the refresh token was refused.
     let bareBadRequestIsInvalidGrant: Bool
 
-    /// Sends a form POST and returns the raw response.
+    /// Sends a form POST and returns the raw response (its body at most `limit` bytes).
     func postForm(
-        _ url: URL, _ form: [(String, String)], headers extra: [String: String] = [:]
+        _ url: URL, _ form: [(String, String)], headers extra: [String: String] = [:], limit: Int = ResponseLimit.token
     ) async throws(AuthError) -> HTTPResponse {
         var headers = extra
         headers["Content-Type"] = "application/x-www-form-urlencoded"
         headers["Accept"] = "application/json"
         let request = HTTPRequest(
             method: "POST", url: url, headers: headers, body: FormEncoding.body(form), timeout: timeout,
-            maximumResponseSize: ResponseLimit.token)
+            maximumResponseSize: limit)
         logger.trace("\(request)", metadata: ["category": "http"])
         let response = try await transport.send(request)
         logger.trace("\(request) -> \(response.status)", metadata: ["category": "http"])

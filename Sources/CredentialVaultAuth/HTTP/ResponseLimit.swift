@@ -8,6 +8,8 @@ enum ResponseLimit {
     static let jwks = JSONWebKeySet.maximumSize
     /// A token, device authorization or revocation answer (64 KiB: tokens and an ID token).
     static let token = 64 * 1024
+    /// A pushed authorization request's answer (16 KiB: a `request_uri` and its lifetime).
+    static let pushedAuthorization = 16 * 1024
     /// A UserInfo answer (256 KiB), for applications that fetch it through the transport.
     static let userinfo = 256 * 1024
     /// An InsForge auth API answer (1 MiB: a user with its profile).

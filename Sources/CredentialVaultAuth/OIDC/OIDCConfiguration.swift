@@ -38,6 +38,9 @@ public struct OIDCConfiguration: Sendable {
     /// with a Bearer token instead is refused (`AuthError.invalidResponse`): asking for
     /// sender-constrained tokens and silently getting bearer ones would defeat the purpose.
     public var dpop: Bool
+    /// When sign-in pushes its authorization request first (PAR, RFC 9126; default
+    /// `.automatic`: when the provider requires it).
+    public var pushedAuthorization: PushedAuthorization
 
     /// Creates a configuration with the defaults above.
     public init(
@@ -46,7 +49,8 @@ public struct OIDCConfiguration: Sendable {
         clockSkew: Duration = .seconds(60), requestTimeout: Duration = .seconds(30),
         pendingAuthorizationTTL: Duration = .seconds(600), storageService: String = "credential-vault.auth",
         sessionAccessibility: Accessibility = .deviceOnly, session: SessionManager.Configuration = .init(),
-        bareBadRequestIsInvalidGrant: Bool = true, allowsInsecureHTTP: Bool = false, dpop: Bool = false
+        bareBadRequestIsInvalidGrant: Bool = true, allowsInsecureHTTP: Bool = false, dpop: Bool = false,
+        pushedAuthorization: PushedAuthorization = .automatic
     ) {
         self.issuer = issuer
         self.clientID = clientID
@@ -62,6 +66,7 @@ public struct OIDCConfiguration: Sendable {
         self.bareBadRequestIsInvalidGrant = bareBadRequestIsInvalidGrant
         self.allowsInsecureHTTP = allowsInsecureHTTP
         self.dpop = dpop
+        self.pushedAuthorization = pushedAuthorization
     }
 
     /// Where the session of this issuer and client is stored.

@@ -41,7 +41,7 @@ public final class LoopbackListener: Sendable {
     static let firstByteTimeout: Duration = .seconds(1)
 
     private let socket: Mutex<Int32>
-    private let startPages = Mutex<(pending: [String: URL], used: Set<String>)>(([:], []))
+    private let startPages = Mutex<(pending: [String: StartTarget], used: Set<String>)>(([:], []))
     private let waiting = PendingHeads(limit: maximumConnections)
     let logger: Logger
 
@@ -99,15 +99,26 @@ public final class LoopbackListener: Sendable {
     /// wait is running). Open the browser with this instead of `url`, which carries `state`
     /// and the PKCE challenge. A second request for it means someone else used it first (it
     /// may have been read off a command line): the wait then ends with `stateMismatch`.
-    public func startURL(redirectingTo url: URL) -> URL {
+    public func startURL(redirectingTo url: URL) -> URL { startURL(redirectingTo: url, openBy: nil) }
+
+    /// A one-time start URL that works only until `openBy` (a PAR request URI expires: the
+    /// browser must not be sent to a request the provider no longer knows).
+    func startURL(redirectingTo url: URL, openBy: ContinuousClock.Instant?) -> URL {
         let token = SecureRandom.token()
-        startPages.withLock { $0.pending[token] = url }
+        startPages.withLock { $0.pending[token] = StartTarget(url: url, openBy: openBy) }
         return URL(string: "http://127.0.0.1:\(port)/start/\(token)")!
+    }
+
+    /// Where a start page sends the browser, and until when.
+    struct StartTarget: Sendable {
+        let url: URL
+        let openBy: ContinuousClock.Instant?
     }
 
     /// What a request for the start page `token` gets.
     enum StartPage {
         case first(URL)
+        case expired
         case replayed
         case unknown
     }
@@ -115,12 +126,20 @@ public final class LoopbackListener: Sendable {
     /// Takes (single use) the start page `token` names.
     func takeStartPage(_ token: String) -> StartPage {
         startPages.withLock { pages in
-            if let url = pages.pending.removeValue(forKey: token) {
+            if let target = pages.pending.removeValue(forKey: token) {
                 pages.used.insert(token)
-                return .first(url)
+                if let openBy = target.openBy, ContinuousClock.now >= openBy { return .expired }
+                return .first(target.url)
             }
             return pages.used.contains(token) ? .replayed : .unknown
         }
+    }
+
+    /// Whether a start page not opened yet has passed its `openBy`: nobody can complete the
+    /// sign-in any more, so the wait need not go on.
+    func hasExpiredStartPage() -> Bool {
+        let now = ContinuousClock.now
+        return startPages.withLock { pages in pages.pending.values.contains { $0.openBy.map { now >= $0 } ?? false } }
     }
 
     /// Waits until the redirect carrying `state` arrives (`timedOut` at the deadline,
@@ -163,6 +182,10 @@ public final class LoopbackListener: Sendable {
         while true {
             if let result = outcome.result { return result }
             if flag.isSet { return .failure(.cancelled) }
+            if hasExpiredStartPage() {
+                logger.warning("the sign-in request expired before the browser opened it", metadata: ["category": "loopback"])
+                return .failure(.authorizationExpired)
+            }
             let remaining = deadline - ContinuousClock.now
             if remaining <= .zero { return .failure(.timedOut) }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -212,6 +235,10 @@ public final class LoopbackListener: Sendable {
         case .start(let token):
             switch takeStartPage(token) {
             case .first(let target): connection.redirect(to: target)
+            case .expired:
+                logger.warning("the sign-in request expired before the browser opened it", metadata: ["category": "loopback"])
+                _ = outcome.offer(.failure(.authorizationExpired))
+                connection.send(status: "410 Gone", html: LoopbackPage.html(.failure(LoopbackPage.expired)))
             case .unknown: connection.send(status: "404 Not Found", body: "not found")
             case .replayed:
                 logger.warning("the one-time start page was requested twice: the sign-in is aborted", metadata: ["category": "loopback"])

@@ -11,6 +11,8 @@ enum LoopbackPage {
 
     /// Why a second request for the one-time start page aborts the sign-in.
     static let replayed = "this sign-in link was already used, possibly by another program; the sign-in was stopped for safety"
+    /// A pushed (PAR) sign-in request whose request URI expired before the browser got to it.
+    static let expired = "this sign-in link expired before it was opened; start the sign-in again"
 
     static func html(_ outcome: Outcome) -> String {
         let (title, text): (String, String) =

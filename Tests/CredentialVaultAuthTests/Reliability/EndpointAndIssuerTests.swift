@@ -19,6 +19,7 @@ struct EndpointAndIssuerTests {
             "issuer": issuer, "authorization_endpoint": "\(issuer)/auth", "token_endpoint": "\(issuer)/token",
             "jwks_uri": "\(issuer)/jwks", "userinfo_endpoint": "\(issuer)/userinfo", "revocation_endpoint": "\(issuer)/revoke",
             "end_session_endpoint": "\(issuer)/logout", "device_authorization_endpoint": "\(issuer)/device",
+            "pushed_authorization_request_endpoint": "\(issuer)/par",
         ]
         edit(&members)
         return String(decoding: try! JSONEncoder().encode(members), as: UTF8.self)
@@ -37,7 +38,7 @@ struct EndpointAndIssuerTests {
 
     static let endpointNames = [
         "authorization_endpoint", "token_endpoint", "jwks_uri", "userinfo_endpoint", "revocation_endpoint",
-        "end_session_endpoint", "device_authorization_endpoint",
+        "end_session_endpoint", "device_authorization_endpoint", "pushed_authorization_request_endpoint",
     ]
 
     @Test("an https issuer's discovered endpoints must all be https", arguments: endpointNames)

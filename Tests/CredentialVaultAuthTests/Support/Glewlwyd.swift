@@ -56,6 +56,17 @@ struct Glewlwyd: Sendable {
         ProcessInfo.processInfo.environment["GLEWLWYD_DPOP_ISSUER"].flatMap(URL.init(string:)) ?? api.appendingPathComponent("dpop")
     }
 
+    /// The plugin that requires pushed authorization requests (provision.sh's "par"; DPoP nonces mandatory).
+    var parIssuer: URL {
+        ProcessInfo.processInfo.environment["GLEWLWYD_PAR_ISSUER"].flatMap(URL.init(string:)) ?? api.appendingPathComponent("par")
+    }
+
+    /// The plugin whose request_uris live 2 s (provision.sh's "parshort").
+    var parShortIssuer: URL {
+        ProcessInfo.processInfo.environment["GLEWLWYD_PAR_SHORT_ISSUER"].flatMap(URL.init(string:))
+            ?? api.appendingPathComponent("parshort")
+    }
+
     /// A public-client configuration for `cli` at the "dpop" plugin, with DPoP on.
     func dpopConfiguration() -> OIDCConfiguration {
         var configuration = configuration(issuer: dpopIssuer)

@@ -76,7 +76,11 @@ final class StubProvider: Sendable {
         self.handler = handler
         // Threads of its own, not Dispatch's pool: a test's blocked stub must not starve the
         // workers the client under test needs. The loop holds the stub weakly and ends with it.
+        // The loop closes the socket itself, once it no longer polls it: closed by `close()`
+        // while this thread polls, its descriptor number could be reused by another test's stub,
+        // whose connections this loop would then accept and answer with the wrong handler.
         Thread.detachNewThread { [weak self] in
+            defer { Glibc.close(fd) }
             while let server = self, server.listening.withLock({ $0 }) == fd {
                 guard let client = Self.accept(fd) else { continue }
                 Thread.detachNewThread { server.serve(client) }
@@ -86,10 +90,10 @@ final class StubProvider: Sendable {
 
     deinit { close() }
 
-    /// Stops accepting.
+    /// Stops accepting (the accept loop closes the socket when it sees this).
     func close() {
         listening.withLock { fd in
-            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)); Glibc.close(fd) }
+            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
             fd = -1
         }
     }

@@ -11,14 +11,17 @@ enum AuthCommand: Command {
         usage: credvault auth ACTION [OPTIONS] [common options]
 
         actions:
-          login   --issuer URL --client-id ID [--device] [--port N] [--scope "S ..."] [--no-browser] [--dpop]
+          login   --issuer URL --client-id ID [--device] [--port N] [--scope "S ..."] [--no-browser] [--dpop] [--par]
                   Sign in: in the browser with a loopback redirect on 127.0.0.1 (a free port, or
                   --port N for providers that match redirect URIs exactly; not the port of the
                   issuer or of one of its endpoints on 127.0.0.1), or with --device the
                   device grant (prints the code and the page to visit). --no-browser prints the
                   URL instead of running xdg-open. The session and the issuer/client are stored.
                   --dpop binds the tokens to a key kept with the session (RFC 9449 DPoP).
-          login   --issuer URL --client-id ID --redirect-uri URI [--no-browser]
+                  --par pushes the authorization request to the provider first (RFC 9126 PAR;
+                  used anyway when the provider requires it): the browser URL then carries only
+                  the client id and a short-lived request_uri.
+          login   --issuer URL --client-id ID --redirect-uri URI [--no-browser] [--par]
                   Start a sign-in whose redirect goes elsewhere (a custom scheme handled by
                   `credvault auth redirect %u` in a .desktop file): prints the URL and exits.
           redirect URL
@@ -51,7 +54,7 @@ enum AuthCommand: Command {
         again), 12 the provider could not be reached or timed out.
 
         """ + VaultOptions.help
-    static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser", "client-secret-jwt", "dpop"]
+    static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser", "client-secret-jwt", "dpop", "par"]
     static let options: Set<String> = Set([
         "issuer", "client-id", "port", "scope", "timeout", "log-level", "redirect-uri", "url", "method",
     ]).union(ClientAuthenticationOptions.options)
@@ -93,7 +96,7 @@ enum AuthCommand: Command {
         case .networkError, .timedOut, .serverUnavailable, .rateLimited: ExitCode.unreachable
         case .invalidConfiguration: ExitCode.usage
         case .invalidGrant, .invalidCredentials, .accessDenied, .stateMismatch, .nonceMismatch, .invalidIDToken,
-            .providerError, .authorizationExpired:
+            .providerError, .authorizationExpired, .pushedAuthorizationRefused, .pushedAuthorizationRequired:
             ExitCode.authFailed
         default: ExitCode.failure
         }

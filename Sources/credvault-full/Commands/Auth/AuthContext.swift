@@ -56,11 +56,16 @@ struct AuthContext: Sendable {
         option("scope").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    func client(_ profile: Profile, store: any TokenStorageBackend) async throws -> OIDCClient {
+    /// A client for `profile`; `pushedAuthorization` is login's `--par` (sign-in only: nothing
+    /// else pushes, so it is not stored in the profile).
+    func client(
+        _ profile: Profile, store: any TokenStorageBackend, pushedAuthorization: PushedAuthorization = .automatic
+    ) async throws -> OIDCClient {
         guard let issuer = URL(string: profile.issuer), issuer.scheme != nil else { throw UsageError("--issuer is not a URL") }
         let configuration = OIDCConfiguration(
             issuer: issuer, clientID: profile.clientID, scopes: profile.scopes,
-            session: SessionManager.Configuration(proactiveRefresh: false), dpop: profile.dpop ?? false)
+            session: SessionManager.Configuration(proactiveRefresh: false), dpop: profile.dpop ?? false,
+            pushedAuthorization: pushedAuthorization)
         return try await OIDCClient(configuration: configuration, store: store, logger: logger)
     }
 

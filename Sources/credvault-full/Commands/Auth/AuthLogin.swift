@@ -23,11 +23,15 @@ enum AuthLogin {
             guard let seconds = Int(text), seconds > 0 else { throw UsageError("--timeout takes a positive number of seconds") }
             timeout = .seconds(seconds)
         }
+        // --par forces a pushed authorization request (RFC 9126); without it PAR is still used
+        // when the provider's discovery document requires it.
+        let par = context.args.value.flags.contains("par")
+        if par && device { throw UsageError("--par applies to the browser sign-in, not to --device") }
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
         let profile = AuthContext.Profile(
             issuer: issuer, clientID: clientID, scopes: context.scopes ?? ["openid"],
             dpop: context.args.value.flags.contains("dpop") ? true : nil)
-        let client = try await context.client(profile, store: store)
+        let client = try await context.client(profile, store: store, pushedAuthorization: par ? .always : .automatic)
         let io = context.io
         let session: AuthSession
         if let redirectURI = context.option("redirect-uri") {
