@@ -22,6 +22,7 @@ extension AuthError {
         case .unsupported: "unsupported"
         case .invalidConfiguration: "invalidConfiguration"
         case .tokenLifetimeTooShort: "tokenLifetimeTooShort"
+        case .invalidTarget: "invalidTarget"
         case .cancelled: "cancelled"
         case .storage: "storage"
         }

@@ -1,3 +1,4 @@
+import Foundation
 import CredentialVault
 
 /// Every failure of the auth client. Messages say what happened and what to do; they never
@@ -46,6 +47,12 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `credentials(minTTL:)` asked for a token valid longer than the provider's tokens live,
     /// even freshly refreshed ones: ask for less (at most `lifetime`).
     case tokenLifetimeTooShort(lifetime: Duration, minTTL: Duration)
+    /// The provider refused the resource asked for (`invalid_target`, RFC 8707 section 2):
+    /// it is not allowed for this client or these scopes, or the session's refresh token no
+    /// longer covers it (glewlwyd with rotating refresh tokens narrows the token to the last
+    /// resource refreshed). The session is kept; sign in again asking for this resource.
+    /// `resource` is the indicator asked for, `nil` when the sign-in asked for several.
+    case invalidTarget(resource: String?)
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -88,6 +95,10 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidConfiguration(let why): "invalid configuration: \(why)"
         case .tokenLifetimeTooShort(let lifetime, let minTTL):
             "the provider's access tokens live \(Int(lifetime.secondsValue)) s, less than the \(Int(minTTL.secondsValue)) s asked for: ask for a shorter minimum time to live"
+        case .invalidTarget(let resource):
+            "the provider refused the resource" + (resource.map { " " + (URL(string: $0).map(Redactor.describe) ?? "<url>") } ?? "")
+                + " (invalid_target): it is not allowed for this client or scope, or the session's refresh token does not"
+                + " cover it; sign in again asking for it"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }
