@@ -5,6 +5,10 @@
 #                    and introspection, end session; access tokens live 3600 s
 #   plugin "short" : the same with 3 s access tokens (the "expired access token" test)
 #   plugin "dpop"  : the same with DPoP nonces mandatory (counter 100)
+#   plugin "resources": the same without refresh token rotation (one refresh token serves every
+#                    resource: glewlwyd's rotation narrows it to the resource last refreshed)
+#   every plugin maps scope "openid" to the resources (RFC 8707) https://api.example.com/ and
+#     http://127.0.0.1:9999/mcp (exact strings: glewlwyd compares them as such, trailing slash included)
 #   user alice/password; public client "cli" (loopback + custom-scheme redirects);
 #   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
 #   private_key_jwt clients "pk-es256", "pk-rs256", "pk-eddsa" (client credentials, scope "api",
@@ -54,6 +58,8 @@ params = {
     "scope": [], "claims": [], "name-claim": "on-demand", "email-claim": "mandatory",
     "oauth-dpop-allowed": True,
     "request-parameter-allow": True, "client-jwks-parameter": "jwks",
+    "resource-allowed": True, "resource-scope-and-client-property": False,
+    "resource-scope": {"openid": ["https://api.example.com/", "http://127.0.0.1:9999/mcp"]},
 }
 print(json.dumps({"module": "oidc", "name": name, "display_name": name, "enabled": True,
                   "parameters": params}))
@@ -68,6 +74,15 @@ plugin dpop 3600 | python3 -c '
 import json, sys
 p = json.load(sys.stdin)
 p["parameters"].update({"oauth-dpop-nonce-mandatory": True, "oauth-dpop-nonce-counter": 100})
+print(json.dumps(p))' | post mod/plugin/
+
+# plugin "resources": no rotation ("refresh-token-one-use" never; the answer to a refresh then
+# carries no refresh token and the one held stays valid), so that one session refreshes tokens
+# for several resources.
+plugin resources 3600 | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+p["parameters"].update({"refresh-token-one-use": "never"})
 print(json.dumps(p))' | post mod/plugin/
 
 post user/ <<<'{"username":"alice","password":"password","name":"Alice","email":"alice@example.com","enabled":true,"scope":["openid","g_profile"]}'
