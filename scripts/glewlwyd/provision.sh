@@ -8,7 +8,8 @@
 #   plugin "resources": the same without refresh token rotation (one refresh token serves every
 #                    resource: glewlwyd's rotation narrows it to the resource last refreshed)
 #   every plugin maps scope "openid" to the resources (RFC 8707) https://api.example.com/ and
-#     http://127.0.0.1:9999/mcp (exact strings: glewlwyd compares them as such, trailing slash included)
+#     http://127.0.0.1:9999/mcp, and scope "api" (client credentials) to https://api.example.com/
+#     (exact strings: glewlwyd compares them as such, trailing slash included)
 #   user alice/password; public client "cli" (loopback + custom-scheme redirects);
 #   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
 #   private_key_jwt clients "pk-es256", "pk-rs256", "pk-eddsa" (client credentials, scope "api",
@@ -59,7 +60,8 @@ params = {
     "oauth-dpop-allowed": True,
     "request-parameter-allow": True, "client-jwks-parameter": "jwks",
     "resource-allowed": True, "resource-scope-and-client-property": False,
-    "resource-scope": {"openid": ["https://api.example.com/", "http://127.0.0.1:9999/mcp"]},
+    "resource-scope": {"openid": ["https://api.example.com/", "http://127.0.0.1:9999/mcp"],
+                       "api": ["https://api.example.com/"]},
 }
 print(json.dumps({"module": "oidc", "name": name, "display_name": name, "enabled": True,
                   "parameters": params}))

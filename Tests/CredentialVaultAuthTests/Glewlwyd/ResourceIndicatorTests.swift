@@ -190,5 +190,25 @@ extension GlewlwydTests {
             let cnf = try #require(try GlewlwydTests.DPoP.claims(token)["cnf"]?.objectValue)
             #expect(cnf["jkt"]?.stringValue == key.thumbprint)
         }
+
+        @Test("client credentials: a token per resource with that audience, cached apart from the one without resource; an unknown resource is invalidTarget")
+        func clientCredentialsPerResource() async throws {
+            let transport = CountingTransport()
+            let configuration = OIDCConfiguration(
+                issuer: provider.issuer, clientID: provider.serviceClientID,
+                clientAuthentication: .clientSecretBasic(secret: provider.serviceSecret))
+            let client = try ClientCredentialsClient(
+                configuration: configuration, scopes: ["api"], store: InMemoryStore(), transport: transport, logger: .credentialVaultSilent)
+            let plain = try await client.accessToken()
+            let forA = try await client.accessToken(resource: Glewlwyd.resourceA)
+            #expect(try Self.audience(plain) == "api")
+            #expect(try Self.audience(forA) == Glewlwyd.resourceA.absoluteString)
+            #expect(try await client.accessToken(resource: Glewlwyd.resourceA) == forA)
+            #expect(try await client.accessToken() == plain)
+            #expect(transport.tokenRequests("client_credentials") == 2)
+            await #expect(throws: AuthError.invalidTarget(resource: Glewlwyd.resourceB.absoluteString)) {
+                _ = try await client.accessToken(resource: Glewlwyd.resourceB)
+            }
+        }
     }
 }
