@@ -48,7 +48,8 @@ enum AuthToken {
             // A store shared by hosts (the fleet store) cannot keep it device-only: there the
             // service token is shared by design.
             storageOptions: store.capabilities.supportsDeviceOnly ? .default : .portable)
-        context.say(try await client.accessToken(forceRefresh: context.args.value.flags.contains("force-refresh")))
+        context.say(try await client.accessToken(
+            forceRefresh: context.args.value.flags.contains("force-refresh"), resource: try context.resource()))
         return ExitCode.success
     }
 }

@@ -29,7 +29,7 @@ enum AuthCommand: Command {
           token   [--force-refresh | --resource URL]
                   Print a valid access token (refreshing it first when it expires soon); with
                   --resource, one whose audience is that resource (RFC 8707), kept in the session.
-          token   --client-credentials --issuer URL --client-id ID [--scope S]
+          token   --client-credentials --issuer URL --client-id ID [--scope S] [--resource URL]
                   (--client-secret-file PATH [--client-secret-jwt] | --client-key SERVICE/ACCOUNT
                   | --client-key-file PATH) [--client-key-id KID] [--assertion-audience AUD]
                   Print a client-credentials token for a service (cached in the vault).
