@@ -53,14 +53,7 @@ extension SessionManager {
     /// The single-flight refresh of one resource's token: callers asking for the same resource
     /// share it; each caller's wait can be cancelled without cancelling it.
     private func refreshResource(_ target: RefreshOperation.ResourceTarget, seen: AuthSession) async throws(AuthError) -> AuthSession {
-        let task = resourceInFlight[target.indicator] ?? startResourceRefresh(target, seen: seen)
-        guard let result = await SharedTaskWait.result(of: task) else { throw .cancelled }
-        switch result {
-        case .success(let session): return session
-        case .failure(let error as AuthError): throw error
-        case .failure(is CancellationError): throw .cancelled
-        case .failure: throw .networkError("refresh failed")
-        }
+        try await Self.awaitRefresh(resourceInFlight[target.indicator] ?? startResourceRefresh(target, seen: seen))
     }
 
     private func startResourceRefresh(_ target: RefreshOperation.ResourceTarget, seen: AuthSession) -> Task<AuthSession, any Error> {
