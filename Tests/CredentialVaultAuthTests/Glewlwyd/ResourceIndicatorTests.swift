@@ -210,5 +210,19 @@ extension GlewlwydTests {
                 _ = try await client.accessToken(resource: Glewlwyd.resourceB)
             }
         }
+
+        @Test("device grant: the resource asked for at the device authorization request is served; one not asked for is invalidTarget")
+        func deviceGrantResources() async throws {
+            let (client, _) = try await client(provider.resourceConfiguration(issuer: provider.resourcesIssuer, resources: [Glewlwyd.resourceA]))
+            let browser = try await TestBrowser.signIn(provider)
+            let issuer = provider.resourcesIssuer
+            _ = try await client.signInWithDevice { authorization in
+                Task { try? await browser.approveDevice(userCode: authorization.userCode, issuer: issuer) }
+            }
+            #expect(try Self.audience(try await client.accessToken(for: Glewlwyd.resourceA)) == Glewlwyd.resourceA.absoluteString)
+            await #expect(throws: AuthError.invalidTarget(resource: Glewlwyd.resourceB.absoluteString)) {
+                _ = try await client.accessToken(for: Glewlwyd.resourceB)
+            }
+        }
     }
 }
