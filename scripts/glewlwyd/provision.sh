@@ -8,6 +8,11 @@
 #   plugin "par"   : the same with pushed authorization requests required (RFC 9126) and DPoP
 #                    nonces mandatory; "oidc" allows PAR without requiring it
 #   plugin "parshort": PAR allowed, request_uri lifetime 2 s (the "expired request_uri" test)
+#   plugin "resources": the same without refresh token rotation (one refresh token serves every
+#                    resource: glewlwyd's rotation narrows it to the resource last refreshed)
+#   every plugin maps scope "openid" to the resources (RFC 8707) https://api.example.com/ and
+#     http://127.0.0.1:9999/mcp, and scope "api" (client credentials) to https://api.example.com/
+#     (exact strings: glewlwyd compares them as such, trailing slash included)
 #   user alice/password; public client "cli" (loopback + custom-scheme redirects);
 #   confidential client "svc" (client credentials, scope "api", secret in DIR/svc-secret)
 #   private_key_jwt clients "pk-es256", "pk-rs256", "pk-eddsa" (client credentials, scope "api",
@@ -61,6 +66,9 @@ params = {
     # work). The request_uri prefix is mandatory once PAR is allowed: without it the plugin does not load.
     "oauth-par-allowed": True, "oauth-par-required": False,
     "oauth-par-request_uri-prefix": "urn:ietf:params:oauth:request_uri:", "oauth-par-duration": 90,
+    "resource-allowed": True, "resource-scope-and-client-property": False,
+    "resource-scope": {"openid": ["https://api.example.com/", "http://127.0.0.1:9999/mcp"],
+                       "api": ["https://api.example.com/"]},
 }
 print(json.dumps({"module": "oidc", "name": name, "display_name": name, "enabled": True,
                   "parameters": params}))
@@ -89,6 +97,15 @@ plugin parshort 3600 | python3 -c '
 import json, sys
 p = json.load(sys.stdin)
 p["parameters"].update({"oauth-par-duration": 2})
+print(json.dumps(p))' | post mod/plugin/
+
+# plugin "resources": no rotation ("refresh-token-one-use" never; the answer to a refresh then
+# carries no refresh token and the one held stays valid), so that one session refreshes tokens
+# for several resources.
+plugin resources 3600 | python3 -c '
+import json, sys
+p = json.load(sys.stdin)
+p["parameters"].update({"refresh-token-one-use": "never"})
 print(json.dumps(p))' | post mod/plugin/
 
 post user/ <<<'{"username":"alice","password":"password","name":"Alice","email":"alice@example.com","enabled":true,"scope":["openid","g_profile"]}'

@@ -14,12 +14,14 @@ extension OIDCClient {
     ///   `.invalidConfiguration` for a URL that is not https (plain http only on this machine,
     ///   unless `allowsInsecureHTTP`); `.unsupported` for a session without a DPoP key when the
     ///   configuration asks for DPoP.
-    public func authorizationHeaders(for url: URL, method: String) async throws(AuthError) -> [String: String] {
-        let (session, dpop) = try await resourceSession(for: url)
-        guard let dpop else { return ["Authorization": "Bearer \(session.accessToken)"] }
+    /// - Parameter resource: the resource (RFC 8707) whose access token to send (see
+    ///   `accessToken(for:minTTL:)`); `nil` (default): the session's main access token.
+    public func authorizationHeaders(for url: URL, method: String, resource: URL? = nil) async throws(AuthError) -> [String: String] {
+        let (accessToken, dpop) = try await resourceSession(for: url, resource: resource)
+        guard let dpop else { return ["Authorization": "Bearer \(accessToken)"] }
         return [
-            "Authorization": "DPoP \(session.accessToken)",
-            "DPoP": try await dpop.proof(method: method, url: url, accessToken: session.accessToken),
+            "Authorization": "DPoP \(accessToken)",
+            "DPoP": try await dpop.proof(method: method, url: url, accessToken: accessToken),
         ]
     }
 
@@ -28,14 +30,22 @@ extension OIDCClient {
     /// provider's own endpoints. With DPoP configured, a session without a key (signed in
     /// before DPoP was turned on, or by a client without it) is refused: sending its token as
     /// a Bearer token would be the silent downgrade the configuration exists to prevent.
-    private func resourceSession(for url: URL) async throws(AuthError) -> (AuthSession, DPoPProver?) {
+    /// A resource's token (RFC 8707) is bound to the session's key like the main one.
+    private func resourceSession(for url: URL, resource: URL?) async throws(AuthError) -> (accessToken: String, dpop: DPoPProver?) {
         guard EndpointPolicy(issuer: url, allowsInsecureHTTP: configuration.allowsInsecureHTTP).allows(url) else {
             throw .invalidConfiguration("the access token is not sent to \(Redactor.describe(url)): not https (plain http only on this machine)")
         }
-        let session = try await getSession()
+        let (session, accessToken): (AuthSession, String)
+        if let resource {
+            let credentials = try await sessions.resourceCredentials(for: resource, minTTL: .zero)
+            (session, accessToken) = (credentials.session, credentials.token.accessToken)
+        } else {
+            let current = try await getSession()
+            (session, accessToken) = (current, current.accessToken)
+        }
         let dpop = try provider.prover(for: session)
         guard dpop != nil || !configuration.dpop else { throw OIDCRefresher.notDPoPBound }
-        return (session, dpop)
+        return (accessToken, dpop)
     }
 
     /// Remembers the `DPoP-Nonce` a resource server sent with `response` to a request to `url`,
@@ -49,18 +59,19 @@ extension OIDCClient {
     /// transport, and retries it exactly once with a new proof when a DPoP server answers with
     /// a nonce challenge carrying a new nonce. Any other answer, and the second one, is
     /// returned as it is (a 401 stays a 401: the caller decides whether to sign in again).
-    public func send(authorized request: HTTPRequest) async throws(AuthError) -> HTTPResponse {
-        let (session, dpop) = try await resourceSession(for: request.url)
+    /// `resource`: as for `authorizationHeaders(for:method:resource:)`.
+    public func send(authorized request: HTTPRequest, resource: URL? = nil) async throws(AuthError) -> HTTPResponse {
+        let (accessToken, dpop) = try await resourceSession(for: request.url, resource: resource)
         let transport = provider.http.transport
         guard let dpop else {
             var bearer = request
-            bearer.headers["Authorization"] = "Bearer \(session.accessToken)"
+            bearer.headers["Authorization"] = "Bearer \(accessToken)"
             return try await transport.send(bearer)
         }
-        return try await dpop.exchange(method: request.method, url: request.url, accessToken: session.accessToken) {
+        return try await dpop.exchange(method: request.method, url: request.url, accessToken: accessToken) {
             (proof) async throws(AuthError) in
             var attempt = request
-            attempt.headers["Authorization"] = "DPoP \(session.accessToken)"
+            attempt.headers["Authorization"] = "DPoP \(accessToken)"
             attempt.headers["DPoP"] = proof
             return try await transport.send(attempt)
         }

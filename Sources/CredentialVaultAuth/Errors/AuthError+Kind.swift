@@ -24,6 +24,7 @@ extension AuthError {
         case .tokenLifetimeTooShort: "tokenLifetimeTooShort"
         case .pushedAuthorizationRequired: "pushedAuthorizationRequired"
         case .pushedAuthorizationRefused: "pushedAuthorizationRefused"
+        case .invalidTarget: "invalidTarget"
         case .cancelled: "cancelled"
         case .storage: "storage"
         }

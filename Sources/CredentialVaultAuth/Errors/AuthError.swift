@@ -1,3 +1,4 @@
+import Foundation
 import CredentialVault
 
 /// Every failure of the auth client. Messages say what happened and what to do; they never
@@ -54,6 +55,12 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `status`; glewlwyd answers every PAR error with a bare 403): the client, its
     /// authentication, the redirect URI, the scopes or the PKCE challenge were not accepted.
     case pushedAuthorizationRefused(status: Int)
+    /// The provider refused the resource asked for (`invalid_target`, RFC 8707 section 2):
+    /// it is not allowed for this client or these scopes, or the session's refresh token no
+    /// longer covers it (glewlwyd with rotating refresh tokens narrows the token to the last
+    /// resource refreshed). The session is kept; sign in again asking for this resource.
+    /// `resource` is the indicator asked for, `nil` when the sign-in asked for several.
+    case invalidTarget(resource: String?)
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -102,6 +109,10 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .pushedAuthorizationRefused(let status):
             "the provider refused the pushed authorization request (HTTP \(status), no reason given): check the client id,"
                 + " its credentials, the redirect URI and the scopes registered at the provider"
+        case .invalidTarget(let resource):
+            "the provider refused the resource" + (resource.map { " " + (URL(string: $0).map(Redactor.describe) ?? "<url>") } ?? "")
+                + " (invalid_target): it is not allowed for this client or scope, or the session's refresh token does not"
+                + " cover it; sign in again asking for it"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }

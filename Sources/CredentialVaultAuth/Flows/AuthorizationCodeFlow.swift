@@ -36,6 +36,7 @@ extension OIDCClient {
             ("code_challenge", pkce.challenge), ("code_challenge_method", PKCE.method),
         ]
         if let dpop { parameters.append(("dpop_jkt", dpop.key.thumbprint)) }
+        parameters += try configuration.resourceParameters()  // RFC 8707: repeated, one per resource
         let reserved = Set(parameters.map(\.0))
         for (name, value) in additionalParameters.sorted(by: { $0.key < $1.key }) where !reserved.contains(name) {
             parameters.append((name, value))
@@ -87,6 +88,7 @@ extension OIDCClient {
         if let error = parameters["error"] {
             logger.warning("the provider returned error \(error.prefix(64))", metadata: ["category": "signin"])
             if error == "access_denied" { throw .accessDenied }
+            if error == "invalid_target" { throw .invalidTarget(resource: nil) }
             throw .providerError(
                 code: String(error.prefix(64)), description: Redactor.providerText(parameters["error_description"]))
         }

@@ -15,9 +15,14 @@ public actor ClientCredentialsClient {
     private let scopes: [String]
     private let schedule: RefreshSchedule
     private let retry: RetryPolicy
-    private var inFlight: (task: Task<AuthSession, any Error>, started: Date)?
-    /// When the last successful token request started (the floor of the due rule).
-    private var lastFetch: Date?
+    /// The token request in flight, per resource indicator ("" for none).
+    private var inFlight: [String: Task<AuthSession, any Error>] = [:]
+    /// When the last successful token request started, per resource indicator ("" for none;
+    /// the floor of the due rule).
+    private var lastFetch: [String: Date] = [:]
+    /// The caches of tokens for resources (RFC 8707), each under a key of its own; at most
+    /// `ResourceTokenSet.maximumCount` are kept (more are made anew for each call).
+    private var resourceStorages: [String: SessionStorage] = [:]
 
     /// Creates the client.
     /// - Parameters:
@@ -63,12 +68,17 @@ public actor ClientCredentialsClient {
 
     /// A valid access token: the cached one unless it is due (or `forceRefresh`), else a new
     /// one from the token endpoint, cached before it is returned.
-    public func accessToken(forceRefresh: Bool = false) async throws(AuthError) -> String {
+    /// - Parameter resource: the resource (RFC 8707) the token is for, sent as `resource`;
+    ///   its token is cached apart from the others. `invalidTarget` when the provider refuses it.
+    public func accessToken(forceRefresh: Bool = false, resource: URL? = nil) async throws(AuthError) -> String {
+        let indicator = try resource.map { (url) throws(AuthError) in try ResourceURI.indicator(url) }
+        let storage = storage(for: indicator)
+        let slot = indicator ?? ""
         let cached = try await storage.load()
-        if !forceRefresh, let cached, !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch) {
+        if !forceRefresh, let cached, !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch[slot]) {
             return cached.accessToken
         }
-        let task = inFlight?.task ?? startFetch(seen: cached, force: forceRefresh)
+        let task = inFlight[slot] ?? startFetch(storage: storage, resource: indicator, seen: cached, force: forceRefresh)
         // A cancelled caller stops waiting; the request goes on for the others.
         guard let result = await SharedTaskWait.result(of: task) else { throw .cancelled }
         switch result {
@@ -78,34 +88,50 @@ public actor ClientCredentialsClient {
         }
     }
 
-    /// Deletes the cached token.
-    public func clearCache() async throws(AuthError) { try await storage.delete() }
+    /// Deletes the cached token (`resource`: that resource's; `nil`: the one without resource).
+    public func clearCache(resource: URL? = nil) async throws(AuthError) {
+        try await storage(for: try resource.map { (url) throws(AuthError) in try ResourceURI.indicator(url) }).delete()
+    }
 
-    private func startFetch(seen: AuthSession?, force: Bool) -> Task<AuthSession, any Error> {
+    /// Where the token for `resource` (an indicator; `nil`: none) is cached.
+    private func storage(for resource: String?) -> SessionStorage {
+        guard let resource else { return storage }
+        if let known = resourceStorages[resource] { return known }
+        let made = SessionStorage(
+            store: storage.store,
+            key: CredentialKey(service: storage.key.service, account: storage.key.account + " resource \(resource)", label: storage.key.label),
+            options: storage.options)
+        if resourceStorages.count < ResourceTokenSet.maximumCount { resourceStorages[resource] = made }
+        return made
+    }
+
+    private func startFetch(storage: SessionStorage, resource: String?, seen: AuthSession?, force: Bool) -> Task<AuthSession, any Error> {
         let started = provider.clock.now()
+        let slot = resource ?? ""
         let fetch = Fetch(
-            provider: provider, storage: storage, scopes: scopes, schedule: schedule, lastFetch: lastFetch, retry: retry,
-            seen: seen, force: force)
+            provider: provider, storage: storage, scopes: scopes, resource: resource, schedule: schedule, lastFetch: lastFetch[slot],
+            retry: retry, seen: seen, force: force)
         // The task records its own end, so that a cancelled waiter never leaves it in flight.
         let task = Task<AuthSession, any Error> {
             let outcome: Result<AuthSession, AuthError>
             do throws(AuthError) { outcome = .success(try await fetch.run()) } catch { outcome = .failure(error) }
-            fetchEnded(startedAt: started, succeeded: (try? outcome.get()) != nil)
+            fetchEnded(slot, startedAt: started, succeeded: (try? outcome.get()) != nil)
             return try outcome.get()
         }
-        inFlight = (task, started)
+        inFlight[slot] = task
         return task
     }
 
-    private func fetchEnded(startedAt started: Date, succeeded: Bool) {
-        inFlight = nil
-        if succeeded, lastFetch.map({ $0 < started }) ?? true { lastFetch = started }
+    private func fetchEnded(_ slot: String, startedAt started: Date, succeeded: Bool) {
+        inFlight[slot] = nil
+        if succeeded, lastFetch[slot].map({ $0 < started }) ?? true { lastFetch[slot] = started }
     }
 
     private struct Fetch: Sendable {
         let provider: OIDCProvider
         let storage: SessionStorage
         let scopes: [String]
+        let resource: String?
         let schedule: RefreshSchedule
         let lastFetch: Date?
         let retry: RetryPolicy
@@ -120,9 +146,15 @@ public actor ClientCredentialsClient {
                 {
                     return cached
                 }
-                let parameters = scopes.isEmpty ? [] : [("scope", scopes.joined(separator: " "))]
-                let response = try await retry.run { () async throws(AuthError) -> TokenResponse in
-                    try await provider.token(grant: "client_credentials", parameters)
+                var parameters = scopes.isEmpty ? [] : [("scope", scopes.joined(separator: " "))]
+                if let resource { parameters.append(("resource", resource)) }
+                let response: TokenResponse
+                do throws(AuthError) {
+                    response = try await retry.run { () async throws(AuthError) -> TokenResponse in
+                        try await provider.token(grant: "client_credentials", parameters)
+                    }
+                } catch .invalidTarget {
+                    throw .invalidTarget(resource: resource)
                 }
                 let now = provider.clock.now()
                 let session = AuthSession(

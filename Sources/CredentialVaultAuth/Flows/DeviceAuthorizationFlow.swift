@@ -18,6 +18,7 @@ extension OIDCClient {
         // it, others ignore an unknown parameter) and the proofs at polling do the binding.
         let dpop = configuration.dpop ? try DPoPProver.newKey() : nil
         if let dpop { form.append(("dpop_jkt", dpop.key.thumbprint)) }
+        form += try configuration.resourceParameters()  // RFC 8707
         var headers: [String: String] = [:]
         try configuration.clientAuthentication.apply(
             clientID: configuration.clientID, endpoint: endpoint, metadata: metadata, now: clock.now(), form: &form, headers: &headers)

@@ -130,6 +130,8 @@ struct OAuthEndpointClient: Sendable {
             case "invalid_client": return .invalidCredentials
             case "access_denied": return .accessDenied
             case "expired_token": return .authorizationExpired
+            // The caller that knows which resource it asked for names it (a refresh for one resource).
+            case "invalid_target": return .invalidTarget(resource: nil)
             default:
                 let code = String(body.error.prefix(64).filter { $0.isASCII && !$0.isWhitespace })
                 return .providerError(code: code, description: text)

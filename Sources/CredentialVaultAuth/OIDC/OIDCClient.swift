@@ -60,6 +60,12 @@ public final class OIDCClient: Sendable {
         try await sessions.credentials(minTTL: minTTL)
     }
 
+    /// A valid access token for `resource` (RFC 8707), from the session's per-resource tokens
+    /// or a refresh with `resource=` (see `SessionManager.accessToken(for:minTTL:)`).
+    public func accessToken(for resource: URL, minTTL: Duration = .zero) async throws(AuthError) -> String {
+        try await sessions.accessToken(for: resource, minTTL: minTTL)
+    }
+
     /// Whether a usable session is stored, from memory: no network, no store call (see
     /// `SessionManager.hasUsableSession`).
     public var hasUsableSession: Bool { sessions.hasUsableSession }

@@ -41,6 +41,13 @@ public struct OIDCConfiguration: Sendable {
     /// When sign-in pushes its authorization request first (PAR, RFC 9126; default
     /// `.automatic`: when the provider requires it).
     public var pushedAuthorization: PushedAuthorization
+    /// Resources (RFC 8707) asked for at sign-in: each is sent as a `resource` parameter of the
+    /// authorization request and of the device authorization request, so that the session's
+    /// refresh token covers them; `SessionManager.accessToken(for:minTTL:)` then obtains a
+    /// token per resource. Absolute http(s) URIs without fragment, at most
+    /// `ResourceTokenSet.maximumCount` (32); sent in their canonical form
+    /// (`ResourceURI.indicator(_:)`). Default: none (the session's tokens name no resource).
+    public var resources: [URL] = []
 
     /// Creates a configuration with the defaults above.
     public init(
@@ -104,5 +111,20 @@ public struct OIDCConfiguration: Sendable {
         guard !clientID.isEmpty else { throw .invalidConfiguration("the client id is empty") }
         try clientAuthentication.validate()
         guard !storageService.isEmpty else { throw .invalidConfiguration("the storage service is empty") }
+        _ = try resourceParameters()
+    }
+
+    /// The configured resources as `resource` parameters (canonical, without repeats), checked.
+    func resourceParameters() throws(AuthError) -> [(String, String)] {
+        guard resources.count <= ResourceTokenSet.maximumCount else {
+            throw .invalidConfiguration("more than \(ResourceTokenSet.maximumCount) resources")
+        }
+        var seen = Set<String>()
+        var parameters: [(String, String)] = []
+        for resource in resources {
+            let indicator = try ResourceURI.indicator(resource)
+            if seen.insert(indicator).inserted { parameters.append(("resource", indicator)) }
+        }
+        return parameters
     }
 }

@@ -126,6 +126,8 @@ struct OIDCProvider: Sendable {
         // The token endpoint checked the token type against the proof: a DPoP answer to a
         // proof by this key (new, or the previous session's) binds the new tokens to it.
         session.dpopKey = dpopKey ?? previous?.dpopKey
+        // A refresh of the main token keeps the resources' tokens: they stay valid until they expire.
+        session.resourceTokenSet = previous?.resourceTokenSet
         return session
     }
 

@@ -22,6 +22,34 @@ public struct AuthSession: Sendable, Hashable, Codable, CustomStringConvertible,
     /// save, one delete, the same store and accessibility) and every process that reads the
     /// session signs with the same key. Never described, never public.
     var dpopKey: String? = nil
+    /// The access tokens obtained for resources (RFC 8707) with this session's refresh token,
+    /// by resource indicator; `nil` in records written before resource indicators existed.
+    var resourceTokenSet: ResourceTokenSet? = nil
+
+    /// The access tokens this session holds for resources (RFC 8707), by resource indicator
+    /// (the canonical URI, `ResourceURI.indicator(_:)`); see `SessionManager.accessToken(for:minTTL:)`.
+    public var resourceTokens: [String: ResourceToken] { resourceTokenSet?.tokens ?? [:] }
+
+    /// The stored access token for `resource` (a resource indicator), if any.
+    func resourceToken(for resource: String) -> ResourceToken? { resourceTokenSet?[resource] }
+
+    /// This session with `refreshed`'s access token stored as `resource`'s, and its refresh
+    /// token, ID token and user (a rotated refresh token continues the one chain every
+    /// resource is refreshed from); the main access token is kept.
+    func storing(resource: String, from refreshed: AuthSession) -> AuthSession {
+        var session = self
+        var tokens = resourceTokenSet ?? ResourceTokenSet()
+        tokens.store(
+            ResourceToken(
+                accessToken: refreshed.accessToken, expiresAt: refreshed.expiresAt, scope: refreshed.scope,
+                obtainedAt: refreshed.obtainedAt),
+            for: resource)
+        session.resourceTokenSet = tokens
+        session.refreshToken = refreshed.refreshToken ?? refreshToken
+        session.idToken = refreshed.idToken ?? idToken
+        session.user = refreshed.user ?? user
+        return session
+    }
 
     /// Whether the tokens are bound to this session's DPoP key: the access token must then be
     /// sent with `Authorization: DPoP` and a proof (`OIDCClient.authorizationHeaders(for:method:)`),
@@ -51,7 +79,8 @@ public struct AuthSession: Sendable, Hashable, Codable, CustomStringConvertible,
     /// Redacted: the user and the expiry only.
     public var description: String {
         "AuthSession(user: \(user?.description ?? "unknown"), expiresAt: \(expiresAt.map { "\($0)" } ?? "unknown"), "
-            + "refreshToken: \(refreshToken == nil ? "none" : "present")\(isDPoPBound ? ", DPoP-bound" : ""), tokens redacted)"
+            + "refreshToken: \(refreshToken == nil ? "none" : "present")\(isDPoPBound ? ", DPoP-bound" : "")"
+            + "\(resourceTokens.isEmpty ? "" : ", \(resourceTokens.count) resource token(s)"), tokens redacted)"
     }
 
     /// Same as `description`.

@@ -25,6 +25,20 @@ struct RefreshOperation: Sendable {
     let force: Bool
     /// Where the refreshes that ask the provider are counted and timed.
     let metrics: VaultMetrics
+    /// Set for a refresh of one resource's access token (RFC 8707) instead of the main one.
+    var resource: ResourceTarget? = nil
+
+    /// A resource whose token is refreshed, and what its stored token must satisfy to be used as it is.
+    struct ResourceTarget: Sendable {
+        let indicator: String
+        let minTTL: Duration
+        let margin: Duration
+
+        /// Whether `session` holds a token for this resource that can be handed out at `now`.
+        func isServed(by session: AuthSession, at now: Date) -> Bool {
+            session.resourceToken(for: indicator)?.lasts(minTTL, margin: margin, at: now) ?? false
+        }
+    }
 
     func run() async throws(AuthError) -> AuthSession {
         do {
@@ -32,8 +46,8 @@ struct RefreshOperation: Sendable {
         } catch .storage(.busy) {
             // Another process holds the lock beyond the wait: it is probably refreshing. Use its
             // result if it has landed.
-            if let latest = try await storage.load(), latest != seen,
-                !schedule.isDue(latest, now: clock.now(), lastRefresh: lastRefresh)
+            if let latest = try await storage.load(), resource != nil || latest.accessToken != seen.accessToken,
+                isServed(by: latest)
             {
                 return latest
             }
@@ -41,11 +55,28 @@ struct RefreshOperation: Sendable {
         }
     }
 
+    /// Whether `session` (another task's or process's result) already gives what this refresh is for.
+    private func isServed(by session: AuthSession) -> Bool {
+        if let resource { return resource.isServed(by: session, at: clock.now()) }
+        return !schedule.isDue(session, now: clock.now(), lastRefresh: lastRefresh)
+    }
+
     private func locked() async throws(AuthError) -> AuthSession {
         guard epoch.current == startEpoch else { throw .notSignedIn }
         guard let current = try await storage.load() else { throw .notSignedIn }
+        if let resource {
+            // One refresh per resource across processes: whoever held the lock before may have
+            // stored this resource's token already.
+            if resource.isServed(by: current, at: clock.now()) { return current }
+            guard current.refreshToken != nil else {
+                throw .unsupported("the session has no refresh token to obtain a token for a resource: sign in again")
+            }
+            logger.info("refreshing the session for a resource", metadata: ["category": "session"])
+            return try await measured(current)
+        }
         let now = clock.now()
-        if current != seen {
+        // The main token, not the record: a resource's token stored meanwhile is no new main token.
+        if current.accessToken != seen.accessToken {
             // Someone refreshed (or signed in) since the caller looked: use theirs if it is good.
             if force || !schedule.isDue(current, now: now, lastRefresh: lastRefresh) {
                 logger.debug("using the session another task or process refreshed", metadata: ["category": "session"])
@@ -64,6 +95,11 @@ struct RefreshOperation: Sendable {
             return current  // still valid for a moment, and nothing can extend it
         }
         logger.info("refreshing the session\(force ? " (forced)" : "")", metadata: ["category": "session"])
+        return try await measured(current)
+    }
+
+    /// `refreshing(current)`, counted and timed.
+    private func measured(_ current: AuthSession) async throws(AuthError) -> AuthSession {
         let started = ContinuousClock.now
         do throws(AuthError) {
             let refreshed = try await refreshing(current)
@@ -82,7 +118,10 @@ struct RefreshOperation: Sendable {
         do {
             refreshed = try await retry.run(onRetry: { attempt, error, wait in
                 logger.warning("refresh attempt \(attempt) failed (\(error)); retrying in \(wait)", metadata: ["category": "session"])
-            }) { () async throws(AuthError) -> AuthSession in try await refresher.refresh(current) }
+            }) { () async throws(AuthError) -> AuthSession in
+                if let resource { return try await refresher.refresh(current, resource: resource.indicator) }
+                return try await refresher.refresh(current)
+            }
         } catch .invalidGrant(let why) {
             // Definite: the refresh token is dead. Delete the session unless it changed meanwhile.
             // A store failure here does not hide the refusal: the dead session left behind is
@@ -133,6 +172,9 @@ struct RefreshOperation: Sendable {
         guard !kept.contains(session.accessToken) else { return }
         var revocable = session
         if let refreshToken = session.refreshToken, kept.contains(refreshToken) { revocable.refreshToken = nil }
+        // Resource tokens carried over from the stored session are still in use.
+        let keptResources = Set(stored?.resourceTokens.values.map(\.accessToken) ?? [])
+        revocable.resourceTokenSet = revocable.resourceTokenSet?.removing { keptResources.contains($0.accessToken) }
         do { try await refresher.revoke(revocable) } catch {
             logger.debug("revoking the discarded session failed: \(error)", metadata: ["category": "session"])
         }

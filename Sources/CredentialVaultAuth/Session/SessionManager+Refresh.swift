@@ -5,7 +5,12 @@ import Foundation
 /// that arrives while it runs; each caller's wait can be cancelled without cancelling it.
 extension SessionManager {
     func refresh(seen: AuthSession, force: Bool) async throws(AuthError) -> AuthSession {
-        let task = inFlight?.task ?? startRefresh(seen: seen, force: force)
+        try await Self.awaitRefresh(inFlight?.task ?? startRefresh(seen: seen, force: force))
+    }
+
+    /// The outcome of a shared refresh `task` for this caller, whose wait alone is cancelled
+    /// when it is (the refresh goes on for the others).
+    static func awaitRefresh(_ task: Task<AuthSession, any Error>) async throws(AuthError) -> AuthSession {
         guard let result = await SharedTaskWait.result(of: task) else { throw .cancelled }
         switch result {
         case .success(let session): return session

@@ -56,6 +56,9 @@ public actor SessionManager {
     let epoch = SignOutEpoch()
     /// The refresh in flight, shared by every caller until it ends.
     var inFlight: (id: Int, task: Task<AuthSession, any Error>)?
+    /// The refresh in flight per resource (RFC 8707), shared like `inFlight` (at most one per
+    /// resource: bounded by the callers' distinct resources at one time).
+    var resourceInFlight: [String: Task<AuthSession, any Error>] = [:]
     var nextID = 0
     var autoRefresh: (id: Int, task: Task<Void, Never>)?
     /// Set by `finishAutoRefresh()`: the process is shutting down, so nothing starts the
@@ -191,6 +194,7 @@ public actor SessionManager {
         epoch.advance()
         stopAutoRefresh()
         if let running = inFlight?.task { _ = await running.result }
+        for running in resourceInFlight.values { _ = await running.result }
         let storage = self.storage
         let removed: AuthSession?
         do {

@@ -10,9 +10,21 @@ public protocol SessionRefresher: Sendable {
 
     /// Revokes the session's tokens at the provider (best effort, called at sign-out).
     func revoke(_ session: AuthSession) async throws(AuthError)
+
+    /// Exchanges `session`'s refresh token for an access token for `resource` (an RFC 8707
+    /// resource indicator) and returns `session` with that token stored for the resource and
+    /// the refresh token of the answer (a rotated one replaces it); its main access token is
+    /// kept. Throws `invalidTarget` when the provider refused the resource, `invalidGrant`
+    /// only when it refused the refresh token.
+    func refresh(_ session: AuthSession, resource: String) async throws(AuthError) -> AuthSession
 }
 
 extension SessionRefresher {
     /// Does nothing: a provider without revocation.
     public func revoke(_ session: AuthSession) async throws(AuthError) {}
+
+    /// Refuses: a provider without resource indicators.
+    public func refresh(_ session: AuthSession, resource: String) async throws(AuthError) -> AuthSession {
+        throw .unsupported("this provider does not support resource indicators")
+    }
 }

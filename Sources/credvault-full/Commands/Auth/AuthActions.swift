@@ -12,8 +12,12 @@ enum AuthToken {
             throw AuthError.notSignedIn
         }
         let client = try await context.client(profile, store: store)
-        let token = try await client.getAccessToken(forceRefresh: args.flags.contains("force-refresh"))
-        context.say(token)
+        if let resource = try context.resource() {
+            guard !args.flags.contains("force-refresh") else { throw UsageError("--force-refresh does not go with --resource") }
+            context.say(try await client.accessToken(for: resource))
+        } else {
+            context.say(try await client.getAccessToken(forceRefresh: args.flags.contains("force-refresh")))
+        }
         if try await client.sessions.storedSession()?.isDPoPBound == true {
             // On stderr: scripts read the token from stdout, people read this.
             context.io.error("this token is DPoP-bound: it works only with a proof; use `credvault auth header --url URL --method M`")
@@ -44,7 +48,8 @@ enum AuthToken {
             // A store shared by hosts (the fleet store) cannot keep it device-only: there the
             // service token is shared by design.
             storageOptions: store.capabilities.supportsDeviceOnly ? .default : .portable)
-        context.say(try await client.accessToken(forceRefresh: context.args.value.flags.contains("force-refresh")))
+        context.say(try await client.accessToken(
+            forceRefresh: context.args.value.flags.contains("force-refresh"), resource: try context.resource()))
         return ExitCode.success
     }
 }
@@ -59,12 +64,17 @@ enum AuthStatus {
             return ExitCode.notFound
         }
         let expired = session.expiresAt.map { $0 <= Date() } ?? false
+        // Resources and their tokens' expiry, never the tokens.
+        let resources = session.resourceTokens.sorted { $0.key < $1.key }
         if context.json {
             let object: [String: Any] = [
                 "signed_in": true, "issuer": profile.issuer, "client_id": profile.clientID,
                 "subject": session.user?.subject ?? "", "email": session.user?.email ?? NSNull(),
                 "expires_at": session.expiresAt.map { Int($0.timeIntervalSince1970) } ?? NSNull(),
                 "access_token_expired": expired, "refreshable": session.refreshToken != nil, "dpop_bound": session.isDPoPBound,
+                "resources": resources.map { resource, token -> [String: Any] in
+                    ["resource": resource, "expires_at": token.expiresAt.map { Int($0.timeIntervalSince1970) } ?? NSNull()]
+                },
             ]
             context.io.write(try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) + Data("\n".utf8))
         } else {
@@ -73,6 +83,11 @@ enum AuthStatus {
                 context.say("Access token \(expired ? "expired" : "valid until") \(ISO8601DateFormatter().string(from: expiry))"
                     + (session.refreshToken != nil ? "; refreshable" : "; not refreshable")
                     + (session.isDPoPBound ? "; DPoP-bound" : ""))
+            }
+            for (resource, token) in resources {
+                context.say("Token for resource \(resource): " + (token.expiresAt.map {
+                    "\($0 <= Date() ? "expired" : "valid until") \(ISO8601DateFormatter().string(from: $0))"
+                } ?? "no known expiry"))
             }
         }
         return ExitCode.success

@@ -12,6 +12,7 @@ enum AuthCommand: Command {
 
         actions:
           login   --issuer URL --client-id ID [--device] [--port N] [--scope "S ..."] [--no-browser] [--dpop] [--par]
+                  [--resource URL]...
                   Sign in: in the browser with a loopback redirect on 127.0.0.1 (a free port, or
                   --port N for providers that match redirect URIs exactly; not the port of the
                   issuer or of one of its endpoints on 127.0.0.1), or with --device the
@@ -21,23 +22,27 @@ enum AuthCommand: Command {
                   --par pushes the authorization request to the provider first (RFC 9126 PAR;
                   used anyway when the provider requires it): the browser URL then carries only
                   the client id and a short-lived request_uri.
+                  --resource URL (repeatable) asks for access to that resource (RFC 8707), so
+                  that `token --resource URL` can get a token for it later.
           login   --issuer URL --client-id ID --redirect-uri URI [--no-browser] [--par]
                   Start a sign-in whose redirect goes elsewhere (a custom scheme handled by
                   `credvault auth redirect %u` in a .desktop file): prints the URL and exits.
           redirect URL
                   Complete such a sign-in from the redirect URL (may run in a new process).
-          token   [--force-refresh]
-                  Print a valid access token (refreshing it first when it expires soon).
-          token   --client-credentials --issuer URL --client-id ID [--scope S]
+          token   [--force-refresh | --resource URL]
+                  Print a valid access token (refreshing it first when it expires soon); with
+                  --resource, one whose audience is that resource (RFC 8707), kept in the session.
+          token   --client-credentials --issuer URL --client-id ID [--scope S] [--resource URL]
                   (--client-secret-file PATH [--client-secret-jwt] | --client-key SERVICE/ACCOUNT
                   | --client-key-file PATH) [--client-key-id KID] [--assertion-audience AUD]
                   Print a client-credentials token for a service (cached in the vault).
-          header  --url URL [--method M]
+          header  --url URL [--method M] [--resource URL]
                   Print the headers that authorize one request to URL with method M (default
                   GET): `Authorization: Bearer ...`, or for a DPoP-bound session `Authorization:
                   DPoP ...` and a single-use `DPoP:` proof. They hold the token: for scripts
                   (e.g. `credvault auth header --url U | curl -H @- U`).
-          status  Say who is signed in and until when (exit code 1 when nobody is).
+          status  Say who is signed in and until when, and the resources holding a token
+                  (exit code 1 when nobody is).
           logout  Delete the session, revoke its tokens, print the provider's end-session URL.
 
         auth options:
@@ -56,7 +61,7 @@ enum AuthCommand: Command {
         """ + VaultOptions.help
     static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser", "client-secret-jwt", "dpop", "par"]
     static let options: Set<String> = Set([
-        "issuer", "client-id", "port", "scope", "timeout", "log-level", "redirect-uri", "url", "method",
+        "issuer", "client-id", "port", "scope", "timeout", "log-level", "redirect-uri", "url", "method", "resource",
     ]).union(ClientAuthenticationOptions.options)
 
     static func run(_ arguments: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
@@ -96,7 +101,7 @@ enum AuthCommand: Command {
         case .networkError, .timedOut, .serverUnavailable, .rateLimited: ExitCode.unreachable
         case .invalidConfiguration: ExitCode.usage
         case .invalidGrant, .invalidCredentials, .accessDenied, .stateMismatch, .nonceMismatch, .invalidIDToken,
-            .providerError, .authorizationExpired, .pushedAuthorizationRefused, .pushedAuthorizationRequired:
+            .providerError, .authorizationExpired, .pushedAuthorizationRefused, .pushedAuthorizationRequired, .invalidTarget:
             ExitCode.authFailed
         default: ExitCode.failure
         }

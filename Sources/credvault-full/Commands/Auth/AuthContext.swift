@@ -20,6 +20,8 @@ struct AuthContext: Sendable {
         var scopes: [String]
         /// Whether the session is bound to a DPoP key (`login --dpop`); `nil` in profiles written before.
         var dpop: Bool? = nil
+        /// The resources (RFC 8707) asked for at login (`login --resource`); `nil` in profiles written before.
+        var resources: [String]? = nil
     }
 
     init(_ args: ParsedArguments, io: TerminalIO, vault: VaultAccess) throws {
@@ -45,7 +47,7 @@ struct AuthContext: Sendable {
         }
         return Profile(
             issuer: issuer, clientID: clientID, scopes: scopes ?? stored?.scopes ?? ["openid"],
-            dpop: args.value.flags.contains("dpop") ? true : stored?.dpop)
+            dpop: args.value.flags.contains("dpop") ? true : stored?.dpop, resources: stored?.resources)
     }
 
     func save(_ profile: Profile, in store: any TokenStorageBackend) throws {
@@ -56,16 +58,32 @@ struct AuthContext: Sendable {
         option("scope").map { $0.split(separator: " ").map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The `--resource` values (RFC 8707), each an absolute http(s) URI without fragment, in canonical form.
+    func resources() throws -> [String] {
+        try (args.value.optionValues["resource"] ?? []).map { text in
+            guard let url = URL(string: text) else { throw UsageError("--resource takes an absolute http(s) URL") }
+            return try ResourceURI.indicator(url)
+        }
+    }
+
+    /// The one `--resource` of token and header (`nil` when none was given).
+    func resource() throws -> URL? {
+        let resources = try resources()
+        guard resources.count <= 1 else { throw UsageError("--resource is given once here") }
+        return resources.first.flatMap(URL.init(string:))
+    }
+
     /// A client for `profile`; `pushedAuthorization` is login's `--par` (sign-in only: nothing
     /// else pushes, so it is not stored in the profile).
     func client(
         _ profile: Profile, store: any TokenStorageBackend, pushedAuthorization: PushedAuthorization = .automatic
     ) async throws -> OIDCClient {
         guard let issuer = URL(string: profile.issuer), issuer.scheme != nil else { throw UsageError("--issuer is not a URL") }
-        let configuration = OIDCConfiguration(
+        var configuration = OIDCConfiguration(
             issuer: issuer, clientID: profile.clientID, scopes: profile.scopes,
             session: SessionManager.Configuration(proactiveRefresh: false), dpop: profile.dpop ?? false,
             pushedAuthorization: pushedAuthorization)
+        configuration.resources = (profile.resources ?? []).compactMap(URL.init(string:))
         return try await OIDCClient(configuration: configuration, store: store, logger: logger)
     }
 

@@ -14,7 +14,8 @@ enum AuthHeader {
         guard let store = try context.openStore(create: false), let profile = try context.profile(in: store) else {
             throw AuthError.notSignedIn
         }
-        let headers = try await context.client(profile, store: store).authorizationHeaders(for: url, method: method)
+        let headers = try await context.client(profile, store: store).authorizationHeaders(
+            for: url, method: method, resource: try context.resource())
         // stdout, "Name: value" lines in a fixed order: what the caller asked for, e.g. for
         // `curl -H @-`. A DPoP proof is single-use: one invocation per request.
         for name in headers.keys.sorted() { context.say("\(name): \(headers[name]!)") }

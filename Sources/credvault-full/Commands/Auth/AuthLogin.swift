@@ -30,7 +30,7 @@ enum AuthLogin {
         guard let store = try context.openStore(create: true) else { return ExitCode.failure }
         let profile = AuthContext.Profile(
             issuer: issuer, clientID: clientID, scopes: context.scopes ?? ["openid"],
-            dpop: context.args.value.flags.contains("dpop") ? true : nil)
+            dpop: context.args.value.flags.contains("dpop") ? true : nil, resources: try context.resources())
         let client = try await context.client(profile, store: store, pushedAuthorization: par ? .always : .automatic)
         let io = context.io
         let session: AuthSession
