@@ -81,15 +81,19 @@ import Testing
         }
     }
 
-    @Test func theProvidersRefusalKeepsItsCode() async throws {
-        let stub = try StubProvider { _ in .json(#"{"error":"invalid_target","error_description":"no such audience"}"#, status: 400) }
+    @Test(arguments: [("invalid_target", "the audience or resource refused"), ("unauthorized_client", "the client may not exchange")])
+    func theProvidersRefusalIsReportedByItsCode(code: String, what: String) async throws {
+        let stub = try StubProvider { _ in .json(#"{"error":"\#(code)","error_description":"\#(what)"}"#, status: 400) }
         let client = try await client(stub)
         do {
             _ = try await client.exchangeToken(TokenExchangeRequest(subjectToken: "t", subjectTokenType: .accessToken, audiences: ["x"]))
             Issue.record("a refused exchange returned")
         } catch {
-            guard case .providerError(let code, _) = error else { Issue.record("\(error), not providerError"); return }
-            #expect(code == "invalid_target")
+            switch (code, error) {
+            case ("invalid_target", .invalidTarget): break
+            case (_, .providerError(let answered, _)) where answered == code: break
+            default: Issue.record("\(code) came back as \(error)")
+            }
         }
     }
 
