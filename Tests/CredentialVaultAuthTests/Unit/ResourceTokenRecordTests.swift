@@ -55,6 +55,23 @@ struct ResourceTokenRecordTests {
         }
     }
 
+    @Test(
+        "a stored record keying a token by something that is not a resource indicator is refused as corrupted",
+        arguments: [
+            #"\u001b]0;owned\u0007https://api.example.com/"#,  // terminal escapes, printed by `auth status`
+            "not a uri",
+            "HTTPS://API.example.com:443/",  // never asked for in this form: the indicator is lower case, without the default port
+        ])
+    func resourceKeyThatIsNotAnIndicator(key: String) async throws {
+        let manager = try await Self.manager(storing: Self.record(resources: [key: "t"]))
+        do {
+            let session = try await manager.storedSession()
+            Issue.record("accepted as \(session?.resourceTokens.keys.map { $0.debugDescription } ?? [])")
+        } catch {
+            guard case .storage(.corrupted) = error else { Issue.record("\(error)"); return }
+        }
+    }
+
     @Test("a record within the bounds round-trips its resource tokens")
     func withinBoundsLoads() async throws {
         let manager = try await Self.manager(storing: Self.record(resources: ["https://api.example.com/": "ta"]))
