@@ -24,6 +24,26 @@ public enum ResourceURI {
         return canonical
     }
 
+    /// The longest resource indicator accepted (characters of its canonical form): a resource
+    /// travels in every authorization and token request and names a slot of the stored session.
+    public static let maximumIndicatorLength = 2048
+
+    /// `url` as an RFC 8707 resource indicator: its canonical form (`canonical(_:)`) as the
+    /// string sent as `resource` and under which its access token is stored.
+    /// - Throws: `AuthError.invalidConfiguration` for a URL that `canonical(_:)` refuses, one
+    ///   with a fragment (RFC 8707 section 2 forbids it rather than letting it be dropped), or
+    ///   one longer than `maximumIndicatorLength`.
+    public static func indicator(_ url: URL) throws(AuthError) -> String {
+        guard url.fragment == nil, !url.absoluteString.contains("#") else {
+            throw .invalidConfiguration("a resource indicator must not have a fragment (RFC 8707 section 2)")
+        }
+        let text = try canonical(url).absoluteString
+        guard text.utf8.count <= maximumIndicatorLength else {
+            throw .invalidConfiguration("a resource indicator is longer than \(maximumIndicatorLength) characters")
+        }
+        return text
+    }
+
     /// The port `url` connects to: its own, or its scheme's default.
     static func effectivePort(_ url: URL) -> Int? {
         url.port ?? url.scheme.flatMap { defaultPort($0.lowercased()) }

@@ -66,7 +66,7 @@ public struct TokenExchangeRequest: Sendable, CustomStringConvertible {
         }
         for resource in resources {
             // RFC 8693 section 2.1: an absolute URI without a fragment (RFC 8707's rule).
-            form.append(("resource", try ResourceURI.canonical(resource).absoluteString))
+            form.append(("resource", try ResourceURI.indicator(resource)))
         }
         for audience in audiences {
             guard !audience.isEmpty, audience.utf8.count <= 2048, !audience.unicodeScalars.contains(where: \.properties.isControlOrNewline) else {

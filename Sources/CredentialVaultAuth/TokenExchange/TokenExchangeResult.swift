@@ -27,18 +27,21 @@ public struct TokenExchangeResult: Sendable, CustomStringConvertible {
         return "TokenExchangeResult(\(parts.joined(separator: ", ")))"
     }
 
-    /// Decodes a 200 answer of the token endpoint; `now` dates `expires_in`.
+    /// Decodes a 200 answer of the token endpoint; `now` dates `expires_in`. The members it
+    /// shares with every token response are read as `TokenResponse` reads them.
     static func decode(_ body: Data, now: Date) throws(AuthError) -> TokenExchangeResult {
-        let answer: Answer
+        let answer: TokenResponse
+        let issued: String?
         do {
-            answer = try OutsideJSON.decode(Answer.self, from: body)
+            answer = try OutsideJSON.decode(TokenResponse.self, from: body)
+            issued = try OutsideJSON.decode(IssuedType.self, from: body).issuedTokenType
         } catch let error as AuthError {
             throw error
         } catch {
             throw .invalidResponse("the token exchange response is not the expected JSON")
         }
         guard !answer.accessToken.isEmpty else { throw .invalidResponse("empty access_token") }
-        guard let issued = answer.issuedTokenType else {
+        guard let issued else {
             throw .invalidResponse("the token exchange response has no issued_token_type (RFC 8693 section 2.2.1)")
         }
         let issuedType = try TokenTypeIdentifier.answered(issued)
@@ -57,35 +60,9 @@ public struct TokenExchangeResult: Sendable, CustomStringConvertible {
             expiresAt: answer.expiresIn.map { now.addingTimeInterval($0) }, scope: answer.scope, refreshToken: answer.refreshToken)
     }
 
-    private struct Answer: Decodable {
-        var accessToken: String
+    /// The one member a token exchange answer adds to a token response.
+    private struct IssuedType: Decodable {
         var issuedTokenType: String?
-        var tokenType: String?
-        var expiresIn: Double?
-        var scope: String?
-        var refreshToken: String?
-
-        enum CodingKeys: String, CodingKey {
-            case accessToken = "access_token"
-            case issuedTokenType = "issued_token_type"
-            case tokenType = "token_type"
-            case expiresIn = "expires_in"
-            case scope
-            case refreshToken = "refresh_token"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            accessToken = try container.decode(String.self, forKey: .accessToken)
-            issuedTokenType = try container.decodeIfPresent(String.self, forKey: .issuedTokenType)
-            tokenType = try container.decodeIfPresent(String.self, forKey: .tokenType)
-            scope = try container.decodeIfPresent(String.self, forKey: .scope)
-            refreshToken = try container.decodeIfPresent(String.self, forKey: .refreshToken)
-            // As every token response: a number or a numeric string, refused when negative or
-            // not finite, clamped when huge (ServerNumber).
-            expiresIn = try ServerNumber.decode(CodingKeys.expiresIn, in: container).map { value throws(AuthError) in
-                try ServerNumber.lifetime(value, field: "expires_in")
-            }
-        }
+        enum CodingKeys: String, CodingKey { case issuedTokenType = "issued_token_type" }
     }
 }

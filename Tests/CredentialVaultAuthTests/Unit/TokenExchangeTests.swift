@@ -117,6 +117,25 @@ import Testing
         #expect(stub.requests(to: "/token").isEmpty)
     }
 
+    /// RFC 8693 section 2.1 (as RFC 8707): a resource has no fragment; one with a fragment is
+    /// refused rather than sent without it (the caller named something else), and so is one
+    /// longer than a resource indicator may be, as everywhere else resources are sent.
+    @Test func aResourceWithAFragmentOrTooLongIsRefusedNotRewritten() async throws {
+        let stub = try StubProvider { _ in .json(Self.exchanged) }
+        let client = try await client(stub)
+        let long = "https://api.example/" + String(repeating: "a", count: ResourceURI.maximumIndicatorLength)
+        for (resource, what) in [("https://api.example/#billing", "a fragment"), (long, "an over-long resource")] {
+            let request = TokenExchangeRequest(subjectToken: "t", subjectTokenType: .accessToken, resources: [URL(string: resource)!])
+            do {
+                _ = try await client.exchangeToken(request)
+                Issue.record("a resource with \(what) was sent")
+            } catch {
+                #expect(error.isInvalidConfiguration, "\(what): \(error)")
+            }
+        }
+        #expect(stub.requests(to: "/token").isEmpty)
+    }
+
     @Test func aDPoPConfigurationIsRefusedRatherThanGivenABearerToken() async throws {
         let stub = try StubProvider { _ in .json(Self.exchanged) }
         let client = try await client(stub, authentication: .none, dpop: true)
