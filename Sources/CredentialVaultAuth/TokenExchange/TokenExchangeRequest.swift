@@ -1,3 +1,4 @@
+import CredentialVault
 import Foundation
 
 /// What a token exchange (RFC 8693 section 2.1) asks for: a token in exchange for the subject
@@ -69,7 +70,7 @@ public struct TokenExchangeRequest: Sendable, CustomStringConvertible {
             form.append(("resource", try ResourceURI.indicator(resource)))
         }
         for audience in audiences {
-            guard !audience.isEmpty, audience.utf8.count <= 2048, !audience.unicodeScalars.contains(where: \.properties.isControlOrNewline) else {
+            guard !audience.isEmpty, audience.utf8.count <= 2048, !CredentialKey.hasControlCharacter(audience) else {
                 throw .invalidConfiguration("an audience must be 1 to 2048 bytes without control characters")
             }
             form.append(("audience", audience))
@@ -85,7 +86,7 @@ public struct TokenExchangeRequest: Sendable, CustomStringConvertible {
 
     private static func checkToken(_ token: String, field: String) throws(AuthError) {
         guard !token.isEmpty, token.utf8.count <= maximumTokenLength,
-            !token.unicodeScalars.contains(where: \.properties.isControlOrNewline)
+            !CredentialKey.hasControlCharacter(token)
         else {
             throw .invalidConfiguration("the \(field) must be 1 to \(maximumTokenLength) bytes without control characters")
         }
@@ -95,8 +96,4 @@ public struct TokenExchangeRequest: Sendable, CustomStringConvertible {
     private static func isScopeToken(_ scope: String) -> Bool {
         !scope.isEmpty && scope.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
     }
-}
-
-extension Unicode.Scalar.Properties {
-    fileprivate var isControlOrNewline: Bool { generalCategory == .control || generalCategory == .lineSeparator || generalCategory == .paragraphSeparator }
 }
