@@ -25,6 +25,8 @@ extension AuthError {
         case .pushedAuthorizationRequired: "pushedAuthorizationRequired"
         case .pushedAuthorizationRefused: "pushedAuthorizationRefused"
         case .invalidTarget: "invalidTarget"
+        case .resourceRefreshWouldNarrow: "resourceRefreshWouldNarrow"
+        case .refreshTokenNarrowed: "refreshTokenNarrowed"
         case .cancelled: "cancelled"
         case .storage: "storage"
         }

@@ -61,6 +61,17 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// resource refreshed). The session is kept; sign in again asking for this resource.
     /// `resource` is the indicator asked for, `nil` when the sign-in asked for several.
     case invalidTarget(resource: String?)
+    /// A token for `resource` (an indicator) was not refreshed from the session's refresh
+    /// token: the provider rotates refresh tokens, and a rotated one may then be valid for this
+    /// resource only (glewlwyd 2.7.5 narrows it so), which would end the main token's refreshes.
+    /// Nothing was sent; the session is kept. Use a provider configuration that does not rotate
+    /// refresh tokens, or a session signed in for this resource.
+    case resourceRefreshWouldNarrow(resource: String)
+    /// The session's refresh token was rotated in a refresh for `resource` (an indicator) and
+    /// may be valid for that resource only: it is not used for the main token (which could
+    /// come back as that resource's and be sent anywhere) nor for another resource. The tokens
+    /// held are kept and `resource`'s still refreshes; sign in again for the others.
+    case refreshTokenNarrowed(resource: String)
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -110,11 +121,23 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
             "the provider refused the pushed authorization request (HTTP \(status), no reason given): check the client id,"
                 + " its credentials, the redirect URI and the scopes registered at the provider"
         case .invalidTarget(let resource):
-            "the provider refused the resource" + (resource.map { " " + (URL(string: $0).map(Redactor.describe) ?? "<url>") } ?? "")
+            "the provider refused the resource" + (resource.map { " " + Self.describeResource($0) } ?? "")
                 + " (invalid_target): it is not allowed for this client or scope, or the session's refresh token does not"
                 + " cover it; sign in again asking for it"
+        case .resourceRefreshWouldNarrow(let resource):
+            "no token for the resource \(Self.describeResource(resource)) was refreshed: the provider rotates refresh tokens,"
+                + " and a rotated one may then serve this resource only; use a provider setting without rotation,"
+                + " or sign in for this resource"
+        case .refreshTokenNarrowed(let resource):
+            "the session's refresh token was rotated for the resource \(Self.describeResource(resource)) and may serve"
+                + " it only: it is not used for other tokens; sign in again"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }
+    }
+
+    /// A resource indicator as errors show it: redacted like every URL (no query, no user info).
+    private static func describeResource(_ resource: String) -> String {
+        URL(string: resource).map(Redactor.describe) ?? "<url>"
     }
 }

@@ -44,6 +44,13 @@ public enum ResourceURI {
         return text
     }
 
+    /// Whether `text` is a resource indicator exactly as `indicator(_:)` writes it (bounded in
+    /// length before it is parsed): stored records keep resources only in that form.
+    static func isIndicator(_ text: String) -> Bool {
+        guard text.utf8.count <= maximumIndicatorLength, let url = URL(string: text) else { return false }
+        return (try? indicator(url)) == text
+    }
+
     /// The port `url` connects to: its own, or its scheme's default.
     static func effectivePort(_ url: URL) -> Int? {
         url.port ?? url.scheme.flatMap { defaultPort($0.lowercased()) }

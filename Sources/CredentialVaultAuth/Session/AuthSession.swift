@@ -25,6 +25,9 @@ public struct AuthSession: Sendable, Hashable, Codable, CustomStringConvertible,
     /// The access tokens obtained for resources (RFC 8707) with this session's refresh token,
     /// by resource indicator; `nil` in records written before resource indicators existed.
     var resourceTokenSet: ResourceTokenSet? = nil
+    /// Whether the refresh token rotates and whether a resource's refresh narrowed it
+    /// (`ResourceChainRules`); `nil` before the first refresh.
+    var refreshChain: RefreshChain? = nil
 
     /// The access tokens this session holds for resources (RFC 8707), by resource indicator
     /// (the canonical URI, `ResourceURI.indicator(_:)`); see `SessionManager.accessToken(for:minTTL:)`.

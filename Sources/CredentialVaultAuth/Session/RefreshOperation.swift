@@ -114,7 +114,13 @@ struct RefreshOperation: Sendable {
     /// Asks the refresher for a new session for `current` (retrying transient failures) and
     /// stores it, unless the user signed out or the stored session changed meanwhile.
     private func refreshing(_ current: AuthSession) async throws(AuthError) -> AuthSession {
-        let refreshed: AuthSession
+        // Decided on the session as stored now, under the lock, before the refresh token is
+        // spent. A chain whose rotation is still unknown is refreshed: the session manager
+        // learns it first, and one that another process's new sign-in reset meanwhile is
+        // learned from this answer.
+        let decision = ResourceChainRules.decide(current.refreshChain, resource: resource?.indicator)
+        if let refusal = ResourceChainRules.error(for: decision) { throw refusal }
+        var refreshed: AuthSession
         do {
             refreshed = try await retry.run(onRetry: { attempt, error, wait in
                 logger.warning("refresh attempt \(attempt) failed (\(error)); retrying in \(wait)", metadata: ["category": "session"])
@@ -137,6 +143,8 @@ struct RefreshOperation: Sendable {
             broadcaster.publish(.unauthenticated(.refreshRefused))
             throw .invalidGrant(why)
         }
+        refreshed.refreshChain = ResourceChainRules.after(
+            current.refreshChain, resource: resource?.indicator, rotated: Self.rotated(from: current, to: refreshed))
         guard epoch.current == startEpoch else {
             logger.info("signed out during the refresh: its result is discarded", metadata: ["category": "session"])
             await discard(refreshed, keeping: await storedIfReadable())
@@ -152,6 +160,13 @@ struct RefreshOperation: Sendable {
         try await storage.save(refreshed)  // the rotated refresh token is persisted before anyone sees the new access token
         logger.info("session refreshed", metadata: ["category": "session"])
         return refreshed
+    }
+
+    /// Whether `refreshed` holds a refresh token other than the one `current` spent.
+    static func rotated(from current: AuthSession, to refreshed: AuthSession) -> Bool {
+        guard let new = refreshed.refreshToken else { return false }
+        guard let old = current.refreshToken else { return true }
+        return !exactlyEqual(old, new)
     }
 
     /// What is stored (`.some(nil)`: nothing), or `nil` when the store cannot be read.

@@ -91,12 +91,9 @@ struct ResourceTokenSet: Sendable, Hashable, Codable {
                 forKey: keys[0], in: container, debugDescription: "more than \(Self.maximumCount) resource tokens")
         }
         for key in keys {
-            guard key.stringValue.utf8.count <= ResourceURI.maximumIndicatorLength else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "resource indicator too long")
-            }
             // Tokens are stored only under indicators (canonical URIs): any other key was not
             // written by this library, is never looked up, and is printed by `auth status`.
-            guard let url = URL(string: key.stringValue), (try? ResourceURI.indicator(url)) == key.stringValue else {
+            guard ResourceURI.isIndicator(key.stringValue) else {
                 throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "not a resource indicator")
             }
             let token = try container.decode(ResourceToken.self, forKey: key)

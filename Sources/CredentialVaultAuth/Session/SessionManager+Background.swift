@@ -82,7 +82,7 @@ extension SessionManager {
             do {
                 try await manager.backgroundRefresh()
                 failures = 0
-            } catch .invalidGrant, .notSignedIn, .cancelled {
+            } catch .invalidGrant, .notSignedIn, .cancelled, .refreshTokenNarrowed {
                 return
             } catch {
                 failures += 1

@@ -12,11 +12,14 @@ extension SessionManager {
     /// stored in the session when it is still valid for `minTTL` (and not within the refresh
     /// margin of its expiry), else one from a refresh with `resource=` (one at a time per
     /// resource in this process and, with an `ExclusiveAccessStore`, across processes), stored
-    /// in the session record before it is returned. A rotated refresh token from that answer
-    /// replaces the session's: the chain is one for every resource and the main token.
+    /// in the session record before it is returned. Only a refresh token that does not rotate is
+    /// used for resources (`ResourceChainRules`): its rotation is learned from a refresh of the
+    /// main token first, and a rotating one is refused before it is spent.
     /// - Throws: `invalidConfiguration` for a resource that is not an absolute http(s) URI
     ///   without fragment, or a `minTTL` beyond `maximumResourceMinTTL`; `invalidTarget` when
-    ///   the provider refused the resource (the session is kept); `tokenLifetimeTooShort` when
+    ///   the provider refused the resource (the session is kept); `resourceRefreshWouldNarrow`
+    ///   when the provider rotates refresh tokens; `refreshTokenNarrowed` when a rotation in
+    ///   another resource's refresh narrowed it; `tokenLifetimeTooShort` when
     ///   a fresh token lives no longer than `minTTL`; `unsupported` without a refresh token;
     ///   otherwise what `getSession()` throws.
     public func accessToken(for resource: URL, minTTL: Duration = .zero) async throws(AuthError) -> String {
@@ -42,12 +45,27 @@ extension SessionManager {
         {
             throw .tokenLifetimeTooShort(lifetime: lifetime, minTTL: target.minTTL)
         }
-        let session = try await refreshResource(target, seen: stored)
+        let session = try await refreshResource(target, seen: try await chainAllowing(indicator, stored: stored))
         guard let token = session.resourceToken(for: indicator) else { throw .notSignedIn }
         guard target.isServed(by: session, at: clock.now()) else {
             throw .tokenLifetimeTooShort(lifetime: token.lifetime ?? .zero, minTTL: target.minTTL)
         }
         return (session, token)
+    }
+
+    /// `stored`, or the session after a refresh of the main token when the chain's rotation is
+    /// not known yet (`ResourceChainRules`): a chain that rotates is never spent on a resource.
+    /// - Throws: `resourceRefreshWouldNarrow` or `refreshTokenNarrowed` when the rules refuse.
+    private func chainAllowing(_ indicator: String, stored: AuthSession) async throws(AuthError) -> AuthSession {
+        var session = stored
+        if ResourceChainRules.decide(session.refreshChain, resource: indicator) == .learnRotationFirst {
+            logger.info("refreshing the session first to learn whether its refresh token rotates", metadata: ["category": "session"])
+            session = try await refresh(seen: session, force: true)
+        }
+        if let refusal = ResourceChainRules.error(for: ResourceChainRules.decide(session.refreshChain, resource: indicator)) {
+            throw refusal
+        }
+        return session
     }
 
     /// The single-flight refresh of one resource's token: callers asking for the same resource

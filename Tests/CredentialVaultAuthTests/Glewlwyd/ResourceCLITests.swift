@@ -64,5 +64,26 @@ extension GlewlwydTests {
             let bad = try await run(["auth", "token", "--resource", "https://api.example.com/#f"])
             #expect(bad.status == 2)
         }
+
+        @Test("with rotating refresh tokens, token --resource exits 11 saying the provider rotates, and the main token still works")
+        func rotatingChainRefusedForAResource() async throws {
+            let process = try CLIProcess(
+                ["auth", "login", "--issuer", provider.issuer.absoluteString, "--client-id", provider.clientID,
+                 "--port", String(provider.redirectPort), "--no-browser", "--timeout", "30",
+                 "--resource", Glewlwyd.resourceA.absoluteString, "--resource", Glewlwyd.resourceB.absoluteString] + vaultArgs,
+                environment: environment)
+            let line = await process.waitForStderrLine { $0.hasPrefix("http") }
+            let url = try #require(line.flatMap(URL.init(string:)), "no sign-in URL on stderr: \(process.stderr)")
+            let browser = try await TestBrowser.signIn(provider)
+            _ = try await browser.deliver(try await browser.authorize(url))
+            #expect(try await process.wait() == 0, "\(process.stderr)")
+
+            let refused = try await run(["auth", "token", "--resource", Glewlwyd.resourceA.absoluteString])
+            #expect(refused.status == 11)
+            #expect(refused.stderr.contains("rotates refresh tokens"), "\(refused.stderr)")
+            let main = try await run(["auth", "token"])
+            #expect(main.status == 0, "\(main.stderr)")
+            #expect(try ResourceIndicators.audience(main.stdout) != Glewlwyd.resourceA.absoluteString)
+        }
     }
 }

@@ -84,19 +84,23 @@ extension GlewlwydTests {
             #expect(Set(stored.resourceTokens.keys) == [Glewlwyd.resourceA.absoluteString, Glewlwyd.resourceB.absoluteString])
             #expect(stored.resourceTokens[Glewlwyd.resourceA.absoluteString]?.accessToken == tokenA)
             #expect(stored.refreshToken == session.refreshToken, "no rotation: the one refresh token is kept")
-            #expect(stored.accessToken == session.accessToken, "the main token is untouched")
+            // The first resource's refresh was preceded by one of the main token, which showed
+            // that the chain does not rotate; the main token is still the main one.
+            #expect(stored.refreshChain == RefreshChain(rotates: false))
+            #expect(try Self.audience(stored.accessToken) == "openid")
             #expect(transport.refreshes(for: Glewlwyd.resourceA) == 1 && transport.refreshes(for: Glewlwyd.resourceB) == 1)
+            #expect(transport.inner.tokenRequests("refresh_token") == 3)
 
             // Within their lifetime: from the session, no request.
             #expect(try await client.accessToken(for: Glewlwyd.resourceA, minTTL: .seconds(600)) == tokenA)
             #expect(try await client.accessToken(for: Glewlwyd.resourceB) == tokenB)
-            #expect(transport.inner.tokenRequests("refresh_token") == 2)
+            #expect(transport.inner.tokenRequests("refresh_token") == 3)
 
             // Longer than the provider's tokens live (an hour), asked of a token just obtained: no request.
             await #expect(throws: AuthError.tokenLifetimeTooShort(lifetime: .seconds(3600), minTTL: .seconds(3601))) {
                 _ = try await client.accessToken(for: Glewlwyd.resourceB, minTTL: .seconds(3601))
             }
-            #expect(transport.inner.tokenRequests("refresh_token") == 2)
+            #expect(transport.inner.tokenRequests("refresh_token") == 3)
             // A minTTL longer than what is left: a refresh with resource=B.
             clock.advance(by: .seconds(100))
             let longerB = try await client.accessToken(for: Glewlwyd.resourceB, minTTL: .seconds(3550))
@@ -156,28 +160,33 @@ extension GlewlwydTests {
             #expect(try await client.sessions.storedSession() == nil)
         }
 
-        @Test("with rotating refresh tokens, B after A is refused with invalidTarget (glewlwyd narrows the chain) and the session still serves A")
-        func rotationNarrowsTheChain() async throws {
+        @Test("with rotating refresh tokens, no refresh token is spent on a resource (resourceRefreshWouldNarrow, learned from a main refresh) and the main token keeps its audience")
+        func rotatingChainIsNotSpentOnAResource() async throws {
             let (client, transport) = try await client(provider.resourceConfiguration(issuer: provider.issuer))
             let session = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))
-            let tokenA = try await client.accessToken(for: Glewlwyd.resourceA)
-            #expect(try Self.audience(tokenA) == Glewlwyd.resourceA.absoluteString)
-            let rotated = try #require(try await client.sessions.storedSession())
-            #expect(rotated.refreshToken != session.refreshToken, "the rotated refresh token replaced the session's")
-            await #expect(throws: AuthError.invalidTarget(resource: Glewlwyd.resourceB.absoluteString)) {
+            let mainAudience = try Self.audience(session.accessToken)
+            #expect(mainAudience != Glewlwyd.resourceA.absoluteString)
+            await #expect(throws: AuthError.resourceRefreshWouldNarrow(resource: Glewlwyd.resourceA.absoluteString)) {
+                _ = try await client.accessToken(for: Glewlwyd.resourceA)
+            }
+            #expect(transport.refreshes(for: Glewlwyd.resourceA) == 0, "the refresh token was not spent on the resource")
+            let learned = try #require(try await client.sessions.storedSession())
+            #expect(learned.refreshToken != session.refreshToken, "the main refresh that showed the rotation stored its rotated token")
+            // glewlwyd would narrow the chain to A here; the main token must stay the main one,
+            // since authorizationHeaders(for:) sends it to any URL.
+            let main = try await client.getAccessToken(forceRefresh: true)
+            #expect(try Self.audience(main) == mainAudience)
+            let requests = transport.inner.tokenRequests("refresh_token")
+            await #expect(throws: AuthError.resourceRefreshWouldNarrow(resource: Glewlwyd.resourceB.absoluteString)) {
                 _ = try await client.accessToken(for: Glewlwyd.resourceB)
             }
-            let kept = try #require(try await client.sessions.storedSession())
-            #expect(kept.refreshToken == rotated.refreshToken)
-            let requests = transport.inner.tokenRequests("refresh_token")
-            #expect(try await client.accessToken(for: Glewlwyd.resourceA) == tokenA)
-            #expect(transport.inner.tokenRequests("refresh_token") == requests)
-            #expect(try await client.getAccessToken(forceRefresh: true) != session.accessToken, "the chain still refreshes")
+            #expect(transport.inner.tokenRequests("refresh_token") == requests, "known to rotate: refused without a request")
         }
 
         @Test("a DPoP session's resource tokens are bound to its key and sent with a proof")
         func dpopBoundResourceToken() async throws {
-            var configuration = provider.resourceConfiguration(issuer: provider.dpopIssuer)
+            // The plugin without rotation: a rotating chain is never spent on a resource.
+            var configuration = provider.resourceConfiguration(issuer: provider.resourcesIssuer)
             configuration.dpop = true
             let (client, _) = try await client(configuration)
             let session = try await GlewlwydTests.signIn(client, provider, browser: try await TestBrowser.signIn(provider))

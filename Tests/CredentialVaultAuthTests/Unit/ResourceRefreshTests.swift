@@ -36,7 +36,9 @@ struct ResourceRefreshTests {
         let manager = await SessionManager(
             refresher: refresher, store: InMemoryStore(), key: CredentialKey(service: "test.auth", account: "session"),
             configuration: .init(proactiveRefresh: false))
-        try await manager.establish(AuthSession(accessToken: "main-0", refreshToken: "r", expiresAt: Date().addingTimeInterval(3600)))
+        var session = AuthSession(accessToken: "main-0", refreshToken: "r", expiresAt: Date().addingTimeInterval(3600))
+        session.refreshChain = RefreshChain(rotates: false)  // known not to rotate: no learning refresh first
+        try await manager.establish(session)
         let seen = try #require(try await manager.storedSession())
         let forResource = try await manager.accessToken(for: URL(string: "https://api.example.com/")!)
         #expect(forResource == "access-1")

@@ -72,6 +72,28 @@ struct ResourceTokenRecordTests {
         }
     }
 
+    @Test(
+        "a stored record whose refresh chain names a narrowing to something that is not a resource indicator is refused as corrupted",
+        arguments: [#"\u001b]0;owned\u0007https://api.example.com/"#, "not a uri", "HTTPS://API.example.com:443/"])
+    func narrowedChainThatIsNotAnIndicator(value: String) async throws {
+        let record = #"{"accessToken":"main","obtainedAt":0,"refreshToken":"r","refreshChain":{"rotates":true,"narrowedTo":"# + "\"\(value)\"}}"
+        let manager = try await Self.manager(storing: record)
+        do {
+            let session = try await manager.storedSession()
+            Issue.record("accepted as \(String(describing: session?.refreshChain))")
+        } catch {
+            guard case .storage(.corrupted) = error else { Issue.record("\(error)"); return }
+        }
+    }
+
+    @Test("a record's refresh chain round-trips")
+    func refreshChainLoads() async throws {
+        let record = #"{"accessToken":"main","obtainedAt":0,"refreshToken":"r","refreshChain":{"rotates":true,"narrowedTo":"https://api.example.com/"}}"#
+        let manager = try await Self.manager(storing: record)
+        let session = try #require(try await manager.storedSession())
+        #expect(session.refreshChain == RefreshChain(rotates: true, narrowedTo: "https://api.example.com/"))
+    }
+
     @Test("a record within the bounds round-trips its resource tokens")
     func withinBoundsLoads() async throws {
         let manager = try await Self.manager(storing: Self.record(resources: ["https://api.example.com/": "ta"]))

@@ -101,7 +101,8 @@ enum AuthCommand: Command {
         case .networkError, .timedOut, .serverUnavailable, .rateLimited: ExitCode.unreachable
         case .invalidConfiguration: ExitCode.usage
         case .invalidGrant, .invalidCredentials, .accessDenied, .stateMismatch, .nonceMismatch, .invalidIDToken,
-            .providerError, .authorizationExpired, .pushedAuthorizationRefused, .pushedAuthorizationRequired, .invalidTarget:
+            .providerError, .authorizationExpired, .pushedAuthorizationRefused, .pushedAuthorizationRequired, .invalidTarget,
+            .resourceRefreshWouldNarrow, .refreshTokenNarrowed:
             ExitCode.authFailed
         default: ExitCode.failure
         }
