@@ -65,7 +65,8 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// token: the provider rotates refresh tokens, and a rotated one may then be valid for this
     /// resource only (glewlwyd 2.7.5 narrows it so), which would end the main token's refreshes.
     /// Nothing was sent; the session is kept. Use a provider configuration that does not rotate
-    /// refresh tokens, or a session signed in for this resource.
+    /// refresh tokens, `OIDCConfiguration.rotatedRefreshTokensKeepResources` for a provider
+    /// whose rotated tokens keep their resources, or a session signed in for this resource.
     case resourceRefreshWouldNarrow(resource: String)
     /// The session's refresh token was rotated in a refresh for `resource` (an indicator) and
     /// may be valid for that resource only: it is not used for the main token (which could
@@ -127,7 +128,8 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .resourceRefreshWouldNarrow(let resource):
             "no token for the resource \(Self.describeResource(resource)) was refreshed: the provider rotates refresh tokens,"
                 + " and a rotated one may then serve this resource only; use a provider setting without rotation,"
-                + " or sign in for this resource"
+                + " declare one whose rotated tokens keep their resources (rotatedRefreshTokensKeepResources),"
+                + " or sign in with this resource as the session's own"
         case .refreshTokenNarrowed(let resource):
             "the session's refresh token was rotated for the resource \(Self.describeResource(resource)) and may serve"
                 + " it only: it is not used for other tokens; sign in again"

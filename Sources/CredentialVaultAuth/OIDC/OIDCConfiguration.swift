@@ -48,6 +48,13 @@ public struct OIDCConfiguration: Sendable {
     /// `ResourceTokenSet.maximumCount` (32); sent in their canonical form
     /// (`ResourceURI.indicator(_:)`). Default: none (the session's tokens name no resource).
     public var resources: [URL] = []
+    /// Whether this provider's rotated refresh tokens keep every resource of the grant (RFC
+    /// 6749 section 6), so that one rotating session may refresh a token per resource (default
+    /// `false`: a rotating refresh token is never spent on a resource, see
+    /// `AuthError.resourceRefreshWouldNarrow`). Set it only for a provider known to behave so:
+    /// glewlwyd 2.7.5 does not (it narrows the rotated token to the resource), and there the
+    /// main access token would become a resource's and be sent to any URL.
+    public var rotatedRefreshTokensKeepResources: Bool = false
 
     /// Creates a configuration with the defaults above.
     public init(

@@ -7,6 +7,10 @@ struct OIDCRefresher: SessionRefresher {
     static let notDPoPBound = AuthError.unsupported(
         "the stored session is not DPoP-bound (signed in without DPoP) but DPoP is configured: sign in again")
 
+    var resourceIndicators: ResourceIndicatorSupport {
+        provider.configuration.rotatedRefreshTokensKeepResources ? .rotatedTokensKeepResources : .rotatedTokensMayNarrow
+    }
+
     func refresh(_ session: AuthSession) async throws(AuthError) -> AuthSession {
         try await refresh(session, extra: [])
     }
