@@ -25,6 +25,7 @@ extension AuthError {
         case .pushedAuthorizationRequired: "pushedAuthorizationRequired"
         case .pushedAuthorizationRefused: "pushedAuthorizationRefused"
         case .invalidTarget: "invalidTarget"
+        case .insufficientScope: "insufficientScope"
         case .cancelled: "cancelled"
         case .storage: "storage"
         }

@@ -61,6 +61,10 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// resource refreshed). The session is kept; sign in again asking for this resource.
     /// `resource` is the indicator asked for, `nil` when the sign-in asked for several.
     case invalidTarget(resource: String?)
+    /// A protected resource still answered `insufficient_scope` after the configured number
+    /// of step-up sign-ins (`ProtectedResourceClient`); `scopes` are the ones it asked for last.
+    /// Never retried automatically: a resource that keeps asking would otherwise loop forever.
+    case insufficientScope(scopes: [String])
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -113,6 +117,9 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
             "the provider refused the resource" + (resource.map { " " + (URL(string: $0).map(Redactor.describe) ?? "<url>") } ?? "")
                 + " (invalid_target): it is not allowed for this client or scope, or the session's refresh token does not"
                 + " cover it; sign in again asking for it"
+        case .insufficientScope(let scopes):
+            "the resource still asks for more scopes (" + scopes.prefix(8).map { String($0.prefix(64)) }.joined(separator: " ")
+                + ") after the allowed step-up sign-ins: ask the resource's administrator which scopes the account may get"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }
