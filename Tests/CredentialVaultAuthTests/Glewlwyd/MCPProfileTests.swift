@@ -103,10 +103,12 @@ extension GlewlwydTests {
             let client = try ProtectedResourceClient(
                 configuration: Self.configuration(server, port: try GlewlwydTests.Registration.freePort()), store: InMemoryStore())
             let browser = try await TestBrowser.signIn(provider)
+            let pages = PageBox()
             let response = try await client.send(
-                HTTPRequest(url: server.resource, timeout: .seconds(10)), browser: browser.consentingOpener(pages: PageBox()), timeout: .seconds(30))
+                HTTPRequest(url: server.resource, timeout: .seconds(10)), browser: browser.consentingOpener(pages: pages), timeout: .seconds(30))
             #expect(response.status == 200)
             #expect(server.answeredStatuses == [401, 403, 200])
+            #expect(try await pages.result().status == 200)
             #expect(await client.scopes == ["openid", "mcp"])
             try await Self.unregister(client)
         }

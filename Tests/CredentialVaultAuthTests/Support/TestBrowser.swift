@@ -93,8 +93,8 @@ struct TestBrowser: Sendable {
                     guard let clientID = query.first(where: { $0.name == "client_id" })?.value else {
                         throw Failure(description: "the authorization request has no client_id")
                     }
-                    // glewlwyd's grant API takes the scopes comma-separated.
-                    let scopes = (query.first { $0.name == "scope" }?.value ?? "openid").split(separator: " ").joined(separator: ",")
+                    // As requested: glewlwyd's grant API takes the scopes space-separated (commas: 401).
+                    let scopes = query.first { $0.name == "scope" }?.value ?? "openid"
                     var grant = URLComponents(url: self.provider.api.appendingPathComponent("auth/grant"), resolvingAgainstBaseURL: false)!
                     grant.percentEncodedPath += "/" + (clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? clientID)
                     let consent = try await self.request(

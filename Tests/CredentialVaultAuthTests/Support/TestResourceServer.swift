@@ -11,8 +11,10 @@ import Glibc
 /// metadata at `/.well-known/oauth-protected-resource/mcp` pointing at an authorization server,
 /// answers `/mcp` without a token with 401 and `WWW-Authenticate: Bearer resource_metadata=...`,
 /// validates the authorization server's JWT access tokens (signature by its JWKS, `iss`, `exp`,
-/// `aud` when a resource is expected) and answers 403 `insufficient_scope` with a `scope`
-/// parameter when a required scope is missing.
+/// `aud` when a resource is expected), DPoP proofs when told to (`DPoPProofValidator`), and
+/// answers 403 `insufficient_scope` with a `scope` parameter when a required scope is missing.
+/// It binds a port of `provisionedPorts` when its tokens must name it (glewlwyd's `reg`
+/// plugin allows exactly those resource URLs).
 ///
 /// One connection at a time on its own thread (blocking sockets, never the cooperative pool),
 /// every read bounded by a socket timeout.
@@ -31,7 +33,7 @@ final class TestResourceServer: Sendable {
         var publishedResource: String?
         /// The seam for DPoP: called with the request's method, path and headers (names in
         /// lower case) and the verified claims; a non-nil answer is the rejection's
-        /// `WWW-Authenticate` value (401). Until DPoP validation exists, `nil` accepts.
+        /// `WWW-Authenticate` value (401); `nil` accepts.
         var proofCheck: (@Sendable (_ method: String, _ path: String, _ headers: [String: String], _ claims: [String: JSONValue]) -> String?)?
         /// When set, only DPoP-bound tokens are accepted (`Authorization: DPoP`), each with a
         /// proof this validator accepts (RFC 9449 section 7.1); the metadata says so.
