@@ -102,9 +102,19 @@ public actor ProtectedResourceClient {
 
     /// The headers that authorize one request to `url` of the resource (see
     /// `OIDCClient.authorizationHeaders(for:method:resource:)`: Bearer, or DPoP with a proof).
+    /// - Throws: `AuthError.invalidConfiguration` for a URL off the resource's origin.
     public func authorizationHeaders(for url: URL, method: String) async throws(AuthError) -> [String: String] {
+        try checkOnResource(url)
         guard let oidcClient else { throw .notSignedIn }
         return try await oidcClient.authorizationHeaders(for: url, method: method)
+    }
+
+    /// The session's token is the resource's (its audience): it goes to the resource's origin
+    /// only, never to another server a caller (or a hostile document) names.
+    private func checkOnResource(_ url: URL) throws(AuthError) {
+        guard RegistrationResponse.sameOrigin(url, configuration.resource) else {
+            throw .invalidConfiguration("\(Redactor.describe(url)) is not on the protected resource's origin: its token is not sent there")
+        }
     }
 
     /// Sends `request` to the resource with the session's token: first without one when
@@ -112,10 +122,12 @@ public actor ProtectedResourceClient {
     /// step-up sign-in when the resource answers `insufficient_scope`, at most
     /// `maximumStepUps` times. Any other answer is returned as it is.
     /// - Throws: `AuthError.insufficientScope` when the resource still asks for scopes after
-    ///   the last allowed step-up; what discovery, registration and sign-in throw.
+    ///   the last allowed step-up; `.invalidConfiguration` for a request off the resource's
+    ///   origin (nothing is sent); what discovery, registration and sign-in throw.
     public func send(
         _ request: HTTPRequest, browser: any BrowserOpener = SystemBrowserOpener(), timeout: Duration = .seconds(300)
     ) async throws(AuthError) -> HTTPResponse {
+        try checkOnResource(request.url)
         let client: OIDCClient
         if let oidcClient {
             client = oidcClient

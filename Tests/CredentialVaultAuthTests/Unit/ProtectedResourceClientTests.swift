@@ -168,6 +168,20 @@ struct ProtectedResourceClientTests {
         #expect(stub.requests(to: "/.well-known/oauth-authorization-server").isEmpty)
     }
 
+    @Test("the resource's token is never sent off the resource's origin")
+    func tokenStaysOnTheResource() async throws {
+        let stub = try Self.stub()
+        defer { stub.close() }
+        let client = try ProtectedResourceClient(configuration: Self.configuration(stub, clientID: "pre"), store: InMemoryStore())
+        try await client.prepare(from: nil)
+        for url in ["http://127.0.0.1:1/mcp", "http://localhost:\(stub.port)/mcp", "https://127.0.0.1:\(stub.port)/mcp"] {
+            await #expect(throws: AuthError.self) { _ = try await client.authorizationHeaders(for: URL(string: url)!, method: "GET") }
+            await #expect(throws: AuthError.self) { _ = try await client.send(HTTPRequest(url: URL(string: url)!, timeout: .seconds(5))) }
+        }
+        await #expect(throws: AuthError.notSignedIn) { _ = try await client.authorizationHeaders(for: stub.url("/mcp/tools"), method: "GET") }
+        #expect(stub.requests.allSatisfy { !$0.path.hasPrefix("/mcp") })
+    }
+
     @Test("a client metadata document URL that is not https with a path is refused at configuration")
     func metadataDocumentURLChecked() {
         for text in ["http://client.example.com/doc.json", "https://client.example.com", "https://client.example.com/doc#x",
