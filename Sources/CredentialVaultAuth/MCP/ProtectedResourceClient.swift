@@ -118,7 +118,8 @@ public actor ProtectedResourceClient {
     }
 
     /// Sends `request` to the resource with the session's token: first without one when
-    /// nothing is prepared yet (a 401 then leads to discovery and a sign-in), and again after a
+    /// nothing is prepared yet (a 401 then leads to discovery and, unless the store holds a
+    /// usable session of the chosen client, a sign-in), and again after a
     /// step-up sign-in when the resource answers `insufficient_scope`, at most
     /// `maximumStepUps` times. Any other answer is returned as it is.
     /// - Throws: `AuthError.insufficientScope` when the resource still asks for scopes after
@@ -138,7 +139,8 @@ public actor ProtectedResourceClient {
             let probe = try await transport.send(request)
             guard probe.status == 401 else { return probe }
             client = try await prepare(from: probe)
-            try await signIn(browser: browser, timeout: timeout)
+            // A session kept in the store (an earlier process signed in) is used as it is.
+            if !client.hasUsableSession { try await signIn(browser: browser, timeout: timeout) }
         }
         var stepUps = 0
         var signedIn = false

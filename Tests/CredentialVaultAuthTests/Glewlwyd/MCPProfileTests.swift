@@ -74,6 +74,14 @@ extension GlewlwydTests {
             let claims = try JSONWebToken(compactSerialization: after).claims
             #expect(claims["aud"]?.stringValue == server.resource.absoluteString)
             #expect(try await client.send(HTTPRequest(url: server.resource, timeout: .seconds(10))).status == 200)
+
+            // Another client on the same store (a later process) reuses the registration and
+            // the session: no registration, no browser.
+            let later = try ProtectedResourceClient(
+                configuration: client.configuration, store: store)
+            let noBrowser = ClosureBrowserOpener { _ in Issue.record("a kept session needs no sign-in") }
+            #expect(try await later.send(HTTPRequest(url: server.resource, timeout: .seconds(10)), browser: noBrowser).status == 200)
+            #expect(await later.identity?.clientID == registered.clientID)
             try await Self.unregister(client)
         }
 

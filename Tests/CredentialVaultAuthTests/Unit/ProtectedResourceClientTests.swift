@@ -168,6 +168,27 @@ struct ProtectedResourceClientTests {
         #expect(stub.requests(to: "/.well-known/oauth-authorization-server").isEmpty)
     }
 
+    @Test("a malformed or oversized challenge in the resource's 401 is refused and nothing is stored")
+    func hostileChallengeRefused() async throws {
+        for header in [#"Bearer resource_metadata="unterminated"#, "Bearer realm=\"" + String(repeating: "x", count: 9000) + "\"",
+                       #"Bearer scope="a", scope="b""#] {
+            let resource = try StubProvider { request in
+                request.path == "/mcp" ? .http(status: 401, headers: ["WWW-Authenticate": header], body: Data()) : .notFound
+            }
+            defer { resource.close() }
+            let store = InMemoryStore()
+            let client = try ProtectedResourceClient(
+                configuration: ProtectedResourceConfiguration(resource: resource.url("/mcp"), requestTimeout: .seconds(5)), store: store)
+            let error = await #expect(throws: AuthError.self) { _ = try await client.send(HTTPRequest(url: resource.url("/mcp"), timeout: .seconds(5))) }
+            guard case .invalidResponse? = error else {
+                Issue.record("expected invalidResponse, got \(String(describing: error))")
+                return
+            }
+            #expect(try await store.listKeys(service: nil).isEmpty)
+            #expect(resource.requests.map(\.path) == ["/mcp"])
+        }
+    }
+
     @Test("the resource's token is never sent off the resource's origin")
     func tokenStaysOnTheResource() async throws {
         let stub = try Self.stub()
