@@ -73,6 +73,10 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// come back as that resource's and be sent anywhere) nor for another resource. The tokens
     /// held are kept and `resource`'s still refreshes; sign in again for the others.
     case refreshTokenNarrowed(resource: String)
+    /// A protected resource still answered `insufficient_scope` after the configured number
+    /// of step-up sign-ins (`ProtectedResourceClient`); `scopes` are the ones it asked for last.
+    /// Never retried automatically: a resource that keeps asking would otherwise loop forever.
+    case insufficientScope(scopes: [String])
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -133,6 +137,9 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .refreshTokenNarrowed(let resource):
             "the session's refresh token was rotated for the resource \(Self.describeResource(resource)) and may serve"
                 + " it only: it is not used for other tokens; sign in again"
+        case .insufficientScope(let scopes):
+            "the resource still asks for more scopes (" + scopes.prefix(8).map { String($0.prefix(64)) }.joined(separator: " ")
+                + ") after the allowed step-up sign-ins: ask the resource's administrator which scopes the account may get"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }

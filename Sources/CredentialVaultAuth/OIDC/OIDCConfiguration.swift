@@ -55,6 +55,13 @@ public struct OIDCConfiguration: Sendable {
     /// glewlwyd 2.7.5 does not (it narrows the rotated token to the resource), and there the
     /// main access token would become a resource's and be sent to any URL.
     public var rotatedRefreshTokensKeepResources: Bool = false
+    /// The one resource the session's main access token is for (RFC 8707, the MCP
+    /// authorization profile; default `nil`). When set, its canonical indicator is sent as
+    /// `resource` in the authorization request, the code exchange and every refresh of the
+    /// main token, so that each access token the session holds names it as audience. Unlike
+    /// `resources` (asked for at sign-in only; the main token stays the provider's own), this
+    /// makes the main token the resource's token.
+    public var sessionResource: URL?
 
     /// Creates a configuration with the defaults above.
     public init(
@@ -128,10 +135,17 @@ public struct OIDCConfiguration: Sendable {
         }
         var seen = Set<String>()
         var parameters: [(String, String)] = []
-        for resource in resources {
+        for resource in (sessionResource.map { [$0] } ?? []) + resources {
             let indicator = try ResourceURI.indicator(resource)
             if seen.insert(indicator).inserted { parameters.append(("resource", indicator)) }
         }
         return parameters
+    }
+
+    /// The `resource` parameter of the token requests for the main access token (code
+    /// exchange, device code, refresh): `sessionResource`'s indicator, or none.
+    func sessionResourceParameter() throws(AuthError) -> [(String, String)] {
+        guard let sessionResource else { return [] }
+        return [("resource", try ResourceURI.indicator(sessionResource))]
     }
 }

@@ -12,7 +12,8 @@ struct OIDCRefresher: SessionRefresher {
     }
 
     func refresh(_ session: AuthSession) async throws(AuthError) -> AuthSession {
-        try await refresh(session, extra: [])
+        // The MCP profile's main token is a resource's: each refresh names it (RFC 8707).
+        try await refresh(session, extra: try provider.configuration.sessionResourceParameter())
     }
 
     func refresh(_ session: AuthSession, resource: String) async throws(AuthError) -> AuthSession {
