@@ -5,6 +5,7 @@
 #   register-client-allowed         : adds POST <issuer>/register and registration_endpoint
 #   register-client-auth-scope []   : open registration (no initial access token)
 #   register-client-management-allowed : RFC 7592 GET/PUT/DELETE at registration_client_uri
+#   resource-scope                  : adds http://127.0.0.1:29410-29425/mcp (scopes openid, mcp)
 # glewlwyd reads a plugin's parameters only when the plugin starts: this script creates the
 # plugin with its final parameters (a later PUT would need disable + enable).
 # Usage: provision-registration.sh BASE_URL STATE_DIR  (after provision.sh signed the admin in)
@@ -21,6 +22,13 @@ params = plugin["parameters"]
 params.update({"iss": f"{base}/api/reg", "register-client-allowed": True, "register-client-auth-scope": [],
                "register-client-management-allowed": True, "register-client-token-one-use": False,
                "session-cookie-name": "GLEWLWYD_REG_SID"})
+# The MCP profile tests' resource servers (Tests/.../TestResourceServer.swift): glewlwyd compares
+# resources as exact strings, so each loopback port a test server may bind is listed (a pool:
+# parallel runs each take a free one). Granted with scope openid or mcp.
+pool = [f"http://127.0.0.1:{port}/mcp" for port in range(29410, 29426)]
+params["resource-scope"] = dict(params.get("resource-scope", {}))
+params["resource-scope"]["openid"] = list(params["resource-scope"].get("openid", [])) + pool
+params["resource-scope"]["mcp"] = pool
 print(json.dumps({"module": "oidc", "name": "reg", "display_name": "reg", "enabled": True, "parameters": params}))
 PY
 )

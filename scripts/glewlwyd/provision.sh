@@ -38,6 +38,9 @@ post() { # path body
 }
 
 post scope/ <<<'{"name":"api","display_name":"api","description":"service API","password_required":false,"scheme":{}}'
+# scope "mcp": what the MCP profile's test resource server asks for in its step-up challenge
+# (alice may be granted it; plugin "reg" maps it to the test resource servers' URLs).
+post scope/ <<<'{"name":"mcp","display_name":"mcp","description":"MCP test resource","password_required":false,"scheme":{}}'
 
 plugin() { # name access-token-seconds
     python3 - "$1" "$2" "$base" "$dir/jwks-private.json" <<'PY'
@@ -108,7 +111,7 @@ p = json.load(sys.stdin)
 p["parameters"].update({"refresh-token-one-use": "never"})
 print(json.dumps(p))' | post mod/plugin/
 
-post user/ <<<'{"username":"alice","password":"password","name":"Alice","email":"alice@example.com","enabled":true,"scope":["openid","g_profile"]}'
+post user/ <<<'{"username":"alice","password":"password","name":"Alice","email":"alice@example.com","enabled":true,"scope":["openid","g_profile","mcp"]}'
 redirects=$(python3 -c 'import json,sys;print(json.dumps(sys.argv[1:]))' "$@")
 post client/ <<<"{\"client_id\":\"cli\",\"name\":\"CLI\",\"enabled\":true,\"confidential\":false,\"redirect_uri\":$redirects,\"authorization_type\":[\"code\",\"refresh_token\",\"device_authorization\"],\"scope\":[\"openid\"]}"
 umask 077

@@ -35,6 +35,10 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
     /// Whether the provider accepts authorization requests only through PAR
     /// (`require_pushed_authorization_requests`, RFC 9126 section 5; absent means `false`).
     public var requirePushedAuthorizationRequests: Bool?
+    /// Whether the provider accepts an https URL of a Client ID Metadata Document as
+    /// `client_id` (`client_id_metadata_document_supported`, the MCP authorization profile;
+    /// absent means `false`).
+    public var clientIDMetadataDocumentSupported: Bool?
 
     /// Creates metadata by hand.
     public init(
@@ -43,7 +47,8 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         deviceAuthorizationEndpoint: URL? = nil, codeChallengeMethodsSupported: [String]? = nil,
         idTokenSigningAlgValuesSupported: [String]? = nil, grantTypesSupported: [String]? = nil,
         authorizationResponseIssParameterSupported: Bool? = nil, registrationEndpoint: URL? = nil,
-        pushedAuthorizationRequestEndpoint: URL? = nil, requirePushedAuthorizationRequests: Bool? = nil
+        pushedAuthorizationRequestEndpoint: URL? = nil, requirePushedAuthorizationRequests: Bool? = nil,
+        clientIDMetadataDocumentSupported: Bool? = nil
     ) {
         self.issuer = issuer
         self.authorizationEndpoint = authorizationEndpoint
@@ -60,6 +65,7 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         self.registrationEndpoint = registrationEndpoint
         self.pushedAuthorizationRequestEndpoint = pushedAuthorizationRequestEndpoint
         self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+        self.clientIDMetadataDocumentSupported = clientIDMetadataDocumentSupported
     }
 
     enum CodingKeys: String, CodingKey {
@@ -78,6 +84,7 @@ public struct ProviderMetadata: Sendable, Hashable, Codable {
         case registrationEndpoint = "registration_endpoint"
         case pushedAuthorizationRequestEndpoint = "pushed_authorization_request_endpoint"
         case requirePushedAuthorizationRequests = "require_pushed_authorization_requests"
+        case clientIDMetadataDocumentSupported = "client_id_metadata_document_supported"
     }
 
     /// `true` unless the provider publishes a PKCE method list without `S256`.

@@ -27,6 +27,7 @@ extension AuthError {
         case .invalidTarget: "invalidTarget"
         case .resourceRefreshWouldNarrow: "resourceRefreshWouldNarrow"
         case .refreshTokenNarrowed: "refreshTokenNarrowed"
+        case .insufficientScope: "insufficientScope"
         case .cancelled: "cancelled"
         case .storage: "storage"
         }

@@ -65,13 +65,18 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
     /// token: the provider rotates refresh tokens, and a rotated one may then be valid for this
     /// resource only (glewlwyd 2.7.5 narrows it so), which would end the main token's refreshes.
     /// Nothing was sent; the session is kept. Use a provider configuration that does not rotate
-    /// refresh tokens, or a session signed in for this resource.
+    /// refresh tokens, `OIDCConfiguration.rotatedRefreshTokensKeepResources` for a provider
+    /// whose rotated tokens keep their resources, or a session signed in for this resource.
     case resourceRefreshWouldNarrow(resource: String)
     /// The session's refresh token was rotated in a refresh for `resource` (an indicator) and
     /// may be valid for that resource only: it is not used for the main token (which could
     /// come back as that resource's and be sent anywhere) nor for another resource. The tokens
     /// held are kept and `resource`'s still refreshes; sign in again for the others.
     case refreshTokenNarrowed(resource: String)
+    /// A protected resource still answered `insufficient_scope` after the configured number
+    /// of step-up sign-ins (`ProtectedResourceClient`); `scopes` are the ones it asked for last.
+    /// Never retried automatically: a resource that keeps asking would otherwise loop forever.
+    case insufficientScope(scopes: [String])
     /// The operation was cancelled.
     case cancelled
     /// The credential store failed.
@@ -127,10 +132,14 @@ public enum AuthError: Error, Sendable, Hashable, CustomStringConvertible {
         case .resourceRefreshWouldNarrow(let resource):
             "no token for the resource \(Self.describeResource(resource)) was refreshed: the provider rotates refresh tokens,"
                 + " and a rotated one may then serve this resource only; use a provider setting without rotation,"
-                + " or sign in for this resource"
+                + " declare one whose rotated tokens keep their resources (rotatedRefreshTokensKeepResources),"
+                + " or sign in with this resource as the session's own"
         case .refreshTokenNarrowed(let resource):
             "the session's refresh token was rotated for the resource \(Self.describeResource(resource)) and may serve"
                 + " it only: it is not used for other tokens; sign in again"
+        case .insufficientScope(let scopes):
+            "the resource still asks for more scopes (" + scopes.prefix(8).map { String($0.prefix(64)) }.joined(separator: " ")
+                + ") after the allowed step-up sign-ins: ask the resource's administrator which scopes the account may get"
         case .cancelled: "the operation was cancelled"
         case .storage(let error): "credential storage failed: \(error)"
         }

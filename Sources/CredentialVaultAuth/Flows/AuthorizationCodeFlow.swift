@@ -96,7 +96,8 @@ extension OIDCClient {
         let dpopKey = try pending.dpopKey.map { (pem) throws(AuthError) in try DPoPProver.key(stored: pem) }
         let response = try await provider.token(
             grant: "authorization_code",
-            [("code", code), ("redirect_uri", pending.redirectURI), ("code_verifier", pending.verifier)], dpopKey: dpopKey)
+            [("code", code), ("redirect_uri", pending.redirectURI), ("code_verifier", pending.verifier)]
+                + (try configuration.sessionResourceParameter()), dpopKey: dpopKey)
         let session = try await provider.session(
             from: response, nonce: pending.nonce, requireIDToken: pending.requestsOpenID ?? requestsOpenID, code: code,
             dpopKey: pending.dpopKey)

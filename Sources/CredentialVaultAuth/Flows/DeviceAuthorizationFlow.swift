@@ -74,7 +74,8 @@ extension OIDCClient {
             guard clock.now() < authorization.expiresAt else { throw .authorizationExpired }
             do {
                 let response = try await provider.token(
-                    grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)], dpopKey: dpopKey)
+                    grant: Self.deviceCodeGrant, [("device_code", authorization.deviceCode)] + (try configuration.sessionResourceParameter()),
+                    dpopKey: dpopKey)
                 let session = try await provider.session(
                     from: response, nonce: nil, requireIDToken: authorization.requestsOpenID, dpopKey: authorization.dpopKey)
                 try await sessions.establish(session)

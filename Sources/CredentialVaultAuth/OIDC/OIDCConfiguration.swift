@@ -48,6 +48,20 @@ public struct OIDCConfiguration: Sendable {
     /// `ResourceTokenSet.maximumCount` (32); sent in their canonical form
     /// (`ResourceURI.indicator(_:)`). Default: none (the session's tokens name no resource).
     public var resources: [URL] = []
+    /// Whether this provider's rotated refresh tokens keep every resource of the grant (RFC
+    /// 6749 section 6), so that one rotating session may refresh a token per resource (default
+    /// `false`: a rotating refresh token is never spent on a resource, see
+    /// `AuthError.resourceRefreshWouldNarrow`). Set it only for a provider known to behave so:
+    /// glewlwyd 2.7.5 does not (it narrows the rotated token to the resource), and there the
+    /// main access token would become a resource's and be sent to any URL.
+    public var rotatedRefreshTokensKeepResources: Bool = false
+    /// The one resource the session's main access token is for (RFC 8707, the MCP
+    /// authorization profile; default `nil`). When set, its canonical indicator is sent as
+    /// `resource` in the authorization request, the code exchange and every refresh of the
+    /// main token, so that each access token the session holds names it as audience. Unlike
+    /// `resources` (asked for at sign-in only; the main token stays the provider's own), this
+    /// makes the main token the resource's token.
+    public var sessionResource: URL?
 
     /// Creates a configuration with the defaults above.
     public init(
@@ -121,10 +135,17 @@ public struct OIDCConfiguration: Sendable {
         }
         var seen = Set<String>()
         var parameters: [(String, String)] = []
-        for resource in resources {
+        for resource in (sessionResource.map { [$0] } ?? []) + resources {
             let indicator = try ResourceURI.indicator(resource)
             if seen.insert(indicator).inserted { parameters.append(("resource", indicator)) }
         }
         return parameters
+    }
+
+    /// The `resource` parameter of the token requests for the main access token (code
+    /// exchange, device code, refresh): `sessionResource`'s indicator, or none.
+    func sessionResourceParameter() throws(AuthError) -> [(String, String)] {
+        guard let sessionResource else { return [] }
+        return [("resource", try ResourceURI.indicator(sessionResource))]
     }
 }

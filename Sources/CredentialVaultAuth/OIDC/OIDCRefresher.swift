@@ -7,8 +7,13 @@ struct OIDCRefresher: SessionRefresher {
     static let notDPoPBound = AuthError.unsupported(
         "the stored session is not DPoP-bound (signed in without DPoP) but DPoP is configured: sign in again")
 
+    var resourceIndicators: ResourceIndicatorSupport {
+        provider.configuration.rotatedRefreshTokensKeepResources ? .rotatedTokensKeepResources : .rotatedTokensMayNarrow
+    }
+
     func refresh(_ session: AuthSession) async throws(AuthError) -> AuthSession {
-        try await refresh(session, extra: [])
+        // The MCP profile's main token is a resource's: each refresh names it (RFC 8707).
+        try await refresh(session, extra: try provider.configuration.sessionResourceParameter())
     }
 
     func refresh(_ session: AuthSession, resource: String) async throws(AuthError) -> AuthSession {

@@ -6,6 +6,9 @@ extension AuthState {
     /// The state once the store was read and `session` found there (`nil`: nothing stored).
     func afterReading(_ session: AuthSession?) -> AuthState {
         guard let session else { return afterFindingNothing }
+        // A refused main refresh of a chain narrowed to a resource stays refused while that
+        // session is stored: only a sign-in (which starts a new chain) authenticates again.
+        if case .unauthenticated(.refreshRefused) = self, session.refreshChain?.narrowedTo != nil { return self }
         return .authenticated(SessionSummary(session))
     }
 

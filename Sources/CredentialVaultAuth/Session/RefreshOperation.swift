@@ -71,8 +71,17 @@ struct RefreshOperation: Sendable {
             guard current.refreshToken != nil else {
                 throw .unsupported("the session has no refresh token to obtain a token for a resource: sign in again")
             }
+            var known = current
+            if ResourceChainRules.decide(current.refreshChain, resource: resource.indicator, keepsResources: keepsResources)
+                == .learnRotationFirst
+            {
+                // Learned here, under the same lock as the resource's refresh: a session another
+                // process signed in meanwhile is learned too, never spent on a resource unknown.
+                logger.info("refreshing the main token first, to learn whether the refresh token rotates", metadata: ["category": "session"])
+                known = try await measured(current, for: nil)
+            }
             logger.info("refreshing the session for a resource", metadata: ["category": "session"])
-            return try await measured(current)
+            return try await measured(known, for: resource.indicator)
         }
         let now = clock.now()
         // The main token, not the record: a resource's token stored meanwhile is no new main token.
@@ -94,15 +103,24 @@ struct RefreshOperation: Sendable {
             }
             return current  // still valid for a moment, and nothing can extend it
         }
+        // A chain narrowed to a resource cannot extend the main token: it is used while valid.
+        if case .refuseNarrowed = ResourceChainRules.decide(current.refreshChain, resource: nil), !force,
+            let expiry = current.expiresAt, expiry > now
+        {
+            return current
+        }
         logger.info("refreshing the session\(force ? " (forced)" : "")", metadata: ["category": "session"])
-        return try await measured(current)
+        return try await measured(current, for: nil)
     }
 
-    /// `refreshing(current)`, counted and timed.
-    private func measured(_ current: AuthSession) async throws(AuthError) -> AuthSession {
+    /// Whether the refresher's provider keeps a rotated refresh token's resources.
+    private var keepsResources: Bool { refresher.resourceIndicators == .rotatedTokensKeepResources }
+
+    /// `refreshing(current, for:)`, counted and timed.
+    private func measured(_ current: AuthSession, for target: String?) async throws(AuthError) -> AuthSession {
         let started = ContinuousClock.now
         do throws(AuthError) {
-            let refreshed = try await refreshing(current)
+            let refreshed = try await refreshing(current, for: target)
             metrics.sessionRefresh(outcome: "success", duration: ContinuousClock.now - started)
             return refreshed
         } catch {
@@ -111,21 +129,22 @@ struct RefreshOperation: Sendable {
         }
     }
 
-    /// Asks the refresher for a new session for `current` (retrying transient failures) and
-    /// stores it, unless the user signed out or the stored session changed meanwhile.
-    private func refreshing(_ current: AuthSession) async throws(AuthError) -> AuthSession {
+    /// Asks the refresher for a new session for `current` (for resource indicator `target`, or
+    /// the main token) retrying transient failures, and stores it, unless the user signed out
+    /// or the stored session changed meanwhile.
+    private func refreshing(_ current: AuthSession, for target: String?) async throws(AuthError) -> AuthSession {
         // Decided on the session as stored now, under the lock, before the refresh token is
-        // spent. A chain whose rotation is still unknown is refreshed: the session manager
-        // learns it first, and one that another process's new sign-in reset meanwhile is
-        // learned from this answer.
-        let decision = ResourceChainRules.decide(current.refreshChain, resource: resource?.indicator)
+        // spent. A chain whose rotation is still unknown is never spent on a resource (it was
+        // learned just before; unknown still means the store changed under the lock).
+        let decision = ResourceChainRules.decide(current.refreshChain, resource: target, keepsResources: keepsResources)
         if let refusal = ResourceChainRules.error(for: decision) { throw refusal }
+        if decision == .learnRotationFirst, let target { throw .resourceRefreshWouldNarrow(resource: target) }
         var refreshed: AuthSession
         do {
             refreshed = try await retry.run(onRetry: { attempt, error, wait in
                 logger.warning("refresh attempt \(attempt) failed (\(error)); retrying in \(wait)", metadata: ["category": "session"])
             }) { () async throws(AuthError) -> AuthSession in
-                if let resource { return try await refresher.refresh(current, resource: resource.indicator) }
+                if let target { return try await refresher.refresh(current, resource: target) }
                 return try await refresher.refresh(current)
             }
         } catch .invalidGrant(let why) {
@@ -144,7 +163,7 @@ struct RefreshOperation: Sendable {
             throw .invalidGrant(why)
         }
         refreshed.refreshChain = ResourceChainRules.after(
-            current.refreshChain, resource: resource?.indicator, rotated: Self.rotated(from: current, to: refreshed))
+            current.refreshChain, resource: target, rotated: Self.rotated(from: current, to: refreshed), keepsResources: keepsResources)
         guard epoch.current == startEpoch else {
             logger.info("signed out during the refresh: its result is discarded", metadata: ["category": "session"])
             await discard(refreshed, keeping: await storedIfReadable())

@@ -15,6 +15,10 @@
 /// - a chain that rotated anyway in a resource's refresh serves that resource only: the main
 ///   token is never refreshed from it (it could come back as that resource's token and be sent
 ///   to any URL), nor another resource's token (it would be the wrong audience).
+/// A provider declared to keep a rotated refresh token's resources
+/// (`ResourceIndicatorSupport.rotatedTokensKeepResources`, RFC 6749 section 6 followed) is
+/// taken at its word: its chain serves every resource whether it rotates or not, and is never
+/// taken as narrowed.
 enum ResourceChainRules {
     /// What to do before refreshing.
     enum Decision: Equatable {
@@ -29,12 +33,12 @@ enum ResourceChainRules {
     }
 
     /// Before a refresh for `resource` (an indicator; `nil`: the main token).
-    static func decide(_ chain: RefreshChain?, resource: String?) -> Decision {
+    static func decide(_ chain: RefreshChain?, resource: String?, keepsResources: Bool = false) -> Decision {
         let chain = chain ?? RefreshChain()
         if let narrowed = chain.narrowedTo {
             return narrowed == resource ? .refresh : .refuseNarrowed(to: narrowed)
         }
-        guard let resource else { return .refresh }
+        guard let resource, !keepsResources else { return .refresh }
         switch chain.rotates {
         case nil: return .learnRotationFirst
         case true?: return .refuseWouldNarrow(resource: resource)
@@ -44,11 +48,11 @@ enum ResourceChainRules {
 
     /// The chain after a refresh for `resource` (`nil`: the main token) whose answer did or
     /// did not carry a new refresh token.
-    static func after(_ chain: RefreshChain?, resource: String?, rotated: Bool) -> RefreshChain {
+    static func after(_ chain: RefreshChain?, resource: String?, rotated: Bool, keepsResources: Bool = false) -> RefreshChain {
         var chain = chain ?? RefreshChain()
         if rotated {
             chain.rotates = true
-            if let resource { chain.narrowedTo = resource }
+            if let resource, !keepsResources { chain.narrowedTo = resource }
         } else if chain.rotates == nil {
             chain.rotates = false
         }

@@ -56,6 +56,14 @@ extension SessionManager {
             // Refused: the refusal is published (`refreshRefused`), even when deleting the dead
             // session failed; reading it back would call it authenticated again.
             if case .invalidGrant = error { return settleRefreshing() }
+            // A chain narrowed to a resource can never extend an expired main token: refused
+            // until a sign-in replaces the session (`afterReading` keeps saying so).
+            if case .refreshTokenNarrowed = error, let stored = try? await storage.load(),
+                stored.expires(within: .zero, of: clock.now())
+            {
+                broadcaster.publish(.unauthenticated(.refreshRefused))
+                return settleRefreshing()
+            }
             guard epoch.current == startEpoch else { return settleRefreshing() }
             _ = try? await readStored()  // its failure is published as the state
             settleRefreshing()

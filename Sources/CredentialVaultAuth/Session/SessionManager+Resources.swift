@@ -28,6 +28,9 @@ extension SessionManager {
 
     /// The session and its valid token for `resource` (see `accessToken(for:minTTL:)`).
     func resourceCredentials(for resource: URL, minTTL: Duration) async throws(AuthError) -> (session: AuthSession, token: ResourceToken) {
+        guard refresher.resourceIndicators != .unsupported else {
+            throw .unsupported("this provider does not support resource indicators")
+        }
         let indicator = try ResourceURI.indicator(resource)
         guard minTTL <= Self.maximumResourceMinTTL else {
             throw .invalidConfiguration("minTTL is longer than \(Int(Self.maximumResourceMinTTL.secondsValue)) s")
@@ -45,7 +48,7 @@ extension SessionManager {
         {
             throw .tokenLifetimeTooShort(lifetime: lifetime, minTTL: target.minTTL)
         }
-        let session = try await refreshResource(target, seen: try await chainAllowing(indicator, stored: stored))
+        let session = try await refreshResource(target, seen: try chainAllowing(indicator, stored: stored))
         guard let token = session.resourceToken(for: indicator) else { throw .notSignedIn }
         guard target.isServed(by: session, at: clock.now()) else {
             throw .tokenLifetimeTooShort(lifetime: token.lifetime ?? .zero, minTTL: target.minTTL)
@@ -53,19 +56,14 @@ extension SessionManager {
         return (session, token)
     }
 
-    /// `stored`, or the session after a refresh of the main token when the chain's rotation is
-    /// not known yet (`ResourceChainRules`): a chain that rotates is never spent on a resource.
-    /// - Throws: `resourceRefreshWouldNarrow` or `refreshTokenNarrowed` when the rules refuse.
-    private func chainAllowing(_ indicator: String, stored: AuthSession) async throws(AuthError) -> AuthSession {
-        var session = stored
-        if ResourceChainRules.decide(session.refreshChain, resource: indicator) == .learnRotationFirst {
-            logger.info("refreshing the session first to learn whether its refresh token rotates", metadata: ["category": "session"])
-            session = try await refresh(seen: session, force: true)
-        }
-        if let refusal = ResourceChainRules.error(for: ResourceChainRules.decide(session.refreshChain, resource: indicator)) {
-            throw refusal
-        }
-        return session
+    /// `stored`, unless `ResourceChainRules` refuse its chain for `indicator` already (then
+    /// nothing is sent). A chain whose rotation is unknown is learned by the refresh itself,
+    /// under the store's lock.
+    private func chainAllowing(_ indicator: String, stored: AuthSession) throws(AuthError) -> AuthSession {
+        let decision = ResourceChainRules.decide(
+            stored.refreshChain, resource: indicator, keepsResources: refresher.resourceIndicators == .rotatedTokensKeepResources)
+        if let refusal = ResourceChainRules.error(for: decision) { throw refusal }
+        return stored
     }
 
     /// The single-flight refresh of one resource's token: callers asking for the same resource

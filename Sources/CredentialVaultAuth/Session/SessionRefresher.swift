@@ -17,11 +17,18 @@ public protocol SessionRefresher: Sendable {
     /// kept. Throws `invalidTarget` when the provider refused the resource, `invalidGrant`
     /// only when it refused the refresh token.
     func refresh(_ session: AuthSession, resource: String) async throws(AuthError) -> AuthSession
+
+    /// How this provider serves resource indicators from the session's refresh token (default
+    /// `.unsupported`): checked before any refresh for a resource.
+    var resourceIndicators: ResourceIndicatorSupport { get }
 }
 
 extension SessionRefresher {
     /// Does nothing: a provider without revocation.
     public func revoke(_ session: AuthSession) async throws(AuthError) {}
+
+    /// None: a provider without resource indicators.
+    public var resourceIndicators: ResourceIndicatorSupport { .unsupported }
 
     /// Refuses: a provider without resource indicators.
     public func refresh(_ session: AuthSession, resource: String) async throws(AuthError) -> AuthSession {

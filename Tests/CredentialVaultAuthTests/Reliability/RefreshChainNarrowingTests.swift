@@ -70,6 +70,20 @@ struct RefreshChainNarrowingTests {
         #expect(last.form["resource"] == Self.a.absoluteString)
     }
 
+    @Test("the main token of a chain narrowed to a resource is used while it is valid, without a refresh, even within the refresh margin")
+    func narrowedChainKeepsServingAValidMainToken() async throws {
+        let stub = try Self.stub(mainRotates: false)
+        let clock = ManualClock()
+        let client = try await StubOIDC.client(stub, clock: clock)
+        try await StubOIDC.signIn(client)
+        _ = try await client.accessToken(for: Self.a)
+        let main = try #require(try await client.sessions.storedSession()).accessToken
+        let sent = Self.refreshes(stub).count
+        clock.advance(by: .seconds(3600 - 10))  // inside the 60 s margin, not expired
+        #expect(try await client.getAccessToken() == main)
+        #expect(Self.refreshes(stub).count == sent)
+    }
+
     @Test("a chain whose rotation is unknown is learned by a main refresh first; a rotating one is not spent on a resource")
     func unknownRotationIsLearnedFirst() async throws {
         let stub = try Self.stub(mainRotates: true)

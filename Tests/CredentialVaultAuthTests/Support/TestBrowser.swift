@@ -81,6 +81,35 @@ struct TestBrowser: Sendable {
         }
     }
 
+    /// Like `opener(pages:)` for a client the test does not know in advance (registered
+    /// dynamically during the sign-in): grants the client id and scopes of the authorization
+    /// request first, as the user's consent page would.
+    func consentingOpener(pages: PageBox) -> ClosureBrowserOpener {
+        ClosureBrowserOpener { url in
+            let task = Task {
+                do {
+                    let authorization = try await Self.followStartPage(url)
+                    let query = URLComponents(url: authorization, resolvingAgainstBaseURL: false)?.queryItems ?? []
+                    guard let clientID = query.first(where: { $0.name == "client_id" })?.value else {
+                        throw Failure(description: "the authorization request has no client_id")
+                    }
+                    // As requested: glewlwyd's grant API takes the scopes space-separated (commas: 401).
+                    let scopes = query.first { $0.name == "scope" }?.value ?? "openid"
+                    var grant = URLComponents(url: self.provider.api.appendingPathComponent("auth/grant"), resolvingAgainstBaseURL: false)!
+                    grant.percentEncodedPath += "/" + (clientID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? clientID)
+                    let consent = try await self.request(
+                        "PUT", grant.url!, body: try JSONSerialization.data(withJSONObject: ["scope": scopes]), json: true)
+                    guard consent.status == 200 else { throw Failure(description: "consent failed: HTTP \(consent.status)") }
+                    let redirect = try await self.authorize(authorization)
+                    pages.set(.success(try await self.deliver(redirect)))
+                } catch {
+                    pages.set(.failure(error))
+                }
+            }
+            pages.setTask(task)
+        }
+    }
+
     /// A browser opener that runs the whole browser side in the background (as `xdg-open`
     /// returns at once): authorize, then deliver the redirect to the loopback listener.
     /// The page the listener answered is handed to `pages`.

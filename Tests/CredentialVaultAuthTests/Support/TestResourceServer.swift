@@ -11,8 +11,10 @@ import Glibc
 /// metadata at `/.well-known/oauth-protected-resource/mcp` pointing at an authorization server,
 /// answers `/mcp` without a token with 401 and `WWW-Authenticate: Bearer resource_metadata=...`,
 /// validates the authorization server's JWT access tokens (signature by its JWKS, `iss`, `exp`,
-/// `aud` when a resource is expected) and answers 403 `insufficient_scope` with a `scope`
-/// parameter when a required scope is missing.
+/// `aud` when a resource is expected), DPoP proofs when told to (`DPoPProofValidator`), and
+/// answers 403 `insufficient_scope` with a `scope` parameter when a required scope is missing.
+/// It binds a port of `provisionedPorts` when its tokens must name it (glewlwyd's `reg`
+/// plugin allows exactly those resource URLs).
 ///
 /// One connection at a time on its own thread (blocking sockets, never the cooperative pool),
 /// every read bounded by a socket timeout.
@@ -31,14 +33,33 @@ final class TestResourceServer: Sendable {
         var publishedResource: String?
         /// The seam for DPoP: called with the request's method, path and headers (names in
         /// lower case) and the verified claims; a non-nil answer is the rejection's
-        /// `WWW-Authenticate` value (401). Until DPoP validation exists, `nil` accepts.
+        /// `WWW-Authenticate` value (401); `nil` accepts.
         var proofCheck: (@Sendable (_ method: String, _ path: String, _ headers: [String: String], _ claims: [String: JSONValue]) -> String?)?
+        /// When set, only DPoP-bound tokens are accepted (`Authorization: DPoP`), each with a
+        /// proof this validator accepts (RFC 9449 section 7.1); the metadata says so.
+        var dpop: DPoPProofValidator?
+        /// The scopes its metadata publishes.
+        var scopesSupported = ["openid"]
+        /// Answers every request with a token 403 `insufficient_scope` (a resource whose
+        /// demands are never met: the client's step-up cap).
+        var alwaysInsufficient = false
+        /// The ports it may bind, tried in order (glewlwyd allows resources by exact URL, so
+        /// a server whose tokens name it binds a provisioned port); `nil`: any free port.
+        var ports: ClosedRange<UInt16>?
     }
+
+    /// The ports of `http://127.0.0.1:PORT/mcp` that scripts/glewlwyd/provision-registration.sh
+    /// lets plugin "reg" issue tokens for.
+    static let provisionedPorts: ClosedRange<UInt16> = 29410...29425
 
     let port: UInt16
     private let fd: Int32
     private let policy: Policy
     private let closed = Atomic<Bool>(false)
+    private let statuses = Mutex<[Int]>([])
+
+    /// The status of every answer to the protected path so far, in order.
+    var answeredStatuses: [Int] { statuses.withLock { $0 } }
 
     /// The resource identifier: `http://127.0.0.1:<port>/mcp`.
     var resource: URL { URL(string: "http://127.0.0.1:\(port)/mcp")! }
@@ -46,7 +67,7 @@ final class TestResourceServer: Sendable {
     var metadataURL: URL { URL(string: "http://127.0.0.1:\(port)/.well-known/oauth-protected-resource/mcp")! }
 
     init(policy: Policy) throws {
-        let (fd, port) = try LoopbackSocket.bound()
+        let (fd, port) = try Self.bind(policy.ports)
         guard listen(fd, 16) == 0 else {
             close(fd)
             throw POSIXError(.EADDRINUSE)
@@ -56,6 +77,14 @@ final class TestResourceServer: Sendable {
         self.policy = policy
         let thread = Thread { [self] in serve() }
         thread.start()
+    }
+
+    private static func bind(_ ports: ClosedRange<UInt16>?) throws -> (fd: Int32, port: UInt16) {
+        guard let ports else { return try LoopbackSocket.bound() }
+        for port in ports {
+            if let bound = try? LoopbackSocket.bound(port: port) { return bound }
+        }
+        throw POSIXError(.EADDRINUSE)
     }
 
     /// Stops serving (the thread sees it within its 100 ms poll) and closes the socket.
@@ -128,13 +157,15 @@ final class TestResourceServer: Sendable {
         case metadataURL.path:
             let metadata: [String: Any] = [
                 "resource": policy.publishedResource ?? resource.absoluteString,
-                "authorization_servers": [policy.issuer.absoluteString], "scopes_supported": ["openid"],
-                "bearer_methods_supported": ["header"],
+                "authorization_servers": [policy.issuer.absoluteString], "scopes_supported": policy.scopesSupported,
+                "bearer_methods_supported": ["header"], "dpop_bound_access_tokens_required": policy.dpop != nil,
             ]
             let body = String(decoding: (try? JSONSerialization.data(withJSONObject: metadata, options: .sortedKeys)) ?? Data(), as: UTF8.self)
             return ("200 OK", json, body)
         case resource.path:
-            return protected(head)
+            let answer = protected(head)
+            statuses.withLock { $0.append(Int(answer.0.prefix(3)) ?? 0) }
+            return answer
         default:
             return ("404 Not Found", [:], "")
         }
@@ -150,6 +181,17 @@ final class TestResourceServer: Sendable {
             let claims = verify(String(parts[1]))
         else {
             return ("401 Unauthorized", ["WWW-Authenticate": challenge + ", error=\"invalid_token\""], "")
+        }
+        if let validator = policy.dpop {
+            let url = "http://127.0.0.1:\(port)" + (head.path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.path)
+            let rejection = parts[0].lowercased() != "dpop" ? "a DPoP-bound token is required"
+                : validator.rejection(proof: head.headers["dpop"], method: head.method, url: url, accessToken: String(parts[1]), claims: claims)
+            if let rejection {
+                return ("401 Unauthorized", ["WWW-Authenticate": "DPoP error=\"invalid_dpop_proof\", error_description=\"\(rejection)\", algs=\"ES256\""], "")
+            }
+        }
+        if policy.alwaysInsufficient {
+            return ("403 Forbidden", ["WWW-Authenticate": challenge + ", error=\"insufficient_scope\", scope=\"mcp\""], "")
         }
         if let proofCheck = policy.proofCheck, let rejection = proofCheck(head.method, head.path, head.headers, claims) {
             return ("401 Unauthorized", ["WWW-Authenticate": rejection], "")

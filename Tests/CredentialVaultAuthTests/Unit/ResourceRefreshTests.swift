@@ -25,6 +25,8 @@ struct ResourceRefreshTests {
             return refreshed
         }
 
+        var resourceIndicators: ResourceIndicatorSupport { .rotatedTokensMayNarrow }
+
         func refresh(_ session: AuthSession, resource: String) async throws(AuthError) -> AuthSession {
             session.storing(resource: resource, from: next())
         }

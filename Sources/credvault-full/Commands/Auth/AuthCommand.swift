@@ -24,6 +24,16 @@ enum AuthCommand: Command {
                   the client id and a short-lived request_uri.
                   --resource URL (repeatable) asks for access to that resource (RFC 8707), so
                   that `token --resource URL` can get a token for it later.
+          login   --protected-resource URL [--client-id ID] [--client-metadata-url URL] [--port N] [--dpop]
+                  [--no-browser]
+                  Sign in for a protected resource (an MCP server; the MCP authorization
+                  profile): its 401 names its metadata (RFC 9728) and authorization server; the
+                  client is --client-id, else --client-metadata-url (an https URL used as the
+                  client id) when the server accepts metadata documents, else a client
+                  registered there dynamically (RFC 7591, kept in the vault and reused by later
+                  logins with the same --port; providers that match redirects exactly, like
+                  glewlwyd, need --port). Every token request names the resource, so `token`
+                  and `header` then serve it.
           login   --issuer URL --client-id ID --redirect-uri URI [--no-browser] [--par]
                   Start a sign-in whose redirect goes elsewhere (a custom scheme handled by
                   `credvault auth redirect %u` in a .desktop file): prints the URL and exits.
@@ -62,6 +72,7 @@ enum AuthCommand: Command {
     static let flags: Set<String> = ["force-refresh", "client-credentials", "no-browser", "client-secret-jwt", "dpop", "par"]
     static let options: Set<String> = Set([
         "issuer", "client-id", "port", "scope", "timeout", "log-level", "redirect-uri", "url", "method", "resource",
+        "protected-resource", "client-metadata-url",
     ]).union(ClientAuthenticationOptions.options)
 
     static func run(_ arguments: ParsedArguments, _ io: TerminalIO, _ vault: VaultAccess) throws -> Int32 {
@@ -100,7 +111,7 @@ enum AuthCommand: Command {
         case .storage(let storage): ExitCode.of(storage)
         case .networkError, .timedOut, .serverUnavailable, .rateLimited: ExitCode.unreachable
         case .invalidConfiguration: ExitCode.usage
-        case .invalidGrant, .invalidCredentials, .accessDenied, .stateMismatch, .nonceMismatch, .invalidIDToken,
+        case .invalidGrant, .invalidCredentials, .accessDenied, .insufficientScope, .stateMismatch, .nonceMismatch, .invalidIDToken,
             .providerError, .authorizationExpired, .pushedAuthorizationRefused, .pushedAuthorizationRequired, .invalidTarget,
             .resourceRefreshWouldNarrow, .refreshTokenNarrowed:
             ExitCode.authFailed

@@ -22,6 +22,9 @@ struct AuthContext: Sendable {
         var dpop: Bool? = nil
         /// The resources (RFC 8707) asked for at login (`login --resource`); `nil` in profiles written before.
         var resources: [String]? = nil
+        /// The protected resource the session's tokens are for (`login --protected-resource`,
+        /// the MCP profile: sent as `resource` at every refresh); `nil` otherwise.
+        var protectedResource: String? = nil
     }
 
     init(_ args: ParsedArguments, io: TerminalIO, vault: VaultAccess) throws {
@@ -47,7 +50,8 @@ struct AuthContext: Sendable {
         }
         return Profile(
             issuer: issuer, clientID: clientID, scopes: scopes ?? stored?.scopes ?? ["openid"],
-            dpop: args.value.flags.contains("dpop") ? true : stored?.dpop, resources: stored?.resources)
+            dpop: args.value.flags.contains("dpop") ? true : stored?.dpop, resources: stored?.resources,
+            protectedResource: stored?.protectedResource)
     }
 
     func save(_ profile: Profile, in store: any TokenStorageBackend) throws {
@@ -84,6 +88,12 @@ struct AuthContext: Sendable {
             session: SessionManager.Configuration(proactiveRefresh: false), dpop: profile.dpop ?? false,
             pushedAuthorization: pushedAuthorization)
         configuration.resources = (profile.resources ?? []).compactMap(URL.init(string:))
+        if let resource = profile.protectedResource.flatMap(URL.init(string:)) {
+            // The MCP profile's authorization server may publish RFC 8414 metadata only: found
+            // the way login found it, then pinned.
+            configuration.sessionResource = resource
+            configuration.metadata = try await ResourceAuthorizationDiscovery(logger: logger).authorizationServerMetadata(issuer: issuer)
+        }
         return try await OIDCClient(configuration: configuration, store: store, logger: logger)
     }
 

@@ -6,22 +6,16 @@ import Foundation
 /// `credvault auth login`.
 enum AuthLogin {
     static func run(_ context: AuthContext, device: Bool) async throws -> Int32 {
+        if let resource = context.option("protected-resource") {
+            return try await AuthResourceLogin.run(context, resource: resource, device: device)
+        }
         guard let issuer = context.option("issuer"), let clientID = context.option("client-id") else {
-            throw UsageError("login needs --issuer URL and --client-id ID")
+            throw UsageError("login needs --issuer URL and --client-id ID (or --protected-resource URL)")
         }
-        var port = LoopbackRedirect.Port.ephemeral
-        if let text = context.option("port") {
-            guard let number = UInt16(text), number > 0 else { throw UsageError("--port takes a port number") }
-            port = .fixed(number)
-            // Only the browser sign-in listens (not --device, not --redirect-uri).
-            if !device, context.option("redirect-uri") == nil, let url = URL(string: issuer) {
-                try LoopbackPortConflict.check(url, "--issuer", port: number)
-            }
-        }
-        var timeout = Duration.seconds(300)
-        if let text = context.option("timeout") {
-            guard let seconds = Int(text), seconds > 0 else { throw UsageError("--timeout takes a positive number of seconds") }
-            timeout = .seconds(seconds)
+        let (port, timeout) = try loopbackOptions(context)
+        // Only the browser sign-in listens (not --device, not --redirect-uri).
+        if case .fixed(let number) = port, !device, context.option("redirect-uri") == nil, let url = URL(string: issuer) {
+            try LoopbackPortConflict.check(url, "--issuer", port: number)
         }
         // --par forces a pushed authorization request (RFC 9126); without it PAR is still used
         // when the provider's discovery document requires it.
@@ -53,6 +47,21 @@ enum AuthLogin {
         try context.save(profile, in: store)
         try report(session, context)
         return ExitCode.success
+    }
+
+    /// `--port N` (default: a free port) and `--timeout SECONDS` (default 300) of a browser sign-in.
+    static func loopbackOptions(_ context: AuthContext) throws -> (port: LoopbackRedirect.Port, timeout: Duration) {
+        var port = LoopbackRedirect.Port.ephemeral
+        if let text = context.option("port") {
+            guard let number = UInt16(text), number > 0 else { throw UsageError("--port takes a port number") }
+            port = .fixed(number)
+        }
+        var timeout = Duration.seconds(300)
+        if let text = context.option("timeout") {
+            guard let seconds = Int(text), seconds > 0 else { throw UsageError("--timeout takes a positive number of seconds") }
+            timeout = .seconds(seconds)
+        }
+        return (port, timeout)
     }
 
     /// `credvault auth redirect URL`: completes a sign-in started with `--redirect-uri`.
