@@ -18,11 +18,7 @@ extension OIDCClient {
     ///   `accessToken(for:minTTL:)`); `nil` (default): the session's main access token.
     public func authorizationHeaders(for url: URL, method: String, resource: URL? = nil) async throws(AuthError) -> [String: String] {
         let (accessToken, dpop) = try await resourceSession(for: url, resource: resource)
-        guard let dpop else { return ["Authorization": "Bearer \(accessToken)"] }
-        return [
-            "Authorization": "DPoP \(accessToken)",
-            "DPoP": try await dpop.proof(method: method, url: url, accessToken: accessToken),
-        ]
+        return try await AuthorizedRequest.headers(accessToken: accessToken, dpop: dpop, method: method, url: url)
     }
 
     /// The session and its prover for a request to `url`. The token goes only over https, or
@@ -32,9 +28,7 @@ extension OIDCClient {
     /// a Bearer token would be the silent downgrade the configuration exists to prevent.
     /// A resource's token (RFC 8707) is bound to the session's key like the main one.
     private func resourceSession(for url: URL, resource: URL?) async throws(AuthError) -> (accessToken: String, dpop: DPoPProver?) {
-        guard EndpointPolicy(issuer: url, allowsInsecureHTTP: configuration.allowsInsecureHTTP).allows(url) else {
-            throw .invalidConfiguration("the access token is not sent to \(Redactor.describe(url)): not https (plain http only on this machine)")
-        }
+        try AuthorizedRequest.checkDestination(url, allowsInsecureHTTP: configuration.allowsInsecureHTTP)
         let (session, accessToken): (AuthSession, String)
         if let resource {
             let credentials = try await sessions.resourceCredentials(for: resource, minTTL: .zero)
@@ -62,18 +56,6 @@ extension OIDCClient {
     /// `resource`: as for `authorizationHeaders(for:method:resource:)`.
     public func send(authorized request: HTTPRequest, resource: URL? = nil) async throws(AuthError) -> HTTPResponse {
         let (accessToken, dpop) = try await resourceSession(for: request.url, resource: resource)
-        let transport = provider.http.transport
-        guard let dpop else {
-            var bearer = request
-            bearer.headers["Authorization"] = "Bearer \(accessToken)"
-            return try await transport.send(bearer)
-        }
-        return try await dpop.exchange(method: request.method, url: request.url, accessToken: accessToken) {
-            (proof) async throws(AuthError) in
-            var attempt = request
-            attempt.headers["Authorization"] = "DPoP \(accessToken)"
-            attempt.headers["DPoP"] = proof
-            return try await transport.send(attempt)
-        }
+        return try await AuthorizedRequest.send(request, accessToken: accessToken, dpop: dpop, transport: provider.http.transport)
     }
 }

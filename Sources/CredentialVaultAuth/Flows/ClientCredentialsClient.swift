@@ -49,9 +49,6 @@ public actor ClientCredentialsClient {
         guard configuration.clientAuthentication.isConfidential else {
             throw .invalidConfiguration("the client credentials grant needs a confidential client (a secret or a private key)")
         }
-        // Refused rather than ignored: the caller asked for sender-constrained tokens and
-        // would otherwise get Bearer ones without knowing.
-        guard !configuration.dpop else { throw .unsupported("DPoP is not supported for the client credentials grant yet") }
         self.provider = OIDCProvider(configuration: configuration, transport: transport, clock: clock, logger: logger)
         self.scopes = scopes
         self.schedule = RefreshSchedule(margin: refreshMargin, floor: max(minimumRefreshInterval, .milliseconds(10)))
@@ -67,25 +64,67 @@ public actor ClientCredentialsClient {
     }
 
     /// A valid access token: the cached one unless it is due (or `forceRefresh`), else a new
-    /// one from the token endpoint, cached before it is returned.
+    /// one from the token endpoint, cached before it is returned. With `configuration.dpop`
+    /// it is DPoP-bound (RFC 9449) to a key cached with it: send it with
+    /// `authorizationHeaders(for:method:resource:)` or `send(authorized:resource:)`.
     /// - Parameter resource: the resource (RFC 8707) the token is for, sent as `resource`;
     ///   its token is cached apart from the others. `invalidTarget` when the provider refuses it.
     public func accessToken(forceRefresh: Bool = false, resource: URL? = nil) async throws(AuthError) -> String {
+        try await cachedToken(forceRefresh: forceRefresh, resource: resource).accessToken
+    }
+
+    /// The headers that authorize one request to `url` with the service token (for
+    /// `resource`, if given): `Authorization: Bearer ...`, or with DPoP configured
+    /// `Authorization: DPoP ...` and a single-use proof for this method and URL (`ath`, the
+    /// origin's last nonce). Ask again for every request; after a 401 nonce challenge, call
+    /// `noteResponse(_:for:)` first (or use `send(authorized:resource:)`).
+    /// - Throws: `.invalidConfiguration` for a URL that is not https (plain http only on this
+    ///   machine, unless `allowsInsecureHTTP`), or what `accessToken(forceRefresh:resource:)` throws.
+    public func authorizationHeaders(for url: URL, method: String, resource: URL? = nil) async throws(AuthError) -> [String: String] {
+        try AuthorizedRequest.checkDestination(url, allowsInsecureHTTP: provider.configuration.allowsInsecureHTTP)
+        let token = try await cachedToken(forceRefresh: false, resource: resource)
+        return try await AuthorizedRequest.headers(accessToken: token.accessToken, dpop: try provider.prover(for: token), method: method, url: url)
+    }
+
+    /// Sends `request` with `authorizationHeaders(for:method:resource:)` added, through the
+    /// client's transport; with DPoP, retried exactly once with a new proof on a nonce
+    /// challenge carrying a new nonce. Any other answer is returned as it is.
+    public func send(authorized request: HTTPRequest, resource: URL? = nil) async throws(AuthError) -> HTTPResponse {
+        try AuthorizedRequest.checkDestination(request.url, allowsInsecureHTTP: provider.configuration.allowsInsecureHTTP)
+        let token = try await cachedToken(forceRefresh: false, resource: resource)
+        return try await AuthorizedRequest.send(
+            request, accessToken: token.accessToken, dpop: try provider.prover(for: token), transport: provider.http.transport)
+    }
+
+    /// Remembers the `DPoP-Nonce` a resource server sent with `response` to a request to
+    /// `url`, for the next proof to that origin.
+    public func noteResponse(_ response: HTTPResponse, for url: URL) async {
+        await provider.dpopNonces.learn(from: response, for: url)
+    }
+
+    /// The cached token for `resource`, or a new one (see `accessToken(forceRefresh:resource:)`).
+    private func cachedToken(forceRefresh: Bool, resource: URL?) async throws(AuthError) -> AuthSession {
         let indicator = try resource.map { (url) throws(AuthError) in try ResourceURI.indicator(url) }
         let storage = storage(for: indicator)
         let slot = indicator ?? ""
         let cached = try await storage.load()
-        if !forceRefresh, let cached, !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch[slot]) {
-            return cached.accessToken
+        if !forceRefresh, let cached, fits(cached), !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch[slot]) {
+            return cached
         }
         let task = inFlight[slot] ?? startFetch(storage: storage, resource: indicator, seen: cached, force: forceRefresh)
         // A cancelled caller stops waiting; the request goes on for the others.
         guard let result = await SharedTaskWait.result(of: task) else { throw .cancelled }
         switch result {
-        case .success(let session): return session.accessToken
+        case .success(let token): return token
         case .failure(let error as AuthError): throw error
         case .failure: throw .cancelled
         }
+    }
+
+    /// Whether a cached token is of the kind configured: a Bearer token cached before DPoP was
+    /// turned on is never handed out as if it were bound (nor a bound one as a Bearer token).
+    private nonisolated func fits(_ cached: AuthSession) -> Bool {
+        cached.isDPoPBound == provider.configuration.dpop
     }
 
     /// Deletes the cached token (`resource`: that resource's; `nil`: the one without resource).
@@ -142,24 +181,29 @@ public actor ClientCredentialsClient {
             try await storage.exclusively { () async throws(AuthError) -> AuthSession in
                 // Another process may have fetched one while we waited for the lock.
                 if let cached = try await storage.load(), cached != seen || !force,
+                    cached.isDPoPBound == provider.configuration.dpop,
                     !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch)
                 {
                     return cached
                 }
                 var parameters = scopes.isEmpty ? [] : [("scope", scopes.joined(separator: " "))]
                 if let resource { parameters.append(("resource", resource)) }
+                // A key per token, cached with it: the token is bound to it (RFC 9449), and a
+                // new token never depends on an old key.
+                let dpop = provider.configuration.dpop ? try DPoPProver.newKey() : nil
                 let response: TokenResponse
                 do throws(AuthError) {
                     response = try await retry.run { () async throws(AuthError) -> TokenResponse in
-                        try await provider.token(grant: "client_credentials", parameters)
+                        try await provider.token(grant: "client_credentials", parameters, dpopKey: dpop?.key)
                     }
                 } catch .invalidTarget {
                     throw .invalidTarget(resource: resource)
                 }
                 let now = provider.clock.now()
-                let session = AuthSession(
+                var session = AuthSession(
                     accessToken: response.accessToken, expiresAt: response.expiresIn.map { now.addingTimeInterval($0) },
                     scope: response.scope, obtainedAt: now)
+                session.dpopKey = dpop?.pem
                 try await storage.save(session)
                 provider.logger.info("new access token cached", metadata: ["category": "client-credentials"])
                 return session

@@ -130,6 +130,30 @@ extension GlewlwydTests {
             #expect(wrongError.contains("client credentials"))
         }
 
+        @Test("token --client-credentials --dpop prints a bound token and says so; header --client-credentials gives DPoP headers with a proof for the URL")
+        func clientCredentialsWithDPoP() async throws {
+            let secretFile = vault.directory.appendingPathComponent("svc-secret")
+            try Data((provider.serviceSecret + "\n").utf8).write(to: secretFile)
+            chmod(secretFile.path, 0o600)
+            let service = [
+                "--client-credentials", "--dpop", "--issuer", provider.dpopIssuer.absoluteString,
+                "--client-id", provider.serviceClientID, "--client-secret-file", secretFile.path, "--scope", "api",
+            ]
+            let (code, output, error) = try await credvault(["auth", "token"] + service)
+            #expect(code == 0, "\(error)")
+            #expect(error.contains("DPoP-bound"))
+            let token = output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(try GlewlwydTests.DPoP.claims(token)["cnf"]?.objectValue?["jkt"] != nil)
+            let url = "http://127.0.0.1:9999/api/items"
+            let (headerCode, headers, headerError) = try await credvault(["auth", "header", "--url", url, "--method", "PUT"] + service)
+            #expect(headerCode == 0, "\(headerError)")
+            let lines = headers.split(separator: "\n").map(String.init)
+            #expect(lines.contains("Authorization: DPoP \(token)"), "the cached bound token")
+            let proof = try #require(lines.first { $0.hasPrefix("DPoP: ") }).dropFirst("DPoP: ".count)
+            #expect(DPoPProofValidator().rejection(
+                proof: String(proof), method: "PUT", url: url, accessToken: token, claims: try GlewlwydTests.DPoP.claims(token)) == nil)
+        }
+
         @Test("bad usage is exit code 2 with a hint")
         func usage() async throws {
             let (code, _, error) = try await credvault(["auth", "login"])

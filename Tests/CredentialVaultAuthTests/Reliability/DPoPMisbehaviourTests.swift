@@ -78,16 +78,6 @@ struct DPoPMisbehaviourTests {
         #expect(second["nonce"] == .string("r0"))
         #expect(second["ath"] == .string(DPoPProof.accessTokenHash("at")))
     }
-
-    @Test("DPoP asked of the client credentials grant is refused, not silently ignored")
-    func clientCredentialsRefuseDPoP() throws {
-        var configuration = OIDCConfiguration(
-            issuer: URL(string: "https://idp.example")!, clientID: "svc", clientAuthentication: .clientSecretBasic(secret: "s"))
-        configuration.dpop = true
-        #expect(throws: AuthError.unsupported("DPoP is not supported for the client credentials grant yet")) {
-            _ = try ClientCredentialsClient(configuration: configuration, store: InMemoryStore())
-        }
-    }
 }
 
 /// A thread-safe counter for stub answers.

@@ -26,6 +26,19 @@ enum AuthToken {
     }
 
     static func clientCredentials(_ context: AuthContext) async throws -> Int32 {
+        let client = try await clientCredentialsClient(context)
+        context.say(try await client.accessToken(
+            forceRefresh: context.args.value.flags.contains("force-refresh"), resource: try context.resource()))
+        if context.args.value.flags.contains("dpop") {
+            // On stderr: scripts read the token from stdout, people read this.
+            context.io.error("this token is DPoP-bound: it works only with a proof; use `credvault auth header --client-credentials ... --url URL --method M`")
+        }
+        return ExitCode.success
+    }
+
+    /// The service client of `--client-credentials` (issuer, client id, its secret or key,
+    /// scopes, `--dpop`), its token cached in the vault.
+    static func clientCredentialsClient(_ context: AuthContext) async throws -> ClientCredentialsClient {
         guard let issuerText = context.option("issuer"), let issuer = URL(string: issuerText),
             let clientID = context.option("client-id")
         else { throw UsageError("--client-credentials needs --issuer, --client-id and a client secret or key") }
@@ -35,22 +48,20 @@ enum AuthToken {
         let store: any TokenStorageBackend
         if context.option("client-key") == nil {
             authentication = try await ClientAuthenticationOptions.resolve(context, store: nil)
-            guard let opened = try context.openStore(create: true) else { return ExitCode.failure }
+            guard let opened = try context.openStore(create: true) else { throw CredentialVaultError.notAvailable("the vault could not be opened") }
             store = opened
         } else {
-            guard let opened = try context.openStore(create: true) else { return ExitCode.failure }
+            guard let opened = try context.openStore(create: true) else { throw CredentialVaultError.notAvailable("the vault could not be opened") }
             store = opened
             authentication = try await ClientAuthenticationOptions.resolve(context, store: opened)
         }
-        let client = try ClientCredentialsClient(
-            configuration: OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: authentication),
-            scopes: context.scopes ?? [], store: store, logger: context.logger,
+        var configuration = OIDCConfiguration(issuer: issuer, clientID: clientID, clientAuthentication: authentication)
+        configuration.dpop = context.args.value.flags.contains("dpop")
+        return try ClientCredentialsClient(
+            configuration: configuration, scopes: context.scopes ?? [], store: store, logger: context.logger,
             // A store shared by hosts (the fleet store) cannot keep it device-only: there the
             // service token is shared by design.
             storageOptions: store.capabilities.supportsDeviceOnly ? .default : .portable)
-        context.say(try await client.accessToken(
-            forceRefresh: context.args.value.flags.contains("force-refresh"), resource: try context.resource()))
-        return ExitCode.success
     }
 }
 

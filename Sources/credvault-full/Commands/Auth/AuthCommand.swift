@@ -44,8 +44,9 @@ enum AuthCommand: Command {
                   --resource, one whose audience is that resource (RFC 8707), kept in the session.
           token   --client-credentials --issuer URL --client-id ID [--scope S] [--resource URL]
                   (--client-secret-file PATH [--client-secret-jwt] | --client-key SERVICE/ACCOUNT
-                  | --client-key-file PATH) [--client-key-id KID] [--assertion-audience AUD]
-                  Print a client-credentials token for a service (cached in the vault).
+                  | --client-key-file PATH) [--client-key-id KID] [--assertion-audience AUD] [--dpop]
+                  Print a client-credentials token for a service (cached in the vault); --dpop
+                  binds it to a key cached with it (RFC 9449: send it with `header`).
           header  --url URL [--method M] [--resource URL]
                   Print the headers that authorize one request to URL with method M (default
                   GET): `Authorization: Bearer ...`, or for a DPoP-bound session `Authorization:
