@@ -25,7 +25,12 @@ struct ClientIdentityResolver: Sendable {
                 "no pre-registered client id, no client metadata document the authorization server accepts, and the server"
                     + " offers no dynamic client registration: register a client there and pass its id")
         }
-        let key = configuration.registrationKey(endpoint: endpoint)
+        // Another origin's endpoint would register (and reuse) a client of another server for
+        // this one: its credentials would then go to this server's token endpoint.
+        guard ResourceURI.sameOrigin(endpoint, authorization.issuer) else {
+            throw .discoveryFailed("the registration endpoint \(Redactor.describe(endpoint)) is not on the authorization server's origin")
+        }
+        let key = configuration.registrationKey(issuer: authorization.issuer, endpoint: endpoint)
         if let stored = try await RegisteredClient.load(from: store, key: key), fits(stored, endpoint: endpoint) {
             return .registered(stored)
         }

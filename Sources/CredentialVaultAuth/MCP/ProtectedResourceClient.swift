@@ -28,6 +28,8 @@ public actor ProtectedResourceClient {
     public private(set) var identity: ClientIdentity?
     /// The scopes the next sign-in asks for: discovery's, grown by step-ups.
     public private(set) var scopes: [String] = []
+    /// The preparation in flight, shared by concurrent callers.
+    private var preparing: Task<OIDCClient, any Error>?
     /// The OpenID Connect client of the resource's authorization server (after `prepare(from:)`).
     public private(set) var oidcClient: OIDCClient?
 
@@ -58,12 +60,28 @@ public actor ProtectedResourceClient {
     ///   had; nothing is stored then.
     @discardableResult
     public func prepare(from response: HTTPResponse?) async throws(AuthError) -> OIDCClient {
-        let found: ResourceAuthorization
+        // One preparation at a time: a concurrent caller shares it rather than registering a
+        // second client and overwriting the first's state.
+        let task = preparing ?? Task { () async throws -> OIDCClient in try await self.prepareOnce(from: response) }
+        preparing = task
+        let result = await SharedTaskWait.result(of: task)
+        if preparing == task { preparing = nil }
+        switch result {
+        case .success(let client)?: return client
+        case .failure(let error as AuthError)?: throw error
+        case .failure?, nil: throw .cancelled
+        }
+    }
+
+    private func prepareOnce(from response: HTTPResponse?) async throws(AuthError) -> OIDCClient {
+        var found: ResourceAuthorization
         if let response {
             found = try await discovery.discover(resource: configuration.resource, response: response)
         } else {
             found = try await discovery.discover(resource: configuration.resource, challenge: nil)
         }
+        // The resource's scopes (its challenge's or its metadata's) are held to the step-up's rules.
+        found.scopes = try ScopeStepUp.checked(found.scopes)
         let identity = try await ClientIdentityResolver(
             configuration: configuration, store: store, transport: transport, logger: logger
         ).resolve(found)
@@ -112,7 +130,7 @@ public actor ProtectedResourceClient {
     /// The session's token is the resource's (its audience): it goes to the resource's origin
     /// only, never to another server a caller (or a hostile document) names.
     private func checkOnResource(_ url: URL) throws(AuthError) {
-        guard RegistrationResponse.sameOrigin(url, configuration.resource) else {
+        guard ResourceURI.sameOrigin(url, configuration.resource) else {
             throw .invalidConfiguration("\(Redactor.describe(url)) is not on the protected resource's origin: its token is not sent there")
         }
     }

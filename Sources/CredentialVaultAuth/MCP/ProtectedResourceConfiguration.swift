@@ -69,14 +69,21 @@ public struct ProtectedResourceConfiguration: Sendable {
     }
 
     /// Where the client registered dynamically at `endpoint` is kept.
-    func registrationKey(endpoint: URL) -> CredentialKey {
+    /// Keyed by the issuer too: a hostile authorization server naming an honest one's
+    /// registration endpoint must not get that registration (its client id and secret).
+    func registrationKey(issuer: URL, endpoint: URL) -> CredentialKey {
         CredentialKey(
-            service: storageService, account: "registered client \(endpoint.absoluteString)",
+            service: storageService, account: "registered client \(issuer.absoluteString) \(endpoint.absoluteString)",
             label: "OAuth client registered at \(endpoint.absoluteString)")
     }
 
     func validate() throws(AuthError) {
         _ = try ResourceURI.indicator(resource)
+        // Checked before anything is sent to it (the first request carries no token, but a
+        // plain-http request off this machine is already a downgrade an attacker can answer).
+        guard EndpointPolicy(issuer: resource, allowsInsecureHTTP: allowsInsecureHTTP).allows(resource) else {
+            throw .invalidConfiguration("the resource \(Redactor.describe(resource)) is not https (plain http only on this machine)")
+        }
         guard (0...Self.maximumStepUpLimit).contains(maximumStepUps) else {
             throw .invalidConfiguration("maximumStepUps must be between 0 and \(Self.maximumStepUpLimit)")
         }

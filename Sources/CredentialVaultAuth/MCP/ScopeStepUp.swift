@@ -16,11 +16,17 @@ enum ScopeStepUp {
         let challenges = try AuthenticationChallenge.parse(response)
         guard let challenge = challenges.first(where: { ($0.isScheme("Bearer") || $0.isScheme("DPoP")) && $0.error == "insufficient_scope" })
         else { return nil }
-        let scopes = challenge.scopes
+        return try checked(challenge.scopes)
+    }
+
+    /// `scopes` a resource names (in a challenge or its metadata), without repeats, checked:
+    /// RFC 6749 scope tokens, at most `maximumScopeCount`.
+    /// - Throws: `AuthError.invalidResponse` otherwise.
+    static func checked(_ scopes: [String]) throws(AuthError) -> [String] {
         for scope in scopes where !isScopeToken(scope) {
-            throw .invalidResponse("the insufficient_scope challenge names a malformed scope")
+            throw .invalidResponse("the resource names a malformed scope")
         }
-        return scopes
+        return try union([], scopes)
     }
 
     /// `held` followed by the scopes of `asked` not already in it.

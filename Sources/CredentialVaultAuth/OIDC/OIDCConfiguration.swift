@@ -92,9 +92,12 @@ public struct OIDCConfiguration: Sendable {
 
     /// Where the session of this issuer and client is stored.
     public var sessionKey: CredentialKey {
-        CredentialKey(
-            service: storageService, account: "session \(clientID)@\(issuer.absoluteString)",
-            label: "OpenID Connect session of \(clientID) at \(issuer.absoluteString)")
+        // A session for one resource (`sessionResource`) is kept apart from the client's other
+        // sessions at the same issuer: its token must never be sent to another resource.
+        let resource = sessionResource.flatMap { try? ResourceURI.indicator($0) }.map { " for \($0)" } ?? ""
+        return CredentialKey(
+            service: storageService, account: "session \(clientID)@\(issuer.absoluteString)\(resource)",
+            label: "OpenID Connect session of \(clientID) at \(issuer.absoluteString)\(resource)")
     }
 
     /// Where the last DPoP nonces of this issuer and client are kept, beside the session.

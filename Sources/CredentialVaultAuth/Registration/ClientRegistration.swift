@@ -91,7 +91,7 @@ public struct ClientRegistration: Sendable {
             throw .unsupported("the provider gave this client no registration_client_uri and registration access token (RFC 7592)")
         }
         // The token goes only to the registration endpoint's origin, over an allowed scheme.
-        guard RegistrationResponse.sameOrigin(uri, endpoint), policy.allows(uri) else {
+        guard ResourceURI.sameOrigin(uri, endpoint), policy.allows(uri) else {
             throw .invalidConfiguration("the registration_client_uri is not on the registration endpoint's origin")
         }
         return (uri, token)

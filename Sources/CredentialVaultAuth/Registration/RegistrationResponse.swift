@@ -28,7 +28,7 @@ enum RegistrationResponse {
         let token = try string(members, "registration_access_token").map(RegistrationSecret.init)
         var managementURI: URL?
         if let text = try string(members, "registration_client_uri") {
-            guard let url = URL(string: text), sameOrigin(url, endpoint) else {
+            guard let url = URL(string: text), ResourceURI.sameOrigin(url, endpoint) else {
                 throw .invalidResponse("the registration_client_uri is not on the registration endpoint's origin")
             }
             managementURI = url
@@ -68,12 +68,4 @@ enum RegistrationResponse {
         }
     }
 
-    /// Same scheme, host and port (the origin of RFC 6454), compared case-insensitively.
-    static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
-        guard let lhsScheme = lhs.scheme?.lowercased(), let rhsScheme = rhs.scheme?.lowercased(),
-            let lhsHost = lhs.host?.lowercased(), let rhsHost = rhs.host?.lowercased()
-        else { return false }
-        return lhsScheme == rhsScheme && lhsHost == rhsHost
-            && ResourceURI.effectivePort(lhs) == ResourceURI.effectivePort(rhs)
-    }
 }

@@ -51,6 +51,15 @@ public enum ResourceURI {
         return (try? indicator(url)) == text
     }
 
+    /// Whether `lhs` and `rhs` have the same origin (scheme, host and effective port, case
+    /// folded): where a resource's token may go.
+    public static func sameOrigin(_ lhs: URL, _ rhs: URL) -> Bool {
+        guard let lhsScheme = lhs.scheme?.lowercased(), let rhsScheme = rhs.scheme?.lowercased(),
+            let lhsHost = lhs.host?.lowercased(), let rhsHost = rhs.host?.lowercased()
+        else { return false }
+        return lhsScheme == rhsScheme && lhsHost == rhsHost && effectivePort(lhs) == effectivePort(rhs)
+    }
+
     /// The port `url` connects to: its own, or its scheme's default.
     static func effectivePort(_ url: URL) -> Int? {
         url.port ?? url.scheme.flatMap { defaultPort($0.lowercased()) }

@@ -84,7 +84,7 @@ struct ProtectedResourceClientTests {
             let metadata = try JSONValue.parse(registered.body)
             #expect(metadata["redirect_uris"]?.arrayValue?.first?.stringValue == "http://127.0.0.1:53682/callback")
             #expect(metadata["token_endpoint_auth_method"]?.stringValue == "none")
-            let key = Self.configuration(stub).registrationKey(endpoint: stub.url("/register"))
+            let key = Self.configuration(stub).registrationKey(issuer: URL(string: stub.base)!, endpoint: stub.url("/register"))
             #expect(try await RegisteredClient.load(from: store, key: key)?.clientID == "dyn")
         }
     }

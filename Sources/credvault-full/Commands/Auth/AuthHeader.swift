@@ -20,6 +20,10 @@ enum AuthHeader {
             guard let store = try context.openStore(create: false), let profile = try context.profile(in: store) else {
                 throw AuthError.notSignedIn
             }
+            // A protected resource's token goes to that resource only (as ProtectedResourceClient sends it).
+            if let resource = profile.protectedResource.flatMap(URL.init(string:)), !ResourceURI.sameOrigin(url, resource) {
+                throw UsageError("--url is not on the protected resource's origin (\(resource.absoluteString)): its token is not sent there")
+            }
             headers = try await context.client(profile, store: store).authorizationHeaders(
                 for: url, method: method, resource: try context.resource())
         }
