@@ -47,7 +47,7 @@ enum AuthCommand: Command {
                   | --client-key-file PATH) [--client-key-id KID] [--assertion-audience AUD] [--dpop]
                   Print a client-credentials token for a service (cached in the vault); --dpop
                   binds it to a key cached with it (RFC 9449: send it with `header`).
-          header  --url URL [--method M] [--resource URL]
+          header  --url URL [--method M] [--resource URL] [--client-credentials ... as for token]
                   Print the headers that authorize one request to URL with method M (default
                   GET): `Authorization: Bearer ...`, or for a DPoP-bound session `Authorization:
                   DPoP ...` and a single-use `DPoP:` proof. They hold the token: for scripts
