@@ -30,9 +30,15 @@ struct SecretPortalResourceTests {
             _ = try client(answering, response: TestEnvironment.timeout).retrieveSecret()
             #expect(throws: (any Error).self) { try client(short, response: TestEnvironment.timeout).retrieveSecret() }
         }
-        // Other suites run meanwhile and open and close descriptors of their own: a leak here
-        // would be one or two per request (100 requests), far beyond that noise.
-        #expect(Self.openDescriptors() < before + 25)
+        // Other suites run meanwhile and open and close descriptors of their own (25 more at
+        // one moment of a CI run under ASan): the fewest of a few samples is compared, and a
+        // leak here would be one or two per request (100 requests), twice the bound at least.
+        var after = Int.max
+        for _ in 0..<5 {
+            after = min(after, Self.openDescriptors())
+            usleep(100_000)
+        }
+        #expect(after < before + 50)
     }
 }
 
