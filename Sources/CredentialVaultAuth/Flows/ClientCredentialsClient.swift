@@ -58,7 +58,10 @@ public actor ClientCredentialsClient {
             store: store,
             key: CredentialKey(
                 service: configuration.storageService,
-                account: "client-credentials \(configuration.clientID)@\(configuration.issuer.absoluteString) [\(scopeText)]",
+                // DPoP-bound and Bearer tokens apart: clients of both kinds sharing a vault would
+                // otherwise replace each other's token at every call.
+                account: "client-credentials \(configuration.clientID)@\(configuration.issuer.absoluteString) [\(scopeText)]"
+                    + (configuration.dpop ? " dpop" : ""),
                 label: "client credentials token of \(configuration.clientID)"),
             options: storageOptions)
     }
@@ -123,8 +126,14 @@ public actor ClientCredentialsClient {
 
     /// Whether a cached token is of the kind configured: a Bearer token cached before DPoP was
     /// turned on is never handed out as if it were bound (nor a bound one as a Bearer token).
-    private nonisolated func fits(_ cached: AuthSession) -> Bool {
-        cached.isDPoPBound == provider.configuration.dpop
+    private nonisolated func fits(_ cached: AuthSession) -> Bool { Self.fits(cached, dpop: provider.configuration.dpop) }
+
+    /// A cached token fits when it is bound exactly when DPoP is configured, and its key (if
+    /// any) can be read: a token whose key is unreadable is replaced, never kept until expiry.
+    static func fits(_ cached: AuthSession, dpop: Bool) -> Bool {
+        guard cached.isDPoPBound == dpop else { return false }
+        guard let pem = cached.dpopKey else { return true }
+        return (try? DPoPProver.key(stored: pem)) != nil
     }
 
     /// Deletes the cached token (`resource`: that resource's; `nil`: the one without resource).
@@ -181,7 +190,7 @@ public actor ClientCredentialsClient {
             try await storage.exclusively { () async throws(AuthError) -> AuthSession in
                 // Another process may have fetched one while we waited for the lock.
                 if let cached = try await storage.load(), cached != seen || !force,
-                    cached.isDPoPBound == provider.configuration.dpop,
+                    ClientCredentialsClient.fits(cached, dpop: provider.configuration.dpop),
                     !schedule.isDue(cached, now: provider.clock.now(), lastRefresh: lastFetch)
                 {
                     return cached

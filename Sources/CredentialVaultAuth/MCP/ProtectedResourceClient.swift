@@ -30,6 +30,8 @@ public actor ProtectedResourceClient {
     public private(set) var scopes: [String] = []
     /// The preparation in flight, shared by concurrent callers.
     private var preparing: Task<OIDCClient, any Error>?
+    /// The sign-in in flight, shared by concurrent callers.
+    private var signingIn: Task<AuthSession, any Error>?
     /// The OpenID Connect client of the resource's authorization server (after `prepare(from:)`).
     public private(set) var oidcClient: OIDCClient?
 
@@ -62,12 +64,20 @@ public actor ProtectedResourceClient {
     public func prepare(from response: HTTPResponse?) async throws(AuthError) -> OIDCClient {
         // One preparation at a time: a concurrent caller shares it rather than registering a
         // second client and overwriting the first's state.
-        let task = preparing ?? Task { () async throws -> OIDCClient in try await self.prepareOnce(from: response) }
+        // The task clears its own slot when it ends: a caller that gave up (cancelled) must not
+        // let the next caller start a second preparation beside the first.
+        let task = preparing ?? Task { () async throws -> OIDCClient in
+            defer { self.preparing = nil }
+            return try await self.prepareOnce(from: response)
+        }
         preparing = task
-        let result = await SharedTaskWait.result(of: task)
-        if preparing == task { preparing = nil }
-        switch result {
-        case .success(let client)?: return client
+        return try await Self.result(of: task)
+    }
+
+    /// A shared task's result for one caller: its error, or `cancelled` when this caller was.
+    private static func result<T: Sendable>(of task: Task<T, any Error>) async throws(AuthError) -> T {
+        switch await SharedTaskWait.result(of: task) {
+        case .success(let value)?: return value
         case .failure(let error as AuthError)?: throw error
         case .failure?, nil: throw .cancelled
         }
@@ -113,9 +123,17 @@ public actor ProtectedResourceClient {
     /// Signs in through the browser and the configured loopback redirect, asking for `scopes`
     /// and the resource (after `prepare(from:)`).
     @discardableResult
+    /// Concurrent callers (two first requests, two step-ups) share one sign-in: one browser
+    /// window, one loopback listener.
     public func signIn(browser: any BrowserOpener = SystemBrowserOpener(), timeout: Duration = .seconds(300)) async throws(AuthError) -> AuthSession {
         guard let oidcClient else { throw .notSignedIn }
-        return try await oidcClient.signIn(browser: browser, redirect: configuration.redirect, timeout: timeout, scopes: scopes)
+        let (redirect, scopes) = (configuration.redirect, scopes)
+        let task = signingIn ?? Task { () async throws -> AuthSession in
+            defer { self.signingIn = nil }
+            return try await oidcClient.signIn(browser: browser, redirect: redirect, timeout: timeout, scopes: scopes)
+        }
+        signingIn = task
+        return try await Self.result(of: task)
     }
 
     /// The headers that authorize one request to `url` of the resource (see

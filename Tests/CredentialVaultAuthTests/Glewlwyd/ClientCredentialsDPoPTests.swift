@@ -81,7 +81,7 @@ extension GlewlwydTests {
         static func cacheKey(_ provider: Glewlwyd) -> CredentialKey {
             CredentialKey(
                 service: OIDCConfiguration(issuer: provider.dpopIssuer, clientID: provider.serviceClientID).storageService,
-                account: "client-credentials \(provider.serviceClientID)@\(provider.dpopIssuer.absoluteString) [api]")
+                account: "client-credentials \(provider.serviceClientID)@\(provider.dpopIssuer.absoluteString) [api] dpop")
         }
     }
 }
